@@ -1,0 +1,626 @@
+//! The `apiextensions.k8s.io/v1 CustomResourceDefinition` as kubefake reads it: a typed view of
+//! the fields that drive serving (names, scope, versions, subresources), the defaults the
+//! apiserver applies, its validation, and the naming rules behind `NamesAccepted`.
+//!
+//! CRDs are stored as JSON like every other object; this view is parsed once when the registry is
+//! rebuilt, never per custom-resource request.
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::error::{field, StatusCause};
+use crate::strategy::object_meta::{is_dns1123_label, is_dns1123_subdomain, meta_str};
+
+/// The API group of CRDs.
+pub const GROUP: &str = "apiextensions.k8s.io";
+/// The finalizer the apiserver puts on a CRD being deleted until its objects are gone.
+pub const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
+
+/// `spec.names` / `status.acceptedNames`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Names {
+    /// URL path segment.
+    pub plural: String,
+    /// Singular alias, defaults to lower-case kind.
+    pub singular: String,
+    /// Short aliases for kubectl.
+    pub short_names: Vec<String>,
+    /// Kind of the objects.
+    pub kind: String,
+    /// Kind of lists, defaults to `<Kind>List`.
+    pub list_kind: String,
+    /// Groupings such as `all`.
+    pub categories: Vec<String>,
+}
+
+impl Names {
+    /// As JSON, with the apiserver's omitempty rules.
+    pub fn to_json(&self) -> Value {
+        let mut v = json!({"plural": self.plural, "kind": self.kind});
+        if !self.singular.is_empty() {
+            v["singular"] = json!(self.singular);
+        }
+        if !self.short_names.is_empty() {
+            v["shortNames"] = json!(self.short_names);
+        }
+        if !self.list_kind.is_empty() {
+            v["listKind"] = json!(self.list_kind);
+        }
+        if !self.categories.is_empty() {
+            v["categories"] = json!(self.categories);
+        }
+        v
+    }
+}
+
+/// `spec.versions[*].subresources.scale`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ScaleSubresource {
+    /// JSON path of the desired replicas (`.spec.replicas`).
+    pub spec_replicas_path: String,
+    /// JSON path of the observed replicas.
+    pub status_replicas_path: String,
+    /// JSON path of the label selector string.
+    pub label_selector_path: Option<String>,
+}
+
+/// `spec.versions[*].subresources`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct Subresources {
+    /// Present when `/status` is enabled (its content is an empty object).
+    pub status: Option<Value>,
+    /// Present when `/scale` is enabled.
+    pub scale: Option<ScaleSubresource>,
+}
+
+/// One entry of `spec.versions`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Version {
+    /// `v1`, `v1beta1`, ...
+    pub name: String,
+    /// Whether the REST endpoints serve this version.
+    pub served: bool,
+    /// Whether objects are persisted in this version.
+    pub storage: bool,
+    /// Deprecated versions produce a warning header.
+    pub deprecated: bool,
+    /// Custom deprecation warning.
+    pub deprecation_warning: Option<String>,
+    /// `{openAPIV3Schema: ...}`.
+    pub schema: Option<Value>,
+    /// Enabled subresources.
+    pub subresources: Option<Subresources>,
+    /// Printer columns (Table output).
+    pub additional_printer_columns: Vec<Value>,
+}
+
+/// `spec`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Spec {
+    /// API group.
+    pub group: String,
+    /// Requested names.
+    pub names: Names,
+    /// `Namespaced` or `Cluster`.
+    pub scope: String,
+    /// Versions, in the order given.
+    pub versions: Vec<Version>,
+}
+
+/// The typed view of a stored CRD.
+#[derive(Debug, Clone)]
+pub struct Crd {
+    /// `metadata.name`.
+    pub name: String,
+    /// `metadata.uid`.
+    pub uid: String,
+    /// The spec.
+    pub spec: Spec,
+    /// `status.acceptedNames`: what the resource is actually served under.
+    pub accepted_names: Names,
+    /// Whether the Established condition is True.
+    pub established: bool,
+    /// Whether the CRD is being deleted.
+    pub terminating: bool,
+}
+
+impl Crd {
+    /// Parses a stored CRD; `None` if it is not shaped like one (never stored by kubefake).
+    pub fn from_value(v: &Value) -> Option<Crd> {
+        let spec: Spec = serde_json::from_value(v.get("spec")?.clone()).ok()?;
+        let status = v.get("status");
+        let accepted_names = status
+            .and_then(|s| s.get("acceptedNames"))
+            .and_then(|n| serde_json::from_value(n.clone()).ok())
+            .unwrap_or_default();
+        Some(Crd {
+            name: meta_str(v, "name").to_string(),
+            uid: meta_str(v, "uid").to_string(),
+            spec,
+            accepted_names,
+            established: condition_true(v, "Established"),
+            terminating: v
+                .get("metadata")
+                .and_then(|m| m.get("deletionTimestamp"))
+                .is_some(),
+        })
+    }
+
+    /// Whether objects are namespaced.
+    pub fn namespaced(&self) -> bool {
+        self.spec.scope == "Namespaced"
+    }
+
+    /// The storage version's name.
+    pub fn storage_version(&self) -> &str {
+        self.spec
+            .versions
+            .iter()
+            .find(|v| v.storage)
+            .map_or("", |v| v.name.as_str())
+    }
+}
+
+/// Whether `status.conditions` has `type` with status "True".
+pub fn condition_true(v: &Value, type_: &str) -> bool {
+    v.get("status")
+        .and_then(|s| s.get("conditions"))
+        .and_then(Value::as_array)
+        .is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c["type"] == type_ && c["status"] == "True")
+        })
+}
+
+/// `SetDefaults_CustomResourceDefinition`: singular, listKind, conversion strategy.
+pub fn apply_defaults(crd: &mut Value) {
+    let Some(spec) = crd.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    if let Some(names) = spec.get_mut("names").and_then(Value::as_object_mut) {
+        let kind = names
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let singular_missing = names
+            .get("singular")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty);
+        if singular_missing && !kind.is_empty() {
+            names.insert("singular".into(), json!(kind.to_lowercase()));
+        }
+        let list_missing = names
+            .get("listKind")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty);
+        if list_missing && !kind.is_empty() {
+            names.insert("listKind".into(), json!(format!("{kind}List")));
+        }
+    }
+    if !spec.get("conversion").is_some_and(Value::is_object) {
+        spec.insert("conversion".into(), json!({"strategy": "None"}));
+    }
+}
+
+/// DNS-1035 label: starts with a letter (version names).
+fn is_dns1035_label(s: &str) -> bool {
+    is_dns1123_label(s) && s.as_bytes()[0].is_ascii_lowercase()
+}
+
+const DNS1035_MSG: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+
+/// `ValidateCustomResourceDefinition` for the parts kubefake serves from: name, group, names,
+/// scope, versions (exactly one storage, at least one served, unique DNS-1035 names), schemas
+/// present. Runs after [`apply_defaults`].
+pub fn validate(crd: &Value) -> Vec<StatusCause> {
+    let mut errs = Vec::new();
+    let spec_v = crd.get("spec").cloned().unwrap_or(Value::Null);
+    let spec: Spec = match serde_json::from_value(spec_v.clone()) {
+        Ok(s) => s,
+        Err(e) => {
+            errs.push(field::invalid("spec", &Value::Null, &e.to_string()));
+            return errs;
+        }
+    };
+    let name = meta_str(crd, "name");
+    let expected = format!("{}.{}", spec.names.plural, spec.group);
+    if name != expected {
+        errs.push(field::invalid(
+            "metadata.name",
+            &json!(name),
+            "must be spec.names.plural+\".\"+spec.group",
+        ));
+    }
+
+    if spec.group.is_empty() {
+        errs.push(field::required("spec.group", ""));
+    } else {
+        if !is_dns1123_subdomain(&spec.group) {
+            errs.push(field::invalid(
+                "spec.group",
+                &json!(spec.group),
+                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+            ));
+        }
+        if spec.group.split('.').count() < 2 {
+            errs.push(field::invalid(
+                "spec.group",
+                &json!(spec.group),
+                "should be a domain with at least one dot",
+            ));
+        }
+    }
+
+    match spec.scope.as_str() {
+        "Namespaced" | "Cluster" => {}
+        "" => errs.push(field::required("spec.scope", "")),
+        other => errs.push(field::not_supported(
+            "spec.scope",
+            &json!(other),
+            &["Cluster", "Namespaced"],
+        )),
+    }
+
+    errs.extend(validate_names(&spec.names, "spec.names"));
+    errs.extend(validate_versions(&spec.versions));
+    errs
+}
+
+fn validate_names(n: &Names, path: &str) -> Vec<StatusCause> {
+    let mut errs = Vec::new();
+    let check_label = |errs: &mut Vec<StatusCause>, field_path: String, v: &str| {
+        if !is_dns1035_label(v) {
+            errs.push(field::invalid(&field_path, &json!(v), DNS1035_MSG));
+        }
+    };
+    if n.plural.is_empty() {
+        errs.push(field::required(&format!("{path}.plural"), ""));
+    } else {
+        check_label(&mut errs, format!("{path}.plural"), &n.plural);
+    }
+    if n.singular.is_empty() {
+        errs.push(field::required(&format!("{path}.singular"), ""));
+    } else {
+        check_label(&mut errs, format!("{path}.singular"), &n.singular);
+    }
+    if n.kind.is_empty() {
+        errs.push(field::required(&format!("{path}.kind"), ""));
+    } else if !is_dns1035_label(&n.kind.to_lowercase()) {
+        errs.push(field::invalid(
+            &format!("{path}.kind"),
+            &json!(n.kind),
+            &format!("may have mixed case, but should otherwise match: {DNS1035_MSG}"),
+        ));
+    }
+    if n.list_kind.is_empty() {
+        errs.push(field::required(&format!("{path}.listKind"), ""));
+    } else if !is_dns1035_label(&n.list_kind.to_lowercase()) {
+        errs.push(field::invalid(
+            &format!("{path}.listKind"),
+            &json!(n.list_kind),
+            &format!("may have mixed case, but should otherwise match: {DNS1035_MSG}"),
+        ));
+    } else if n.list_kind == n.kind {
+        errs.push(field::invalid(
+            &format!("{path}.listKind"),
+            &json!(n.list_kind),
+            "kind and listKind may not be the same",
+        ));
+    }
+    for (i, s) in n.short_names.iter().enumerate() {
+        check_label(&mut errs, format!("{path}.shortNames[{i}]"), s);
+    }
+    for (i, s) in n.categories.iter().enumerate() {
+        check_label(&mut errs, format!("{path}.categories[{i}]"), s);
+    }
+    errs
+}
+
+fn validate_versions(versions: &[Version]) -> Vec<StatusCause> {
+    let mut errs = Vec::new();
+    let go_versions = Value::String(go_versions(versions));
+    let mut seen = std::collections::HashSet::new();
+    let mut duplicate = false;
+    for (i, v) in versions.iter().enumerate() {
+        let p = format!("spec.versions[{i}]");
+        if v.name.is_empty() {
+            errs.push(field::required(&format!("{p}.name"), ""));
+        } else if !is_dns1035_label(&v.name) {
+            errs.push(field::invalid(
+                &format!("{p}.name"),
+                &json!(v.name),
+                DNS1035_MSG,
+            ));
+        }
+        duplicate |= !seen.insert(v.name.as_str());
+    }
+    if duplicate {
+        errs.push(raw_invalid(
+            "spec.versions",
+            &go_versions,
+            "must contain unique version names",
+        ));
+    }
+    if versions.iter().filter(|v| v.storage).count() != 1 {
+        errs.push(raw_invalid(
+            "spec.versions",
+            &go_versions,
+            "must have exactly one version marked as storage version",
+        ));
+    }
+    // The apiserver hoists a schema shared by every version to `spec.validation`, so errors in it
+    // are reported there; distinct schemas are reported per version.
+    let schemas: Vec<Option<&Value>> = versions
+        .iter()
+        .map(|v| v.schema.as_ref().and_then(|s| s.get("openAPIV3Schema")))
+        .collect();
+    let shared = schemas.windows(2).all(|w| w[0] == w[1]);
+    for (i, schema) in schemas.iter().enumerate() {
+        if shared && i > 0 {
+            break;
+        }
+        let path = if shared {
+            "spec.validation.openAPIV3Schema".to_string()
+        } else {
+            format!("spec.versions[{i}].schema.openAPIV3Schema")
+        };
+        match schema {
+            None => errs.push(field::required(
+                &format!("spec.versions[{i}].schema.openAPIV3Schema"),
+                "schemas are required",
+            )),
+            Some(schema) => match schema.get("type").and_then(Value::as_str) {
+                None | Some("") => errs.push(field::required(
+                    &format!("{path}.type"),
+                    "must not be empty at the root",
+                )),
+                Some("object") => {}
+                Some(other) => errs.push(field::invalid(
+                    &format!("{path}.type"),
+                    &json!(other),
+                    "must be object at the root",
+                )),
+            },
+        }
+        if shared {
+            // Every version lacks a schema: one error per version, as the apiserver reports.
+            if schema.is_none() {
+                for j in 1..versions.len() {
+                    errs.push(field::required(
+                        &format!("spec.versions[{j}].schema.openAPIV3Schema"),
+                        "schemas are required",
+                    ));
+                }
+            }
+        }
+    }
+    if !versions.iter().any(|v| v.storage) {
+        errs.push(raw_invalid(
+            "status.storedVersions",
+            &Value::String("[]string(nil)".into()),
+            "must have at least one stored version",
+        ));
+    }
+    errs
+}
+
+/// An Invalid cause whose value is already rendered Go-style (printed without quotes).
+fn raw_invalid(path: &str, rendered: &Value, detail: &str) -> StatusCause {
+    let mut cause = field::invalid(path, &Value::Null, detail);
+    cause.message = format!(
+        "Invalid value: {}: {detail}",
+        rendered.as_str().unwrap_or("")
+    );
+    cause
+}
+
+/// `spec.versions` as Go's `%#v` prints the internal type, which is how the apiserver quotes it
+/// in "exactly one storage version" errors. Pointers print as an address there; kubefake prints a
+/// fixed one, since clients can only match on the message's end.
+fn go_versions(versions: &[Version]) -> String {
+    let items: Vec<String> = versions
+        .iter()
+        .map(|v| {
+            let ptr = |set: bool, ty: &str| {
+                if set {
+                    format!("(*apiextensions.{ty})(0xc000000000)")
+                } else {
+                    format!("(*apiextensions.{ty})(nil)")
+                }
+            };
+            format!(
+                "apiextensions.CustomResourceDefinitionVersion{{Name:{:?}, Served:{}, Storage:{}, Deprecated:{}, DeprecationWarning:{}, Schema:{}, Subresources:{}, AdditionalPrinterColumns:[]apiextensions.CustomResourceColumnDefinition(nil), SelectableFields:[]apiextensions.SelectableField(nil)}}",
+                v.name,
+                v.served,
+                v.storage,
+                v.deprecated,
+                if v.deprecation_warning.is_some() { "(*string)(0xc000000000)".to_string() } else { "(*string)(nil)".to_string() },
+                ptr(false, "CustomResourceValidation"),
+                ptr(v.subresources.is_some(), "CustomResourceSubresources"),
+            )
+        })
+        .collect();
+    format!(
+        "[]apiextensions.CustomResourceDefinitionVersion{{{}}}",
+        items.join(", ")
+    )
+}
+
+/// The naming controller's decision: the names to accept, or the condition reason and message
+/// saying why not.
+///
+/// `others` are the other CRDs of the cluster. A name conflicts when another CRD of the same group
+/// has already accepted it (plural, singular and short names share one space; kind and list kind
+/// another). As in the apiserver, the last failing check decides the reason.
+pub fn accept_names(
+    requested: &Names,
+    group: &str,
+    self_name: &str,
+    others: &[Crd],
+) -> Result<Names, (&'static str, String)> {
+    let peers: Vec<&Names> = others
+        .iter()
+        .filter(|o| o.spec.group == group && o.name != self_name)
+        .map(|o| &o.accepted_names)
+        .collect();
+    let resource_used = |s: &str| {
+        !s.is_empty()
+            && peers
+                .iter()
+                .any(|a| s == a.plural || s == a.singular || a.short_names.iter().any(|x| x == s))
+    };
+    let kind_used =
+        |s: &str| !s.is_empty() && peers.iter().any(|a| s == a.kind || s == a.list_kind);
+    let in_use = |s: &str| format!("{s:?} is already in use");
+    let mut failure = None;
+    if resource_used(&requested.plural) {
+        failure = Some(("PluralConflict", in_use(&requested.plural)));
+    }
+    if resource_used(&requested.singular) {
+        failure = Some(("SingularConflict", in_use(&requested.singular)));
+    }
+    let short: Vec<String> = requested
+        .short_names
+        .iter()
+        .filter(|s| resource_used(s))
+        .map(|s| in_use(s))
+        .collect();
+    match short.len() {
+        0 => {}
+        1 => failure = Some(("ShortNamesConflict", short[0].clone())),
+        _ => failure = Some(("ShortNamesConflict", format!("[{}]", short.join(", ")))),
+    }
+    if kind_used(&requested.kind) {
+        failure = Some(("KindConflict", in_use(&requested.kind)));
+    }
+    if kind_used(&requested.list_kind) {
+        failure = Some(("ListKindConflict", in_use(&requested.list_kind)));
+    }
+    match failure {
+        Some(f) => Err(f),
+        None => Ok(requested.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn crontab() -> Value {
+        let mut crd = json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "crontabs.stable.example.com"},
+            "spec": {
+                "group": "stable.example.com",
+                "scope": "Namespaced",
+                "names": {"plural": "crontabs", "kind": "CronTab", "shortNames": ["ct"]},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object"}}}]
+            }
+        });
+        apply_defaults(&mut crd);
+        crd
+    }
+
+    #[test]
+    fn defaults() {
+        let crd = crontab();
+        assert_eq!(crd["spec"]["names"]["singular"], "crontab");
+        assert_eq!(crd["spec"]["names"]["listKind"], "CronTabList");
+        assert_eq!(crd["spec"]["conversion"]["strategy"], "None");
+    }
+
+    #[test]
+    fn valid_crd_passes() {
+        assert_eq!(validate(&crontab()), vec![]);
+    }
+
+    #[test]
+    fn rejections() {
+        let cases: Vec<(fn(&mut Value), &str)> = vec![
+            (|c| c["metadata"]["name"] = json!("wrong"), "metadata.name"),
+            (
+                |c| c["spec"]["versions"][0]["storage"] = json!(false),
+                "spec.versions",
+            ),
+            (|c| c["spec"]["scope"] = json!("Global"), "spec.scope"),
+            (
+                |c| c["spec"]["names"]["shortNames"] = json!(["C T"]),
+                "spec.names.shortNames[0]",
+            ),
+            (
+                |c| c["spec"]["versions"][0]["name"] = json!("1"),
+                "spec.versions[0].name",
+            ),
+            (
+                |c| {
+                    c["spec"]["versions"][0]
+                        .as_object_mut()
+                        .map(|v| v.remove("schema"));
+                },
+                "spec.versions[0].schema.openAPIV3Schema",
+            ),
+            (
+                |c| c["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["type"] = json!("string"),
+                "spec.validation.openAPIV3Schema.type",
+            ),
+        ];
+        for (mutate, field) in cases {
+            let mut crd = crontab();
+            mutate(&mut crd);
+            let errs = validate(&crd);
+            assert!(errs.iter().any(|e| e.field == field), "{field}: {errs:?}");
+        }
+    }
+
+    #[test]
+    fn names_conflict_within_a_group() {
+        let first = Crd::from_value(&{
+            let mut c = crontab();
+            c["status"] = json!({"acceptedNames": c["spec"]["names"].clone()});
+            c
+        })
+        .expect("crd");
+        let mut wanted = first.spec.names.clone();
+        assert!(accept_names(
+            &wanted,
+            "stable.example.com",
+            "other.stable.example.com",
+            std::slice::from_ref(&first)
+        )
+        .is_err());
+        assert!(accept_names(
+            &wanted,
+            "other.example.com",
+            "x",
+            std::slice::from_ref(&first)
+        )
+        .is_ok());
+        wanted = Names {
+            plural: "b".into(),
+            singular: "b".into(),
+            kind: "B".into(),
+            list_kind: "BList".into(),
+            short_names: vec!["ct".into()],
+            ..Default::default()
+        };
+        let err = accept_names(
+            &wanted,
+            "stable.example.com",
+            "b.stable.example.com",
+            &[first],
+        )
+        .expect_err("ct taken");
+        assert_eq!(
+            err,
+            ("ShortNamesConflict", "\"ct\" is already in use".to_string())
+        );
+    }
+}

@@ -1,0 +1,561 @@
+//! Request handling: route a request to discovery or to a resource, then one thin function per
+//! verb (decode -> [`crate::rest`] -> encode).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde_json::{json, Value};
+use warp::http::{self, StatusCode};
+use warp::reply::Response;
+
+use super::patch::{patch_type, Patch};
+use super::request_info::{self, RequestInfo, Verb};
+use super::watch::{self, WatchRequest};
+use super::{decode_body, error_response, json_response, json_value, plain_not_found, Request};
+use crate::discovery::documents::{Aggregated, AGGREGATED_V2, AGGREGATED_V2BETA1};
+use crate::discovery::ApiResource;
+use crate::error::{field, ApiError};
+use crate::rest::{self, DeleteOptions, Deleted, Target, UpdateSource};
+use crate::state::State;
+use crate::store::selector::{FieldSelector, LabelSelector};
+use crate::store::{ObjectKey, StoredObject};
+use crate::strategy::object_meta::meta_str;
+
+/// The Kubernetes version kubefake reports and whose API it serves.
+pub const KUBERNETES_VERSION: (&str, &str) = ("1", "33");
+
+/// Handles one request. Never fails: every error becomes a `Status` response.
+pub async fn handle(state: Arc<State>, req: Request) -> Response {
+    let result = route(&state, &req);
+    let resp = match result {
+        Ok(resp) => resp,
+        Err(err) => error_response(&err),
+    };
+    tracing::debug!(method = %req.method, path = %req.path, status = resp.status().as_u16(), "request");
+    resp
+}
+
+fn route(state: &Arc<State>, req: &Request) -> Result<Response, ApiError> {
+    let info = request_info::resolve(&req.method, &req.path, req.query.flag("watch"));
+    if info.is_resource_request {
+        return resource_request(state, req, &info);
+    }
+    non_resource_request(state, req)
+}
+
+fn text(status: StatusCode, body: &'static str) -> Response {
+    let mut resp = Response::new(Bytes::from_static(body.as_bytes()).into());
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    resp
+}
+
+fn non_resource_request(state: &State, req: &Request) -> Result<Response, ApiError> {
+    if req.method != "GET" && req.method != "HEAD" {
+        if req.path.starts_with("/api") {
+            return Err(ApiError::method_not_allowed());
+        }
+        return Ok(plain_not_found());
+    }
+    let path = req.path.trim_end_matches('/');
+    let parts: Vec<&str> = path.split('/').skip(1).collect();
+    let registry = state.registry();
+    let docs = &registry.documents;
+    match parts.as_slice() {
+        ["version"] => Ok(json_value(StatusCode::OK, &version_info())),
+        ["healthz" | "livez" | "readyz", ..] => Ok(text(StatusCode::OK, "ok")),
+        ["api"] => Ok(discovery_root(req, &docs.api, &docs.aggregated_api)),
+        ["apis"] => Ok(discovery_root(req, &docs.apis, &docs.aggregated_apis)),
+        ["api", "v1"] => Ok(docs
+            .resource_lists
+            .get(&(String::new(), "v1".to_string()))
+            .map_or_else(plain_not_found, |b| {
+                json_response(StatusCode::OK, b.clone())
+            })),
+        ["apis", group] => Ok(docs.groups.get(*group).map_or_else(plain_not_found, |b| {
+            json_response(StatusCode::OK, b.clone())
+        })),
+        ["openapi", "v2"] => Ok(openapi_v2(req)),
+        ["apis", group, version] => Ok(docs
+            .resource_lists
+            .get(&(group.to_string(), version.to_string()))
+            .map_or_else(plain_not_found, |b| {
+                json_response(StatusCode::OK, b.clone())
+            })),
+        _ => Ok(plain_not_found()),
+    }
+}
+
+/// `/openapi/v2`. Until kubefake publishes schemas, an empty document: kubectl requires this
+/// path to exist (in protobuf) before it validates or applies anything, and skips client-side
+/// validation of kinds the document does not describe, exactly as with an aggregated API.
+fn openapi_v2(req: &Request) -> Response {
+    let accept = req.header("accept");
+    if accept.contains("protobuf") {
+        // gnostic `openapi_v2.Document { swagger: "2.0" }`: field 1, length-delimited.
+        let mut resp = Response::new(Bytes::from_static(b"\x0a\x032.0").into());
+        resp.headers_mut().insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static(
+                "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
+            ),
+        );
+        return resp;
+    }
+    let (major, minor) = KUBERNETES_VERSION;
+    json_value(
+        StatusCode::OK,
+        &json!({"swagger": "2.0", "info": {"title": "Kubernetes", "version": format!("v{major}.{minor}.0")},
+                "paths": {}, "definitions": {}}),
+    )
+}
+
+fn version_info() -> Value {
+    let (major, minor) = KUBERNETES_VERSION;
+    json!({
+        "major": major,
+        "minor": minor,
+        "gitVersion": format!("v{major}.{minor}.0"),
+        "gitCommit": "kubefake",
+        "gitTreeState": "clean",
+        "buildDate": "2025-04-23T00:00:00Z",
+        "goVersion": "go1.24.2",
+        "compiler": "gc",
+        "platform": format!("{}/{}", std::env::consts::OS, go_arch()),
+    })
+}
+
+fn go_arch() -> &'static str {
+    match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        other => other,
+    }
+}
+
+/// Serves `/api` or `/apis` in the format the Accept header asks for first: aggregated v2,
+/// aggregated v2beta1, or the legacy document.
+fn discovery_root(req: &Request, legacy: &Bytes, aggregated: &Aggregated) -> Response {
+    let accept = req.header("accept");
+    for entry in accept.split(',') {
+        let params: Vec<(&str, &str)> = entry
+            .split(';')
+            .skip(1)
+            .filter_map(|p| p.trim().split_once('='))
+            .collect();
+        let param = |k: &str| params.iter().find(|(pk, _)| *pk == k).map(|(_, v)| *v);
+        let media = super::media_type(entry);
+        let wants_aggregated = media == "application/json"
+            && param("g") == Some("apidiscovery.k8s.io")
+            && param("as") == Some("APIGroupDiscoveryList");
+        if wants_aggregated {
+            let (body, content_type) = match param("v") {
+                Some("v2") => (&aggregated.v2, AGGREGATED_V2),
+                Some("v2beta1") => (&aggregated.v2beta1, AGGREGATED_V2BETA1),
+                _ => continue,
+            };
+            if req.header("if-none-match") == aggregated.etag {
+                let mut resp = Response::new(Bytes::new().into());
+                *resp.status_mut() = StatusCode::NOT_MODIFIED;
+                return resp;
+            }
+            let mut resp = json_response(StatusCode::OK, body.clone());
+            let headers = resp.headers_mut();
+            headers.insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static(content_type),
+            );
+            if let Ok(etag) = http::HeaderValue::from_str(&aggregated.etag) {
+                headers.insert(http::header::ETAG, etag);
+            }
+            headers.insert(http::header::VARY, http::HeaderValue::from_static("Accept"));
+            headers.insert(
+                http::header::CACHE_CONTROL,
+                http::HeaderValue::from_static("public"),
+            );
+            return resp;
+        }
+        if matches!(
+            media.as_str(),
+            "application/json" | "*/*" | "application/*" | ""
+        ) {
+            break;
+        }
+    }
+    json_response(StatusCode::OK, legacy.clone())
+}
+
+/// Namespace, name and selector restrictions of a list, watch or deletecollection.
+#[derive(Default)]
+pub struct Filter {
+    /// Only objects in this namespace.
+    pub namespace: Option<String>,
+    /// Only the object of this name.
+    pub name: Option<String>,
+    /// `labelSelector`.
+    pub labels: LabelSelector,
+    /// `fieldSelector`.
+    pub fields: FieldSelector,
+}
+
+impl Filter {
+    fn from_query(
+        res: &ApiResource,
+        info: &RequestInfo,
+        req: &Request,
+    ) -> Result<Filter, ApiError> {
+        let labels = LabelSelector::parse(req.query.get("labelSelector").unwrap_or(""))
+            .map_err(ApiError::bad_request)?;
+        let fields = FieldSelector::parse(
+            req.query.get("fieldSelector").unwrap_or(""),
+            res.field_selectors,
+        )
+        .map_err(ApiError::bad_request)?;
+        Ok(Filter {
+            namespace: (res.namespaced && !info.namespace.is_empty())
+                .then(|| info.namespace.clone()),
+            name: (!info.name.is_empty()).then(|| info.name.clone()),
+            labels,
+            fields,
+        })
+    }
+
+    /// Whether an object passes every restriction.
+    pub fn matches(&self, key: &ObjectKey, obj: &Value) -> bool {
+        self.namespace
+            .as_ref()
+            .is_none_or(|ns| &key.namespace == ns)
+            && self.name.as_ref().is_none_or(|n| &key.name == n)
+            && (self.labels.is_empty()
+                || self
+                    .labels
+                    .matches(obj["metadata"].get("labels").and_then(Value::as_object)))
+            && (self.fields.is_empty() || self.fields.matches(obj))
+    }
+}
+
+/// An object as the requested version shows it. Custom resources are stored in their storage
+/// version; with the `None` conversion strategy only `apiVersion` differs between versions.
+pub fn encode_object(res: &ApiResource, obj: &StoredObject) -> Bytes {
+    if res.version == res.storage_version {
+        return obj.json.clone();
+    }
+    let mut v = obj.value.clone();
+    v["apiVersion"] = json!(res.api_version());
+    Bytes::from(serde_json::to_vec(&v).unwrap_or_default())
+}
+
+/// A list body assembled from already-serialised items.
+fn encode_list<'a>(
+    res: &ApiResource,
+    rv: u64,
+    items: impl Iterator<Item = &'a Arc<StoredObject>>,
+) -> Bytes {
+    let mut out = Vec::with_capacity(256);
+    out.extend_from_slice(b"{\"apiVersion\":");
+    out.extend_from_slice(json!(res.api_version()).to_string().as_bytes());
+    out.extend_from_slice(b",\"items\":[");
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(&encode_object(res, item));
+    }
+    out.extend_from_slice(b"],\"kind\":");
+    out.extend_from_slice(json!(res.list_kind).to_string().as_bytes());
+    out.extend_from_slice(b",\"metadata\":{\"resourceVersion\":\"");
+    out.extend_from_slice(rv.to_string().as_bytes());
+    out.extend_from_slice(b"\"}}");
+    Bytes::from(out)
+}
+
+fn resource_request(
+    state: &Arc<State>,
+    req: &Request,
+    info: &RequestInfo,
+) -> Result<Response, ApiError> {
+    let Some(res) = state
+        .registry()
+        .resolve(&info.group, &info.version, &info.resource)
+    else {
+        // Unknown resources of a built-in group-version get a Status; everything else falls
+        // through to the apiserver's plain-text not-found handler.
+        if info.group.is_empty() && info.version == "v1" {
+            return Err(ApiError::path_not_found());
+        }
+        return Ok(plain_not_found());
+    };
+    let cluster_path = info.namespace.is_empty() || res.plural == "namespaces";
+    let collection_verb = matches!(info.verb, Verb::List | Verb::Watch) && info.name.is_empty();
+    if res.namespaced && cluster_path && !collection_verb {
+        return Ok(plain_not_found());
+    }
+    if !res.namespaced && !cluster_path {
+        return Ok(plain_not_found());
+    }
+
+    let target = match info.subresource.as_str() {
+        "" => Target::Main,
+        "status" if res.status_subresource => Target::Status,
+        "finalize" if res.finalize_subresource => Target::Finalize,
+        _ => return Err(ApiError::not_found(&res.group, &res.plural, &info.name)),
+    };
+    let verb_ok = match target {
+        Target::Main => res.allows(info.verb.as_str()),
+        Target::Status => matches!(info.verb, Verb::Get | Verb::Update | Verb::Patch),
+        Target::Finalize => info.verb == Verb::Update,
+    };
+    if !verb_ok {
+        return Err(if res.crd.is_some() && info.verb != Verb::Unsupported {
+            let mut err = ApiError::method_not_allowed();
+            err.message = format!(
+                "{} is not supported on resources of kind {:?}",
+                info.verb.as_str(),
+                crate::error::qualified(&res.group, &res.plural)
+            );
+            err.details = Some(crate::error::StatusDetails {
+                group: Some(res.group.clone()),
+                kind: Some(res.plural.clone()),
+                ..Default::default()
+            });
+            err
+        } else {
+            ApiError::method_not_allowed()
+        });
+    }
+    let dry_run = req.query.all("dryRun").any(|v| v == "All");
+    let ns = info.namespace.as_str();
+    match info.verb {
+        Verb::Get => {
+            let obj = rest::get(state, &res, ns, &info.name)?;
+            Ok(json_response(StatusCode::OK, encode_object(&res, &obj)))
+        }
+        Verb::List => list(state, &res, info, req),
+        Verb::Watch => {
+            let filter = Filter::from_query(&res, info, req)?;
+            let timeout = req
+                .query
+                .get("timeoutSeconds")
+                .and_then(|s| s.parse::<u64>().ok())
+                .map(Duration::from_secs);
+            let watch_req = WatchRequest {
+                resource: res.clone(),
+                filter,
+                resource_version: watch::parse_resource_version(req.query.get("resourceVersion"))?,
+                send_initial_events: req.query.flag("sendInitialEvents"),
+                bookmarks: req.query.flag("allowWatchBookmarks"),
+                timeout,
+            };
+            Ok(watch::serve(state.clone(), watch_req))
+        }
+        Verb::Create => {
+            let obj = decode_object(&res, req)?;
+            let created = rest::create(state, &res, ns, obj, dry_run)?;
+            Ok(json_response(
+                StatusCode::CREATED,
+                encode_object(&res, &created),
+            ))
+        }
+        Verb::Update => {
+            let obj = decode_object(&res, req)?;
+            let updated = rest::update(
+                state,
+                &res,
+                ns,
+                &info.name,
+                target,
+                UpdateSource::Replace(obj),
+                dry_run,
+            )?;
+            Ok(json_response(StatusCode::OK, encode_object(&res, &updated)))
+        }
+        Verb::Patch => {
+            let kind = patch_type(req.header("content-type"), res.crd.is_some())?;
+            let patch = Patch::parse(kind, &req.body)?;
+            let storage_api_version = storage_api_version(&res);
+            let apply = move |current: &Value| {
+                let mut out = patch.apply(current)?;
+                // The patch is applied to the object as the client sees it (its apiVersion), and
+                // stored back in the storage version.
+                out["apiVersion"] = json!(storage_api_version);
+                Ok(out)
+            };
+            let updated = rest::update(
+                state,
+                &res,
+                ns,
+                &info.name,
+                target,
+                UpdateSource::Patch(&apply),
+                dry_run,
+            )?;
+            Ok(json_response(StatusCode::OK, encode_object(&res, &updated)))
+        }
+        Verb::Delete => {
+            let opts = delete_options(req)?;
+            match rest::delete(state, &res, ns, &info.name, &opts)? {
+                Deleted::Gone(obj) if res.crd.is_some() => Ok(json_value(
+                    StatusCode::OK,
+                    &rest::deleted_status(&res, &obj),
+                )),
+                Deleted::Gone(obj) | Deleted::Pending(obj) => {
+                    Ok(json_response(StatusCode::OK, encode_object(&res, &obj)))
+                }
+            }
+        }
+        Verb::DeleteCollection => {
+            let opts = delete_options(req)?;
+            let filter = Filter::from_query(&res, info, req)?;
+            let snap = state.store.snapshot();
+            let keys: Vec<ObjectKey> = snap
+                .list(&res.gr, filter.namespace.as_deref())
+                .filter(|(k, o)| filter.matches(k, &o.value))
+                .map(|(k, _)| k.clone())
+                .collect();
+            drop(snap);
+            let mut deleted = Vec::new();
+            for key in keys {
+                match rest::delete(state, &res, &key.namespace, &key.name, &opts) {
+                    Ok(Deleted::Gone(o) | Deleted::Pending(o)) => deleted.push(o),
+                    Err(e) if e.code == 404 => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok(json_response(
+                StatusCode::OK,
+                encode_list(&res, state.store.current_rv(), deleted.iter()),
+            ))
+        }
+        Verb::Unsupported => Err(ApiError::method_not_allowed()),
+    }
+}
+
+fn storage_api_version(res: &ApiResource) -> String {
+    if res.group.is_empty() {
+        res.storage_version.clone()
+    } else {
+        format!("{}/{}", res.group, res.storage_version)
+    }
+}
+
+fn list(
+    state: &State,
+    res: &ApiResource,
+    info: &RequestInfo,
+    req: &Request,
+) -> Result<Response, ApiError> {
+    let filter = Filter::from_query(res, info, req)?;
+    let snap = state.store.snapshot();
+    let items = snap
+        .list(&res.gr, filter.namespace.as_deref())
+        .filter(|(k, o)| filter.matches(k, &o.value))
+        .map(|(_, o)| o);
+    Ok(json_response(
+        StatusCode::OK,
+        encode_list(res, snap.rv, items),
+    ))
+}
+
+/// Decodes a create/update body and checks its apiVersion and kind against the endpoint, as the
+/// apiserver's decoder and `ValidateTypeMeta` do. Returns the object in the storage version.
+fn decode_object(res: &ApiResource, req: &Request) -> Result<Value, ApiError> {
+    let mut obj = decode_body(req, &res.kind)?;
+    let expected = res.api_version();
+    let api_version = obj
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let kind = obj
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let body = String::from_utf8_lossy(&req.body);
+    if res.crd.is_some() {
+        if kind.is_empty() {
+            return Err(ApiError::bad_request(format!(
+                "{} in version {:?} cannot be handled as a {}: Object 'Kind' is missing in '{}'",
+                res.kind, res.version, res.kind, body
+            )));
+        }
+        if api_version.is_empty() {
+            return Err(ApiError::bad_request(format!(
+                "{} in version {:?} cannot be handled as a {}: Object 'apiVersion' is missing in '{}'",
+                res.kind, res.version, res.kind, body
+            )));
+        }
+    } else {
+        if api_version.is_empty() {
+            obj["apiVersion"] = json!(expected);
+        }
+        if kind.is_empty() {
+            obj["kind"] = json!(res.kind);
+        }
+    }
+    let api_version = obj["apiVersion"].as_str().unwrap_or("").to_string();
+    if api_version != expected {
+        return Err(ApiError::bad_request(format!(
+            "the API version in the data ({api_version}) does not match the expected API version ({expected})"
+        )));
+    }
+    let kind = obj["kind"].as_str().unwrap_or("").to_string();
+    if kind != res.kind {
+        if res.crd.is_some() {
+            return Err(ApiError::invalid(
+                &res.group,
+                &kind,
+                meta_str(&obj, "name"),
+                vec![field::invalid(
+                    "kind",
+                    &json!(kind),
+                    &format!("must be {}", res.kind),
+                )],
+            ));
+        }
+        return Err(ApiError::bad_request(format!(
+            "{kind} in version {:?} cannot be handled as a {}: no kind {kind:?} is registered for version {:?} in scheme",
+            res.version, res.kind, expected
+        )));
+    }
+    if !obj.get("metadata").is_none_or(Value::is_object) {
+        return Err(ApiError::bad_request(format!(
+            "{} in version {:?} cannot be handled as a {}: .metadata must be an object",
+            res.kind, res.version, res.kind
+        )));
+    }
+    obj["apiVersion"] = json!(storage_api_version(res));
+    Ok(obj)
+}
+
+/// `DeleteOptions` from the body (if any) and the query.
+fn delete_options(req: &Request) -> Result<DeleteOptions, ApiError> {
+    let mut opts = DeleteOptions::default();
+    if !req.body.is_empty() {
+        let body: Value = serde_json::from_slice(&req.body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")))?;
+        opts.uid = body["preconditions"]["uid"].as_str().map(str::to_string);
+        opts.resource_version = body["preconditions"]["resourceVersion"]
+            .as_str()
+            .map(str::to_string);
+        opts.grace_period_seconds = body["gracePeriodSeconds"].as_i64();
+        opts.dry_run = body["dryRun"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|v| v == "All"));
+    }
+    if let Some(g) = req
+        .query
+        .get("gracePeriodSeconds")
+        .and_then(|s| s.parse().ok())
+    {
+        opts.grace_period_seconds = Some(g);
+    }
+    if req.query.all("dryRun").any(|v| v == "All") {
+        opts.dry_run = true;
+    }
+    Ok(opts)
+}

@@ -1,0 +1,211 @@
+//! The HTTP side: request parsing, content negotiation, body decoding, and the handlers that
+//! connect a request to the generic REST storage.
+
+pub mod handlers;
+pub mod patch;
+pub mod request_info;
+pub mod watch;
+
+use bytes::Bytes;
+use serde_json::Value;
+use warp::http::{self, HeaderMap, StatusCode};
+use warp::reply::Response;
+
+use crate::error::ApiError;
+
+/// The largest request body the apiserver accepts (3 MiB).
+pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
+
+/// One HTTP request, as the handlers see it.
+pub struct Request {
+    /// `GET`, `POST`, ...
+    pub method: String,
+    /// The URL path.
+    pub path: String,
+    /// Decoded query parameters.
+    pub query: Query,
+    /// Request headers.
+    pub headers: HeaderMap,
+    /// The whole body (already bounded by [`MAX_BODY_BYTES`]).
+    pub body: Bytes,
+}
+
+impl Request {
+    /// A header as a string, or "".
+    pub fn header(&self, name: &str) -> &str {
+        self.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+    }
+}
+
+/// Query parameters in order; repeated keys are kept.
+#[derive(Debug, Default, Clone)]
+pub struct Query(pub Vec<(String, String)>);
+
+impl Query {
+    /// Parses a raw query string.
+    pub fn parse(raw: &str) -> Query {
+        Query(
+            form_urlencoded::parse(raw.as_bytes())
+                .into_owned()
+                .collect(),
+        )
+    }
+
+    /// The first value of a parameter.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Every value of a parameter.
+    pub fn all<'a>(&'a self, key: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.0
+            .iter()
+            .filter(move |(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// A boolean parameter as Go's `strconv.ParseBool` reads it (`1`, `t`, `true`, ...).
+    pub fn flag(&self, key: &str) -> bool {
+        matches!(
+            self.get(key),
+            Some("1" | "t" | "T" | "true" | "TRUE" | "True")
+        )
+    }
+}
+
+/// The media type of a Content-Type or Accept entry, without parameters, lower-cased.
+pub fn media_type(value: &str) -> String {
+    value
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// A response with a JSON body.
+pub fn json_response(status: StatusCode, body: impl Into<Bytes>) -> Response {
+    let mut resp = Response::new(body.into().into());
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+/// A JSON response from a tree.
+pub fn json_value(status: StatusCode, v: &Value) -> Response {
+    json_response(status, serde_json::to_vec(v).unwrap_or_default())
+}
+
+/// The `Status` response for an error.
+pub fn error_response(err: &ApiError) -> Response {
+    let status = StatusCode::from_u16(err.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    json_value(status, &err.to_status())
+}
+
+/// The plain-text 404 the apiserver's not-found handler writes for paths nobody serves.
+pub fn plain_not_found() -> Response {
+    let mut resp = Response::new(Bytes::from_static(b"404 page not found\n").into());
+    *resp.status_mut() = StatusCode::NOT_FOUND;
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    resp.headers_mut().insert(
+        "x-content-type-options",
+        http::HeaderValue::from_static("nosniff"),
+    );
+    resp
+}
+
+/// Decodes a request body in one of the formats the apiserver accepts for objects.
+/// `expected_kind` names the type in the apiserver's decode-error message.
+pub fn decode_body(req: &Request, expected_kind: &str) -> Result<Value, ApiError> {
+    let content_type = req.header("content-type");
+    let media = media_type(content_type);
+    let value: Result<Value, String> = match media.as_str() {
+        "" | "application/json" | "*/*" => {
+            serde_json::from_slice(&req.body).map_err(|e| e.to_string())
+        }
+        "application/yaml" | "application/x-yaml" | "text/yaml" => {
+            let text = std::str::from_utf8(&req.body).map_err(|e| e.to_string());
+            text.and_then(|t| serde_saphyr::from_str::<Value>(t).map_err(|e| e.to_string()))
+        }
+        _ => {
+            return Err(ApiError::unsupported_media_type(
+                content_type,
+                &[
+                    "application/json",
+                    "application/yaml",
+                    "application/vnd.kubernetes.protobuf",
+                ],
+            ))
+        }
+    };
+    match value {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(other) => Err(ApiError::bad_request(format!(
+            "the object provided is unrecognized (must be of type {expected_kind}): couldn't get version/kind; json parse error: json: cannot unmarshal {} into Go value of type struct {{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }} ({})",
+            go_json_type(&other),
+            summarize(&req.body)
+        ))),
+        Err(e) => Err(ApiError::bad_request(format!(
+            "the object provided is unrecognized (must be of type {expected_kind}): couldn't get version/kind; json parse error: {e} ({})",
+            summarize(&req.body)
+        ))),
+    }
+}
+
+fn go_json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Array(_) => "array",
+        Value::String(_) => "string",
+        Value::Number(_) => "number",
+        Value::Bool(_) => "bool",
+        _ => "null",
+    }
+}
+
+/// The apiserver's `summarizeData`: the body itself when it looks like JSON, else hex; 30 bytes.
+fn summarize(body: &[u8]) -> String {
+    if body.is_empty() {
+        return "<empty>".into();
+    }
+    let head = &body[..body.len().min(30)];
+    let more = if body.len() > 30 { " ..." } else { "" };
+    if body[0] == b'{' {
+        format!("{}{more}", String::from_utf8_lossy(head))
+    } else {
+        let hex: String = head.iter().map(|b| format!("{b:02x}")).collect();
+        format!("{hex}{more}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_flags_and_repeats() {
+        let q = Query::parse("watch=1&dryRun=All&dryRun=x&labelSelector=a%3Db");
+        assert!(q.flag("watch"));
+        assert!(!q.flag("missing"));
+        assert_eq!(q.all("dryRun").count(), 2);
+        assert_eq!(q.get("labelSelector"), Some("a=b"));
+    }
+
+    #[test]
+    fn summaries() {
+        assert_eq!(summarize(b""), "<empty>");
+        assert_eq!(summarize(b"{\"a\":1}"), "{\"a\":1}");
+        assert_eq!(summarize(b"xy"), "7879");
+    }
+}

@@ -1,0 +1,221 @@
+//! Watch streams: the initial state or a replay from a resourceVersion, then live events, with
+//! selectors applied the way the watch cache applies them (an object that stops matching is
+//! DELETED for the watcher, one that starts matching is ADDED). A watcher that falls behind or
+//! asks for a resourceVersion older than the history gets a 410 Expired ERROR event, never a gap.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde_json::{json, Value};
+use tokio::sync::{broadcast, mpsc};
+use tokio_stream::wrappers::ReceiverStream;
+use warp::http::{self, StatusCode};
+use warp::reply::Response;
+
+use super::handlers::{encode_object, Filter};
+use crate::discovery::ApiResource;
+use crate::error::ApiError;
+use crate::state::State;
+use crate::store::{Event, EventType, StoredObject};
+
+/// What a watch request asked for.
+pub struct WatchRequest {
+    /// The resource watched.
+    pub resource: Arc<ApiResource>,
+    /// Namespace / name / selector filter.
+    pub filter: Filter,
+    /// Start after this resourceVersion; `None` sends the current state first.
+    pub resource_version: Option<u64>,
+    /// `sendInitialEvents=true`: current state, then a BOOKMARK marking its end.
+    pub send_initial_events: bool,
+    /// `allowWatchBookmarks=true`.
+    pub bookmarks: bool,
+    /// `timeoutSeconds`.
+    pub timeout: Option<Duration>,
+}
+
+/// One line of a watch stream.
+fn frame(kind: &str, object: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(object.len() + 32);
+    out.extend_from_slice(b"{\"type\":\"");
+    out.extend_from_slice(kind.as_bytes());
+    out.extend_from_slice(b"\",\"object\":");
+    out.extend_from_slice(object);
+    out.extend_from_slice(b"}\n");
+    Bytes::from(out)
+}
+
+fn error_frame(err: &ApiError) -> Bytes {
+    frame(
+        "ERROR",
+        &serde_json::to_vec(&err.to_status()).unwrap_or_default(),
+    )
+}
+
+/// The 410 a watcher gets when the events it needs are no longer available.
+pub fn too_old(requested: u64, oldest: u64) -> ApiError {
+    ApiError::gone(format!("too old resource version: {requested} ({oldest})"))
+}
+
+/// Starts a watch and returns the streaming response.
+pub fn serve(state: Arc<State>, req: WatchRequest) -> Response {
+    let (tx, rx) = mpsc::channel::<Result<Bytes, Infallible>>(64);
+    // Subscribe before reading the snapshot or history so no event can fall in between.
+    let events = state.store.subscribe();
+    tokio::spawn(run(state, req, events, tx));
+    let mut resp = warp::Reply::into_response(warp::reply::stream(ReceiverStream::new(rx)));
+    *resp.status_mut() = StatusCode::OK;
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+/// Decides what a watcher sees of one store event.
+fn translate(req: &WatchRequest, event: &Event) -> Option<(&'static str, Arc<StoredObject>)> {
+    if event.resource != req.resource.gr {
+        return None;
+    }
+    let matches = |o: &StoredObject| req.filter.matches(&event.key, &o.value);
+    let now = matches(&event.object);
+    let before = event.prev.as_deref().is_some_and(matches);
+    let kind = match event.kind {
+        EventType::Added if now => "ADDED",
+        EventType::Modified if now && before => "MODIFIED",
+        EventType::Modified if now => "ADDED",
+        EventType::Modified if before => "DELETED",
+        EventType::Deleted if before => "DELETED",
+        _ => return None,
+    };
+    Some((kind, event.object.clone()))
+}
+
+fn bookmark(req: &WatchRequest, rv: u64, initial_events_end: bool) -> Bytes {
+    let mut meta = json!({"resourceVersion": rv.to_string()});
+    if initial_events_end {
+        meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+    }
+    let obj = json!({"kind": req.resource.kind, "apiVersion": req.resource.api_version(), "metadata": meta});
+    frame("BOOKMARK", &serde_json::to_vec(&obj).unwrap_or_default())
+}
+
+async fn run(
+    state: Arc<State>,
+    req: WatchRequest,
+    mut events: broadcast::Receiver<Arc<Event>>,
+    tx: mpsc::Sender<Result<Bytes, Infallible>>,
+) {
+    let send = |b: Bytes| {
+        let tx = tx.clone();
+        async move { tx.send(Ok(b)).await.is_ok() }
+    };
+    let mut shutdown = state.shutdown.clone();
+    if *shutdown.borrow() {
+        return;
+    }
+    // Where live events take over: everything up to `last_rv` has been sent.
+    let mut last_rv;
+    match req.resource_version {
+        None => {
+            let snap = state.store.snapshot();
+            last_rv = snap.rv;
+            let ns = req.filter.namespace.as_deref();
+            let initial: Vec<Bytes> = snap
+                .list(&req.resource.gr, ns)
+                .filter(|(k, o)| req.filter.matches(k, &o.value))
+                .map(|(_, o)| frame("ADDED", &encode_object(&req.resource, o)))
+                .collect();
+            drop(snap);
+            for f in initial {
+                if !send(f).await {
+                    return;
+                }
+            }
+            if req.send_initial_events && !send(bookmark(&req, last_rv, true)).await {
+                return;
+            }
+        }
+        Some(rv) => match state.store.history_since(rv) {
+            None => {
+                let oldest = state.store.oldest_rv();
+                let _ = send(error_frame(&too_old(rv, oldest))).await;
+                return;
+            }
+            Some(replay) => {
+                last_rv = rv;
+                for event in replay {
+                    last_rv = last_rv.max(event.rv);
+                    if let Some((kind, obj)) = translate(&req, &event) {
+                        if !send(frame(kind, &encode_object(&req.resource, &obj))).await {
+                            return;
+                        }
+                    }
+                }
+                if req.send_initial_events && !send(bookmark(&req, last_rv, true)).await {
+                    return;
+                }
+            }
+        },
+    }
+
+    let timeout = tokio::time::sleep(req.timeout.unwrap_or(Duration::from_secs(u32::MAX as u64)));
+    tokio::pin!(timeout);
+    let mut ticker = tokio::time::interval(state.options.bookmark_interval);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ticker.tick().await;
+    loop {
+        tokio::select! {
+            received = events.recv() => match received {
+                Ok(event) => {
+                    if event.rv <= last_rv {
+                        continue;
+                    }
+                    last_rv = event.rv;
+                    if let Some((kind, obj)) = translate(&req, &event) {
+                        if !send(frame(kind, &encode_object(&req.resource, &obj))).await {
+                            return;
+                        }
+                    }
+                }
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    let oldest = state.store.oldest_rv();
+                    let _ = send(error_frame(&too_old(last_rv, oldest.max(last_rv + 1)))).await;
+                    return;
+                }
+                Err(broadcast::error::RecvError::Closed) => return,
+            },
+            _ = ticker.tick(), if req.bookmarks => {
+                // Only what this watcher has processed: a client resuming from the bookmark
+                // must not skip events still queued for it.
+                if !send(bookmark(&req, last_rv, false)).await {
+                    return;
+                }
+            }
+            _ = shutdown.changed() => return,
+            _ = &mut timeout => return,
+            _ = tx.closed() => return,
+        }
+    }
+}
+
+/// Parses `resourceVersion` for a watch: empty and "0" mean "start from the current state".
+pub fn parse_resource_version(v: Option<&str>) -> Result<Option<u64>, ApiError> {
+    match v {
+        None | Some("") | Some("0") => Ok(None),
+        Some(s) => s.parse::<u64>().map(Some).map_err(|_| {
+            ApiError::invalid(
+                "",
+                "",
+                "",
+                vec![crate::error::field::invalid(
+                    "resourceVersion",
+                    &Value::String(s.to_string()),
+                    "must be a valid resource version",
+                )],
+            )
+        }),
+    }
+}

@@ -1,0 +1,150 @@
+//! The `kubefake` command: `serve` runs a server (envtest-style, for CI and scripts),
+//! `kubeconfig` writes a kubeconfig for one that is already running.
+
+use std::io::Write;
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "kubefake",
+    version,
+    about = "An in-memory Kubernetes API server for tests"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a server until SIGINT/SIGTERM. Prints KUBEFAKE_URL=... and KUBECONFIG=... when ready.
+    Serve {
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1")]
+        address: IpAddr,
+        /// Port to listen on (0 picks a free one).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Where to write the kubeconfig (default: a temporary file removed on exit).
+        #[arg(long)]
+        kubeconfig: Option<PathBuf>,
+        /// CRD manifests to install before serving (file or directory; repeatable).
+        #[arg(long)]
+        crds: Vec<PathBuf>,
+        /// Objects to create before serving, after the CRDs (file or directory; repeatable).
+        #[arg(long)]
+        objects: Vec<PathBuf>,
+        /// Recent events kept for watches that resume from a resourceVersion.
+        #[arg(long, default_value_t = 10_000)]
+        history_size: usize,
+        /// Seconds between BOOKMARK events on watches that allow them.
+        #[arg(long, default_value_t = 60.0)]
+        bookmark_interval: f64,
+    },
+    /// Write a kubeconfig for a running server.
+    Kubeconfig {
+        /// The server URL, e.g. http://127.0.0.1:8080.
+        #[arg(long)]
+        server: String,
+        /// Output file (default: stdout).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match Cli::parse().command {
+        Command::Serve {
+            address,
+            port,
+            kubeconfig,
+            crds,
+            objects,
+            history_size,
+            bookmark_interval,
+        } => {
+            let mut builder = kubefake::Server::builder()
+                .address(address)
+                .port(port)
+                .history_size(history_size)
+                .bookmark_interval(Duration::from_secs_f64(bookmark_interval.max(0.001)));
+            if let Some(path) = kubeconfig {
+                builder = builder.kubeconfig_path(path);
+            }
+            for p in crds {
+                builder = builder.crds(p);
+            }
+            for p in objects {
+                builder = builder.objects(p);
+            }
+            let server = match builder.start().await {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::error!("{e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "KUBEFAKE_URL={}", server.url());
+            let _ = writeln!(out, "KUBECONFIG={}", server.kubeconfig_path().display());
+            let _ = out.flush();
+            drop(out);
+            tracing::info!(url = server.url(), "kubefake is serving");
+            wait_for_signal().await;
+            tracing::info!("shutting down");
+            server.shutdown().await;
+            ExitCode::SUCCESS
+        }
+        Command::Kubeconfig { server, out } => {
+            let text = kubefake::kubeconfig::render(&server);
+            match out {
+                Some(path) => match std::fs::write(&path, text) {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(e) => {
+                        tracing::error!("writing {}: {e}", path.display());
+                        ExitCode::FAILURE
+                    }
+                },
+                None => {
+                    print!("{text}");
+                    ExitCode::SUCCESS
+                }
+            }
+        }
+    }
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let (Ok(mut term), Ok(mut int)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) else {
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,0 +1,432 @@
+//! Objects, the one write path, and the global resourceVersion.
+//!
+//! The whole state is one immutable [`Snapshot`] (persistent `imbl` maps, so cloning is O(1) and a
+//! write copies only the path it touches) behind an [`ArcSwap`]. This is why kubefake does not use a
+//! `DashMap` here: a list must see every resource at one resourceVersion, exactly like an etcd
+//! range read at a revision, and a snapshot gives that without any lock on the read path.
+//!
+//! Writers go through [`Store::write`]: under one mutex they see the latest snapshot, make their
+//! changes (each change takes the next resourceVersion), and on success the new snapshot is
+//! published, the events appended to the history ring and broadcast to watchers, in that order.
+//! The closure runs no I/O and no `.await`; everything expensive (decoding, validation) happens
+//! before it, with an optimistic-concurrency check inside it.
+
+pub mod selector;
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use bytes::Bytes;
+use parking_lot::Mutex;
+use serde_json::Value;
+use tokio::sync::broadcast;
+
+use crate::error::ApiError;
+
+/// Which table an object lives in: API group plus resource (plural). Versions share a table, as
+/// they share etcd keys in a real cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GroupResource {
+    /// API group, empty for core.
+    pub group: String,
+    /// Resource plural.
+    pub resource: String,
+}
+
+impl GroupResource {
+    /// Builds a key from borrowed parts.
+    pub fn new(group: &str, resource: &str) -> Self {
+        GroupResource {
+            group: group.to_string(),
+            resource: resource.to_string(),
+        }
+    }
+}
+
+/// An object's identity within its table. Ordered by namespace, then name: the order lists use.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ObjectKey {
+    /// Empty for cluster-scoped objects.
+    pub namespace: String,
+    /// `metadata.name`.
+    pub name: String,
+}
+
+impl ObjectKey {
+    /// Builds a key from borrowed parts.
+    pub fn new(namespace: &str, name: &str) -> Self {
+        ObjectKey {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+        }
+    }
+}
+
+/// One stored object: the JSON tree and its serialisation, made once per write so that reads and
+/// watch fan-out never serialise again.
+#[derive(Debug)]
+pub struct StoredObject {
+    /// The object as stored (storage version, `metadata.resourceVersion` set).
+    pub value: Value,
+    /// `value` serialised.
+    pub json: Bytes,
+    /// The resourceVersion of the write that produced this state.
+    pub rv: u64,
+}
+
+impl StoredObject {
+    fn new(mut value: Value, rv: u64) -> Result<Arc<Self>, ApiError> {
+        match value.get_mut("metadata").and_then(Value::as_object_mut) {
+            Some(meta) => {
+                meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
+            }
+            None => return Err(ApiError::internal("object without metadata")),
+        }
+        let json = Bytes::from(serde_json::to_vec(&value).map_err(ApiError::internal)?);
+        Ok(Arc::new(StoredObject { value, json, rv }))
+    }
+
+    /// `metadata` of the object (always present).
+    pub fn metadata(&self) -> &Value {
+        &self.value["metadata"]
+    }
+}
+
+/// The type of a watch event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventType {
+    /// The object was created.
+    Added,
+    /// The object changed.
+    Modified,
+    /// The object was removed from the store.
+    Deleted,
+}
+
+impl EventType {
+    /// The wire name (`ADDED`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Added => "ADDED",
+            EventType::Modified => "MODIFIED",
+            EventType::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One committed change. Watchers and the history ring share it.
+#[derive(Debug)]
+pub struct Event {
+    /// The resourceVersion this change took.
+    pub rv: u64,
+    /// What happened.
+    pub kind: EventType,
+    /// Which table.
+    pub resource: GroupResource,
+    /// Which object.
+    pub key: ObjectKey,
+    /// The new state; for `Deleted`, the last state stamped with the deletion's resourceVersion.
+    pub object: Arc<StoredObject>,
+    /// The state before this change (none for `Added`); selectors need it to turn a change that
+    /// stops matching into a DELETED for the watcher.
+    pub prev: Option<Arc<StoredObject>>,
+}
+
+type Table = imbl::OrdMap<ObjectKey, Arc<StoredObject>>;
+
+/// Every object at one resourceVersion. Cheap to clone and never changes once published.
+#[derive(Clone, Default)]
+pub struct Snapshot {
+    /// The resourceVersion of the last write this snapshot includes.
+    pub rv: u64,
+    tables: imbl::HashMap<GroupResource, Table>,
+}
+
+impl Snapshot {
+    /// One object.
+    pub fn get(&self, gr: &GroupResource, key: &ObjectKey) -> Option<Arc<StoredObject>> {
+        self.tables.get(gr).and_then(|t| t.get(key)).cloned()
+    }
+
+    /// Objects of a resource in list order (namespace, then name); only those in `namespace` when
+    /// it is given.
+    pub fn list<'a>(
+        &'a self,
+        gr: &GroupResource,
+        namespace: Option<&'a str>,
+    ) -> impl Iterator<Item = (&'a ObjectKey, &'a Arc<StoredObject>)> + 'a {
+        let table = self.tables.get(gr);
+        let start = ObjectKey::new(namespace.unwrap_or(""), "");
+        table
+            .into_iter()
+            .flat_map(move |t| t.range(start.clone()..))
+            .take_while(move |(k, _)| namespace.is_none_or(|ns| k.namespace == ns))
+    }
+
+    /// Number of objects of a resource.
+    pub fn count(&self, gr: &GroupResource) -> usize {
+        self.tables.get(gr).map_or(0, |t| t.len())
+    }
+
+    /// Every table that has objects (for cascades that look across all resources).
+    pub fn resources(&self) -> impl Iterator<Item = &GroupResource> {
+        self.tables.keys()
+    }
+}
+
+/// A write in progress: a private copy of the latest snapshot plus the events it will publish.
+pub struct Txn {
+    snap: Snapshot,
+    events: Vec<Arc<Event>>,
+}
+
+impl Txn {
+    /// The state as this transaction sees it (its own changes included).
+    pub fn view(&self) -> &Snapshot {
+        &self.snap
+    }
+
+    /// Creates or replaces an object; it takes the next resourceVersion.
+    pub fn put(
+        &mut self,
+        gr: &GroupResource,
+        key: ObjectKey,
+        value: Value,
+    ) -> Result<Arc<StoredObject>, ApiError> {
+        let rv = self.snap.rv + 1;
+        let obj = StoredObject::new(value, rv)?;
+        let table = self.snap.tables.entry(gr.clone()).or_default();
+        let prev = table.insert(key.clone(), obj.clone());
+        self.snap.rv = rv;
+        let kind = if prev.is_some() {
+            EventType::Modified
+        } else {
+            EventType::Added
+        };
+        self.events.push(Arc::new(Event {
+            rv,
+            kind,
+            resource: gr.clone(),
+            key,
+            object: obj.clone(),
+            prev,
+        }));
+        Ok(obj)
+    }
+
+    /// Removes an object; the deletion takes the next resourceVersion.
+    pub fn remove(
+        &mut self,
+        gr: &GroupResource,
+        key: &ObjectKey,
+    ) -> Result<Option<Arc<StoredObject>>, ApiError> {
+        let Some(table) = self.snap.tables.get_mut(gr) else {
+            return Ok(None);
+        };
+        let Some(prev) = table.remove(key) else {
+            return Ok(None);
+        };
+        if table.is_empty() {
+            self.snap.tables.remove(gr);
+        }
+        let rv = self.snap.rv + 1;
+        self.snap.rv = rv;
+        let last = StoredObject::new(prev.value.clone(), rv)?;
+        self.events.push(Arc::new(Event {
+            rv,
+            kind: EventType::Deleted,
+            resource: gr.clone(),
+            key: key.clone(),
+            object: last.clone(),
+            prev: Some(prev),
+        }));
+        Ok(Some(last))
+    }
+}
+
+/// Writer-side state: only touched under the write mutex.
+struct WriterState {
+    history: VecDeque<Arc<Event>>,
+    history_limit: usize,
+}
+
+/// The object store. See the module documentation for the write protocol.
+pub struct Store {
+    current: ArcSwap<Snapshot>,
+    writer: Mutex<WriterState>,
+    events: broadcast::Sender<Arc<Event>>,
+}
+
+impl Store {
+    /// An empty store. `history_limit` bounds the ring of recent events kept for watch replay;
+    /// `channel_capacity` bounds how far a watcher may fall behind before it is told to re-list.
+    pub fn new(history_limit: usize, channel_capacity: usize) -> Self {
+        let (events, _) = broadcast::channel(channel_capacity.max(1));
+        Store {
+            current: ArcSwap::from_pointee(Snapshot::default()),
+            writer: Mutex::new(WriterState {
+                history: VecDeque::with_capacity(history_limit.min(4096)),
+                history_limit,
+            }),
+            events,
+        }
+    }
+
+    /// The latest committed state. Lock-free.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.current.load_full()
+    }
+
+    /// The latest committed resourceVersion.
+    pub fn current_rv(&self) -> u64 {
+        self.current.load().rv
+    }
+
+    /// Runs `f` as one atomic write. If `f` fails nothing is changed and no event is sent.
+    pub fn write<T>(&self, f: impl FnOnce(&mut Txn) -> Result<T, ApiError>) -> Result<T, ApiError> {
+        let mut writer = self.writer.lock();
+        let mut txn = Txn {
+            snap: Snapshot::clone(&self.current.load()),
+            events: Vec::new(),
+        };
+        let out = f(&mut txn)?;
+        if txn.events.is_empty() {
+            return Ok(out);
+        }
+        self.current.store(Arc::new(txn.snap));
+        for event in txn.events {
+            if writer.history_limit > 0 {
+                if writer.history.len() == writer.history_limit {
+                    writer.history.pop_front();
+                }
+                writer.history.push_back(event.clone());
+            }
+            // No receivers is fine: nobody is watching.
+            let _ = self.events.send(event);
+        }
+        Ok(out)
+    }
+
+    /// Subscribes to every future event. Pair it with [`Store::history_since`] (taken after
+    /// subscribing) to replay from a resourceVersion without a gap.
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
+        self.events.subscribe()
+    }
+
+    /// The oldest resourceVersion a watch can still resume from.
+    pub fn oldest_rv(&self) -> u64 {
+        let writer = self.writer.lock();
+        match writer.history.front() {
+            Some(e) => e.rv - 1,
+            None => self.current.load().rv,
+        }
+    }
+
+    /// The recorded events after `rv`, or `None` when `rv` is older than the history reaches.
+    pub fn history_since(&self, rv: u64) -> Option<Vec<Arc<Event>>> {
+        let writer = self.writer.lock();
+        let current = self.current.load().rv;
+        if rv >= current {
+            return Some(Vec::new());
+        }
+        let oldest = writer.history.front().map_or(current + 1, |e| e.rv);
+        // Events rv+1..=current must all be in the ring.
+        if rv + 1 < oldest {
+            return None;
+        }
+        Some(
+            writer
+                .history
+                .iter()
+                .filter(|e| e.rv > rv)
+                .cloned()
+                .collect(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(ns: &str, name: &str) -> Value {
+        json!({"metadata": {"namespace": ns, "name": name}})
+    }
+
+    #[test]
+    fn every_write_takes_the_next_rv_and_lists_are_ordered() {
+        let store = Store::new(16, 16);
+        let gr = GroupResource::new("g", "things");
+        store
+            .write(|t| {
+                t.put(&gr, ObjectKey::new("b", "x"), obj("b", "x"))?;
+                t.put(&gr, ObjectKey::new("a", "z"), obj("a", "z"))?;
+                t.put(&gr, ObjectKey::new("a", "y"), obj("a", "y"))
+            })
+            .expect("write");
+        let snap = store.snapshot();
+        assert_eq!(snap.rv, 3);
+        let names: Vec<_> = snap.list(&gr, None).map(|(k, _)| k.name.as_str()).collect();
+        assert_eq!(names, ["y", "z", "x"]);
+        let in_a: Vec<_> = snap
+            .list(&gr, Some("a"))
+            .map(|(k, _)| k.name.clone())
+            .collect();
+        assert_eq!(in_a, ["y", "z"]);
+        let y = snap.get(&gr, &ObjectKey::new("a", "y")).expect("y");
+        assert_eq!(y.value["metadata"]["resourceVersion"], "3");
+    }
+
+    #[test]
+    fn failed_write_changes_nothing() {
+        let store = Store::new(16, 16);
+        let gr = GroupResource::new("g", "things");
+        let r: Result<(), _> = store.write(|t| {
+            t.put(&gr, ObjectKey::new("", "a"), obj("", "a"))?;
+            Err(ApiError::bad_request("no"))
+        });
+        assert!(r.is_err());
+        assert_eq!(store.current_rv(), 0);
+        assert_eq!(store.snapshot().count(&gr), 0);
+    }
+
+    #[test]
+    fn history_replays_or_reports_too_old() {
+        let store = Store::new(2, 16);
+        let gr = GroupResource::new("g", "things");
+        for name in ["a", "b", "c"] {
+            store
+                .write(|t| t.put(&gr, ObjectKey::new("", name), obj("", name)))
+                .expect("write");
+        }
+        assert!(store.history_since(0).is_none());
+        let since1: Vec<u64> = store
+            .history_since(1)
+            .expect("in range")
+            .iter()
+            .map(|e| e.rv)
+            .collect();
+        assert_eq!(since1, [2, 3]);
+        assert!(store.history_since(3).expect("current").is_empty());
+    }
+
+    #[test]
+    fn delete_event_carries_the_deletion_rv() {
+        let store = Store::new(16, 16);
+        let mut rx = store.subscribe();
+        let gr = GroupResource::new("g", "things");
+        let key = ObjectKey::new("", "a");
+        store
+            .write(|t| t.put(&gr, key.clone(), obj("", "a")))
+            .expect("put");
+        store.write(|t| t.remove(&gr, &key)).expect("remove");
+        let added = rx.try_recv().expect("added");
+        let deleted = rx.try_recv().expect("deleted");
+        assert_eq!(added.kind, EventType::Added);
+        assert_eq!(deleted.kind, EventType::Deleted);
+        assert_eq!(deleted.object.value["metadata"]["resourceVersion"], "2");
+        assert_eq!(store.snapshot().count(&gr), 0);
+    }
+}

@@ -1,0 +1,138 @@
+//! Per-resource behaviour plugged into the one generic store, as the apiserver's
+//! `RESTCreateStrategy`/`RESTUpdateStrategy` plug into `genericregistry.Store`: what the server
+//! owns on create, what an update may change, how objects are validated, how deletion starts.
+//!
+//! Strategies are pure functions of the request body and the stored object; they never touch the
+//! store, so handlers can run them before taking the write lock.
+
+pub mod builtin;
+pub mod custom_resource;
+pub mod object_meta;
+
+use serde_json::Value;
+
+use crate::error::StatusCause;
+use object_meta::NameRule;
+
+/// How one resource treats its objects. Every method has the generic registry's default.
+pub trait Strategy: Send + Sync {
+    /// How `metadata.name` is validated.
+    fn name_rule(&self) -> NameRule {
+        NameRule::Subdomain
+    }
+
+    /// Whether `metadata.generation` is maintained (1 on create, +1 on a spec change).
+    fn track_generation(&self) -> bool {
+        true
+    }
+
+    /// Whether a PUT without `metadata.resourceVersion` is accepted (last write wins).
+    fn allow_unconditional_update(&self) -> bool {
+        false
+    }
+
+    /// Server-owned fields and defaults on create (e.g. status dropped when `/status` exists).
+    fn prepare_for_create(&self, _obj: &mut Value) {}
+
+    /// What a write to the main resource may not change (e.g. status), and generation bumps.
+    fn prepare_for_update(&self, _obj: &mut Value, _old: &Value) {}
+
+    /// What a write to `/status` may change: by default only `.status` (and metadata).
+    fn prepare_for_status_update(&self, obj: &mut Value, old: &Value) {
+        let status = obj.get("status").cloned();
+        let meta = obj.get("metadata").cloned();
+        *obj = old.clone();
+        match status {
+            Some(s) => obj["status"] = s,
+            None => {
+                if let Some(o) = obj.as_object_mut() {
+                    o.remove("status");
+                }
+            }
+        }
+        if let Some(m) = meta {
+            obj["metadata"] = m;
+        }
+    }
+
+    /// Field errors on create, beyond the shared ObjectMeta rules.
+    fn validate(&self, _obj: &Value) -> Vec<StatusCause> {
+        Vec::new()
+    }
+
+    /// Field errors on update, beyond the shared ObjectMeta rules.
+    fn validate_update(&self, obj: &Value, _old: &Value) -> Vec<StatusCause> {
+        self.validate(obj)
+    }
+
+    /// Called on the first DELETE of an object: a strategy that needs cleanup before the object
+    /// goes (namespaces, CRDs) adds its finalizer and conditions here. Returns whether it did.
+    fn prepare_for_delete(&self, _obj: &mut Value) -> bool {
+        false
+    }
+
+    /// Admission for DELETE: a reason to forbid deleting this object (403), e.g. the immortal
+    /// namespaces.
+    fn forbid_delete(&self, _obj: &Value) -> Option<&'static str> {
+        None
+    }
+
+    /// Whether the object still waits for something before it may leave the store (beyond
+    /// `metadata.finalizers`, which the generic store checks itself).
+    fn pending_finalizers(&self, _obj: &Value) -> bool {
+        false
+    }
+}
+
+/// Whether anything outside `metadata` (and outside `status`, when `ignore_status`) differs:
+/// the rule for bumping `metadata.generation`.
+pub fn spec_changed(new: &Value, old: &Value, ignore_status: bool) -> bool {
+    let (Some(n), Some(o)) = (new.as_object(), old.as_object()) else {
+        return new != old;
+    };
+    let relevant = |k: &String| k != "metadata" && !(ignore_status && k == "status");
+    let n_keys = n.keys().filter(|k| relevant(k));
+    let o_keys = o.keys().filter(|k| relevant(k));
+    n_keys.clone().count() != o_keys.count() || n_keys.into_iter().any(|k| n.get(k) != o.get(k))
+}
+
+/// Bumps `metadata.generation` when [`spec_changed`].
+pub fn bump_generation(obj: &mut Value, old: &Value, ignore_status: bool) {
+    if spec_changed(obj, old, ignore_status) {
+        let next = old["metadata"]["generation"].as_i64().unwrap_or(0) + 1;
+        object_meta::meta_mut(obj).insert("generation".into(), next.into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn generation_rules() {
+        let old = json!({"metadata": {"generation": 3}, "spec": {"a": 1}, "status": {"s": 1}});
+        let mut labels_only = old.clone();
+        labels_only["metadata"]["labels"] = json!({"x": "y"});
+        bump_generation(&mut labels_only, &old, true);
+        assert_eq!(labels_only["metadata"]["generation"], 3);
+
+        let mut status_only = old.clone();
+        status_only["status"] = json!({"s": 2});
+        bump_generation(&mut status_only, &old, true);
+        assert_eq!(status_only["metadata"]["generation"], 3);
+        let mut status_only = old.clone();
+        status_only["status"] = json!({"s": 2});
+        bump_generation(&mut status_only, &old, false);
+        assert_eq!(status_only["metadata"]["generation"], 4);
+
+        let mut spec = old.clone();
+        spec["spec"] = json!({"a": 2});
+        bump_generation(&mut spec, &old, true);
+        assert_eq!(spec["metadata"]["generation"], 4);
+
+        let mut removed = old.clone();
+        removed.as_object_mut().map(|o| o.remove("spec"));
+        assert!(spec_changed(&removed, &old, true));
+    }
+}

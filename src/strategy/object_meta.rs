@@ -1,0 +1,342 @@
+//! ObjectMeta rules every resource shares: names, generateName, system fields (uid,
+//! creationTimestamp), and what an update may not change. The generic registry's
+//! `BeforeCreate`/`BeforeUpdate` in one place.
+
+use serde_json::{json, Map, Value};
+
+use crate::error::{field, StatusCause};
+
+/// How a resource's names are validated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameRule {
+    /// RFC 1123 subdomain (most resources, custom resources, CRDs).
+    Subdomain,
+    /// RFC 1123 label (namespaces).
+    Label,
+}
+
+const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+
+/// Whether `s` is an RFC 1123 label (`[a-z0-9]([-a-z0-9]*[a-z0-9])?`), ignoring length.
+pub fn is_dns1123_label(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b[0].is_ascii_lowercase() | b[0].is_ascii_digit()
+        && b[b.len() - 1].is_ascii_lowercase() | b[b.len() - 1].is_ascii_digit()
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+}
+
+/// Whether `s` is an RFC 1123 subdomain (dot-joined labels), ignoring length.
+pub fn is_dns1123_subdomain(s: &str) -> bool {
+    !s.is_empty() && s.split('.').all(is_dns1123_label)
+}
+
+/// The apiserver's messages for a name that fails `rule` (empty when it passes).
+pub fn name_errors(name: &str, rule: NameRule) -> Vec<String> {
+    let mut errs = Vec::new();
+    match rule {
+        NameRule::Subdomain => {
+            if name.len() > 253 {
+                errs.push("must be no more than 253 characters".to_string());
+            }
+            if !is_dns1123_subdomain(name) {
+                errs.push(SUBDOMAIN_MSG.to_string());
+            }
+        }
+        NameRule::Label => {
+            if name.len() > 63 {
+                errs.push("must be no more than 63 characters".to_string());
+            }
+            if !is_dns1123_label(name) {
+                errs.push(LABEL_MSG.to_string());
+            }
+        }
+    }
+    errs
+}
+
+/// RFC 3339 time in whole seconds, UTC: the format of every `metav1.Time`.
+pub fn now_rfc3339() -> String {
+    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// The alphabet of `k8s.io/apimachinery/pkg/util/rand.String`: no vowels, no confusable digits.
+const GENERATE_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+
+/// `generateName` + 5 random characters, with the prefix cut so the result fits 63 characters.
+pub fn generate_name(prefix: &str) -> String {
+    let max_prefix = 63 - 5;
+    let prefix = if prefix.len() > max_prefix {
+        &prefix[..floor_char_boundary(prefix, max_prefix)]
+    } else {
+        prefix
+    };
+    let suffix: String = (0..5)
+        .map(|_| GENERATE_ALPHABET[fastrand::usize(..GENERATE_ALPHABET.len())] as char)
+        .collect();
+    format!("{prefix}{suffix}")
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The metadata map of an object, created when missing or not an object.
+pub fn meta_mut(obj: &mut Value) -> &mut Map<String, Value> {
+    if !obj.get("metadata").is_some_and(Value::is_object) {
+        obj["metadata"] = json!({});
+    }
+    match obj.get_mut("metadata").and_then(Value::as_object_mut) {
+        Some(m) => m,
+        None => unreachable!("metadata was just made an object"),
+    }
+}
+
+/// A string field of `metadata`, or "".
+pub fn meta_str<'a>(obj: &'a Value, key: &str) -> &'a str {
+    obj.get("metadata")
+        .and_then(|m| m.get(key))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// `metadata.finalizers` as strings.
+pub fn finalizers(obj: &Value) -> Vec<String> {
+    obj.get("metadata")
+        .and_then(|m| m.get("finalizers"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Fills the system fields on create, as `rest.BeforeCreate` and `FillObjectMetaSystemFields`
+/// do: a generated name, a fresh uid and creationTimestamp, no deletion fields, no
+/// resourceVersion; `generation: 1` when the resource tracks generations.
+pub fn prepare_for_create(obj: &mut Value, namespace: &str, track_generation: bool) {
+    let meta = meta_mut(obj);
+    let name_missing = meta
+        .get("name")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty);
+    if name_missing {
+        if let Some(prefix) = meta.get("generateName").and_then(Value::as_str) {
+            if !prefix.is_empty() {
+                let generated = generate_name(prefix);
+                meta.insert("name".into(), json!(generated));
+            }
+        }
+    }
+    if namespace.is_empty() {
+        meta.remove("namespace");
+    } else {
+        meta.insert("namespace".into(), json!(namespace));
+    }
+    meta.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
+    meta.insert("creationTimestamp".into(), json!(now_rfc3339()));
+    meta.remove("deletionTimestamp");
+    meta.remove("deletionGracePeriodSeconds");
+    meta.remove("selfLink");
+    meta.remove("resourceVersion");
+    if track_generation {
+        meta.insert("generation".into(), json!(1));
+    } else {
+        meta.remove("generation");
+    }
+}
+
+/// Carries over what an update may not change, as `rest.BeforeUpdate` does: creationTimestamp,
+/// generation (strategies bump it), deletion fields, and the uid when the client left it empty.
+pub fn prepare_for_update(obj: &mut Value, old: &Value) {
+    let old_meta = old.get("metadata").cloned().unwrap_or_else(|| json!({}));
+    let meta = meta_mut(obj);
+    for key in [
+        "creationTimestamp",
+        "generation",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+    ] {
+        match old_meta.get(key) {
+            Some(v) => meta.insert(key.into(), v.clone()),
+            None => meta.remove(key),
+        };
+    }
+    if meta
+        .get("uid")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        if let Some(uid) = old_meta.get("uid") {
+            meta.insert("uid".into(), uid.clone());
+        }
+    }
+    meta.remove("selfLink");
+}
+
+/// `ValidateObjectMeta` for create: the name (or generateName) and basic metadata shape.
+pub fn validate_create(obj: &Value, rule: NameRule) -> Vec<StatusCause> {
+    let mut errs = Vec::new();
+    let name = meta_str(obj, "name");
+    if name.is_empty() {
+        errs.push(field::required(
+            "metadata.name",
+            "name or generateName is required",
+        ));
+    } else {
+        for msg in name_errors(name, rule) {
+            errs.push(field::invalid("metadata.name", &json!(name), &msg));
+        }
+    }
+    errs.extend(validate_common(obj));
+    errs
+}
+
+/// `ValidateObjectMetaUpdate`: identity fields are immutable.
+pub fn validate_update(obj: &Value, old: &Value) -> Vec<StatusCause> {
+    let mut errs = validate_common(obj);
+    for key in ["name", "namespace", "uid"] {
+        let new_v = meta_str(obj, key);
+        if new_v != meta_str(old, key) {
+            errs.push(field::invalid(
+                &format!("metadata.{key}"),
+                &json!(new_v),
+                "field is immutable",
+            ));
+        }
+    }
+    errs
+}
+
+/// Label and annotation syntax shared by create and update.
+fn validate_common(obj: &Value) -> Vec<StatusCause> {
+    let mut errs = Vec::new();
+    let meta = obj.get("metadata");
+    if let Some(labels) = meta
+        .and_then(|m| m.get("labels"))
+        .and_then(Value::as_object)
+    {
+        for (k, v) in labels {
+            if !is_qualified_name(k) {
+                errs.push(field::invalid(
+                    "metadata.labels",
+                    &json!(k),
+                    QUALIFIED_NAME_MSG,
+                ));
+            }
+            let s = v.as_str().unwrap_or("");
+            if !is_label_value(s) {
+                errs.push(field::invalid(
+                    &format!("metadata.labels"),
+                    &json!(s),
+                    LABEL_VALUE_MSG,
+                ));
+            }
+        }
+    }
+    if let Some(annotations) = meta
+        .and_then(|m| m.get("annotations"))
+        .and_then(Value::as_object)
+    {
+        let mut total = 0;
+        for (k, v) in annotations {
+            if !is_qualified_name(k) {
+                errs.push(field::invalid(
+                    "metadata.annotations",
+                    &json!(k),
+                    QUALIFIED_NAME_MSG,
+                ));
+            }
+            total += k.len() + v.as_str().map_or(0, str::len);
+        }
+        if total > 256 * 1024 {
+            errs.push(StatusCause {
+                reason: "FieldValueTooLong".into(),
+                message: format!("Too long: may not be more than 262144 bytes"),
+                field: "metadata.annotations".into(),
+            });
+        }
+    }
+    errs
+}
+
+const QUALIFIED_NAME_MSG: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+
+fn is_name_part(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && s.len() <= 63
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+}
+
+/// A label or annotation key: `[prefix/]name`, prefix a DNS subdomain.
+pub fn is_qualified_name(s: &str) -> bool {
+    match s.split_once('/') {
+        Some((prefix, name)) => {
+            prefix.len() <= 253 && is_dns1123_subdomain(prefix) && is_name_part(name)
+        }
+        None => is_name_part(s),
+    }
+}
+
+/// A label value: empty, or a name part.
+pub fn is_label_value(s: &str) -> bool {
+    s.is_empty() || is_name_part(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert!(is_dns1123_subdomain("crontabs.stable.example.com"));
+        assert!(!is_dns1123_subdomain("Foo"));
+        assert!(!is_dns1123_subdomain("a..b"));
+        assert!(!is_dns1123_subdomain("-a"));
+        assert!(is_dns1123_label("kube-system"));
+        assert!(!is_dns1123_label("a.b"));
+        assert_eq!(name_errors(&"a".repeat(64), NameRule::Label).len(), 1);
+    }
+
+    #[test]
+    fn generated_names_fit_and_use_the_alphabet() {
+        let n = generate_name("web-");
+        assert_eq!(n.len(), 9);
+        assert!(n.starts_with("web-"));
+        assert!(n[4..].bytes().all(|c| GENERATE_ALPHABET.contains(&c)));
+        assert_eq!(generate_name(&"x".repeat(100)).len(), 63);
+    }
+
+    #[test]
+    fn create_requires_a_name() {
+        let errs = validate_create(&json!({"metadata": {}}), NameRule::Subdomain);
+        assert_eq!(errs[0].field, "metadata.name");
+        assert_eq!(
+            errs[0].message,
+            "Required value: name or generateName is required"
+        );
+    }
+
+    #[test]
+    fn qualified_names() {
+        assert!(is_qualified_name("app.kubernetes.io/name"));
+        assert!(is_qualified_name("app"));
+        assert!(!is_qualified_name("/app"));
+        assert!(!is_qualified_name("a/b/c"));
+        assert!(is_label_value(""));
+        assert!(!is_label_value("-x"));
+    }
+}
