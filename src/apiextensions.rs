@@ -544,7 +544,8 @@ mod tests {
 
     #[test]
     fn rejections() {
-        let cases: Vec<(fn(&mut Value), &str)> = vec![
+        type Case = (fn(&mut Value), &'static str);
+        let cases: Vec<Case> = vec![
             (|c| c["metadata"]["name"] = json!("wrong"), "metadata.name"),
             (
                 |c| c["spec"]["versions"][0]["storage"] = json!(false),

@@ -46,7 +46,7 @@ pub struct ApiError {
     /// Human-readable message, exactly as the apiserver words it.
     pub message: String,
     /// Which object, and for 422 the field causes.
-    pub details: Option<StatusDetails>,
+    pub details: Option<Box<StatusDetails>>,
 }
 
 /// A qualified resource name as the apiserver prints it in messages: `crontabs.stable.example.com`,
@@ -70,7 +70,7 @@ impl ApiError {
     }
 
     fn with_details(mut self, details: StatusDetails) -> Self {
-        self.details = Some(details);
+        self.details = Some(Box::new(details));
         self
     }
 

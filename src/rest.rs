@@ -123,11 +123,11 @@ pub fn create(
     if res.terminating() {
         let mut err = ApiError::method_not_allowed();
         err.message = "create not allowed while custom resource definition is terminating".into();
-        err.details = Some(crate::error::StatusDetails {
+        err.details = Some(Box::new(crate::error::StatusDetails {
             group: Some(res.group.clone()),
             kind: Some(res.plural.clone()),
             ..Default::default()
-        });
+        }));
         return Err(err);
     }
     if res.namespaced {
@@ -229,6 +229,10 @@ pub fn update(
     dry_run: bool,
 ) -> Result<Arc<StoredObject>, ApiError> {
     let key = key_for(res, namespace, name);
+    // The handler checks a PUT body against the URL before it looks for the object.
+    if let UpdateSource::Replace(body) = &source {
+        place_in_request(res, namespace, name, &mut body.clone())?;
+    }
     loop {
         let old = state
             .store
@@ -276,26 +280,7 @@ pub fn update(
                 ApiError::OBJECT_MODIFIED,
             ));
         }
-        let obj_name = meta_str(&obj, "name");
-        if obj_name.is_empty() {
-            meta_mut(&mut obj).insert("name".into(), json!(name));
-        } else if obj_name != name {
-            return Err(ApiError::bad_request(format!(
-                "the name of the object ({obj_name}) does not match the name on the URL ({name})"
-            )));
-        }
-        if res.namespaced {
-            let obj_ns = meta_str(&obj, "namespace");
-            if !obj_ns.is_empty() && obj_ns != namespace {
-                return Err(ApiError::bad_request(format!(
-                    "the namespace of the object ({obj_ns}) does not match the namespace on the request ({namespace})"
-                )));
-            }
-            meta_mut(&mut obj).insert("namespace".into(), json!(namespace));
-        } else {
-            meta_mut(&mut obj).remove("namespace");
-        }
-
+        place_in_request(res, namespace, name, &mut obj)?;
         object_meta::prepare_for_update(&mut obj, &old.value);
         let strategy = &res.strategy;
         match target {
@@ -356,6 +341,37 @@ pub fn update(
             }
         }
     }
+}
+
+/// Checks an update body's name and namespace against the URL (`checkName` in the apiserver's
+/// handlers) and fills them in when the body leaves them empty.
+fn place_in_request(
+    res: &ApiResource,
+    namespace: &str,
+    name: &str,
+    obj: &mut Value,
+) -> Result<(), ApiError> {
+    let obj_name = meta_str(obj, "name");
+    if obj_name.is_empty() {
+        meta_mut(obj).insert("name".into(), json!(name));
+    } else if obj_name != name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({obj_name}) does not match the name on the URL ({name})"
+        )));
+    }
+    if res.namespaced {
+        let obj_ns = meta_str(obj, "namespace");
+        if !obj_ns.is_empty() && obj_ns != namespace {
+            return Err(ApiError::bad_request(format!(
+            "the namespace of the object ({obj_ns}) does not match the namespace on the request ({namespace})"
+        )));
+        }
+        meta_mut(obj).insert("namespace".into(), json!(namespace));
+    } else {
+        meta_mut(obj).remove("namespace");
+    }
+
+    Ok(())
 }
 
 fn is_deleting(obj: &Value) -> bool {

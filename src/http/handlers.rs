@@ -317,11 +317,11 @@ fn resource_request(
                 info.verb.as_str(),
                 crate::error::qualified(&res.group, &res.plural)
             );
-            err.details = Some(crate::error::StatusDetails {
+            err.details = Some(Box::new(crate::error::StatusDetails {
                 group: Some(res.group.clone()),
                 kind: Some(res.plural.clone()),
                 ..Default::default()
-            });
+            }));
             err
         } else {
             ApiError::method_not_allowed()

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::error::{ApiError, StatusDetails};
+use crate::error::ApiError;
 
 /// The patch formats a PATCH can carry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,7 +93,7 @@ impl Patch {
                     );
                     err.code = 422;
                     err.reason = "Invalid";
-                    err.details = Some(StatusDetails::default());
+                    err.details = Some(Box::default());
                     err
                 })?;
             }

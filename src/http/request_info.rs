@@ -154,7 +154,19 @@ mod tests {
     #[test]
     fn table() {
         // (method, path, verb, group, version, namespace, resource, name, subresource)
-        let cases: &[(&str, &str, Verb, &str, &str, &str, &str, &str, &str)] = &[
+        // (method, path, verb, group, version, namespace, resource, name, subresource)
+        type Case<'a> = (
+            &'a str,
+            &'a str,
+            Verb,
+            &'a str,
+            &'a str,
+            &'a str,
+            &'a str,
+            &'a str,
+            &'a str,
+        );
+        let cases: &[Case] = &[
             (
                 "GET",
                 "/api/v1/namespaces",

@@ -96,12 +96,12 @@ impl LabelSelector {
                 (k.trim().to_string(), Op::In(vec![v.trim().to_string()]))
             } else if let Some((k, v)) = req.split_once('>') {
                 let n = v.trim().parse().map_err(|_| {
-                    format!("unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer")
+                    "unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer".to_string()
                 })?;
                 (k.trim().to_string(), Op::Gt(n))
             } else if let Some((k, v)) = req.split_once('<') {
                 let n = v.trim().parse().map_err(|_| {
-                    format!("unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer")
+                    "unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer".to_string()
                 })?;
                 (k.trim().to_string(), Op::Lt(n))
             } else if let Some((k, rest)) = split_set_op(req) {

@@ -235,7 +235,7 @@ fn validate_common(obj: &Value) -> Vec<StatusCause> {
             let s = v.as_str().unwrap_or("");
             if !is_label_value(s) {
                 errs.push(field::invalid(
-                    &format!("metadata.labels"),
+                    "metadata.labels",
                     &json!(s),
                     LABEL_VALUE_MSG,
                 ));
@@ -260,7 +260,7 @@ fn validate_common(obj: &Value) -> Vec<StatusCause> {
         if total > 256 * 1024 {
             errs.push(StatusCause {
                 reason: "FieldValueTooLong".into(),
-                message: format!("Too long: may not be more than 262144 bytes"),
+                message: "Too long: may not be more than 262144 bytes".to_string(),
                 field: "metadata.annotations".into(),
             });
         }

@@ -1,1 +1,10 @@
+//! Integration tests: one fresh kubefake server per test, driven over HTTP by kube-rs (and by a
+//! raw HTTP client where the exact status code, headers or error body is the point).
 
+mod crd;
+mod crud;
+mod discovery;
+mod errors;
+mod harness;
+mod lifecycle;
+mod server;
