@@ -140,6 +140,28 @@ expect "it starts out empty" 0 \
 'No resources found in default namespace.' \
 -- get crontabs
 
+# kubectl's typed commands send protobuf bodies; and `kubefake kubeconfig` writes a kubeconfig
+# for a running server.
+url=$(sed -n 's/^KUBEFAKE_URL=//p' "$work/stdout")
+"$bin" kubeconfig --server "$url" --out "$work/generated-kubeconfig"
+export KUBECONFIG="$work/generated-kubeconfig"
+
+expect "create a namespace (protobuf body)" 0 \
+'namespace/team-a created' \
+-- create namespace team-a
+
+expect "objects in it" 0 \
+'crontab.stable.example.com/my-new-cron-object created' \
+-- apply -n team-a -f fixtures/objects/my-crontab.yaml
+
+expect "delete the namespace" 0 \
+'namespace "team-a" deleted' \
+-- delete namespace team-a
+
+expect "its content went with it" 0 \
+'No resources found' \
+-- get crontabs -A
+
 # A clean stop on SIGTERM.
 kill -TERM "$server_pid"
 stopped=false

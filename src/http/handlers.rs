@@ -463,7 +463,7 @@ fn list(
 /// Decodes a create/update body and checks its apiVersion and kind against the endpoint, as the
 /// apiserver's decoder and `ValidateTypeMeta` do. Returns the object in the storage version.
 fn decode_object(res: &ApiResource, req: &Request) -> Result<Value, ApiError> {
-    let mut obj = decode_body(req, &res.kind)?;
+    let mut obj = decode_body(req, &res.kind, res.crd.is_none())?;
     let expected = res.api_version();
     let api_version = obj
         .get("apiVersion")
@@ -536,8 +536,7 @@ fn decode_object(res: &ApiResource, req: &Request) -> Result<Value, ApiError> {
 fn delete_options(req: &Request) -> Result<DeleteOptions, ApiError> {
     let mut opts = DeleteOptions::default();
     if !req.body.is_empty() {
-        let body: Value = serde_json::from_slice(&req.body)
-            .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")))?;
+        let body = decode_body(req, "DeleteOptions", true)?;
         opts.uid = body["preconditions"]["uid"].as_str().map(str::to_string);
         opts.resource_version = body["preconditions"]["resourceVersion"]
             .as_str()

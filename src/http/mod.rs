@@ -3,6 +3,7 @@
 
 pub mod handlers;
 pub mod patch;
+pub mod protobuf;
 pub mod request_info;
 pub mod watch;
 
@@ -127,11 +128,20 @@ pub fn plain_not_found() -> Response {
 }
 
 /// Decodes a request body in one of the formats the apiserver accepts for objects.
-/// `expected_kind` names the type in the apiserver's decode-error message.
-pub fn decode_body(req: &Request, expected_kind: &str) -> Result<Value, ApiError> {
+/// `expected_kind` names the type in the apiserver's decode-error message; `builtin` allows the
+/// protobuf encoding that client-go and kubectl use for built-in kinds.
+pub fn decode_body(req: &Request, expected_kind: &str, builtin: bool) -> Result<Value, ApiError> {
     let content_type = req.header("content-type");
     let media = media_type(content_type);
     let value: Result<Value, String> = match media.as_str() {
+        "application/vnd.kubernetes.protobuf" if builtin => {
+            return protobuf::decode(&req.body).map_err(|e| {
+                ApiError::bad_request(format!(
+                    "the object provided is unrecognized (must be of type {expected_kind}): {e} ({})",
+                    summarize(&req.body)
+                ))
+            });
+        }
         "" | "application/json" | "*/*" => {
             serde_json::from_slice(&req.body).map_err(|e| e.to_string())
         }

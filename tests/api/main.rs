@@ -8,3 +8,4 @@ mod errors;
 mod harness;
 mod lifecycle;
 mod server;
+mod watch;
