@@ -36,6 +36,7 @@ pub mod http;
 pub mod kubeconfig;
 pub mod loader;
 pub mod rest;
+pub mod schema;
 pub mod server;
 pub mod state;
 pub mod store;
