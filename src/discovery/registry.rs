@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 
 use super::documents::Documents;
 use crate::apiextensions::{self, Crd, ScaleSubresource};
-use crate::store::GroupResource;
+use crate::store::{selector, GroupResource};
 use crate::strategy::builtin::{CrdStrategy, NamespaceStrategy};
 use crate::strategy::custom_resource::CustomResourceStrategy;
 use crate::strategy::Strategy;
@@ -66,6 +66,8 @@ pub struct ApiResource {
     pub gr: GroupResource,
     /// Field names usable in `fieldSelector`.
     pub field_selectors: &'static [&'static str],
+    /// How an unsupported `fieldSelector` field is worded (core kinds differ from the rest).
+    pub unsupported_field: fn(&str, &[&str]) -> String,
     /// Per-resource behaviour.
     pub strategy: Arc<dyn Strategy>,
     /// The CRD this resource comes from (none for built-ins).
@@ -183,6 +185,7 @@ impl Registry {
                     storage_version: storage_version.clone(),
                     gr: GroupResource::new(&crd.spec.group, &names.plural),
                     field_selectors: &["metadata.name", "metadata.namespace"],
+                    unsupported_field: selector::generic_unsupported_field,
                     strategy: Arc::new(CustomResourceStrategy {
                         status_enabled: status,
                     }),
@@ -296,6 +299,7 @@ fn builtin_resources() -> Vec<Arc<ApiResource>> {
             storage_version: "v1".into(),
             gr: GroupResource::new("", "namespaces"),
             field_selectors: &["metadata.name", "status.phase"],
+            unsupported_field: selector::builtin_unsupported_field,
             strategy: Arc::new(NamespaceStrategy),
             crd: None,
             storage_version_hash: storage_version_hash("", "v1", "Namespace"),
@@ -325,7 +329,8 @@ fn builtin_resources() -> Vec<Arc<ApiResource>> {
             finalize_subresource: false,
             storage_version: "v1".into(),
             gr: GroupResource::new(apiextensions::GROUP, "customresourcedefinitions"),
-            field_selectors: &["metadata.name"],
+            field_selectors: &["metadata.name", "metadata.namespace"],
+            unsupported_field: selector::generic_unsupported_field,
             strategy: Arc::new(CrdStrategy),
             crd: None,
             storage_version_hash: storage_version_hash(

@@ -213,6 +213,7 @@ impl Filter {
         let fields = FieldSelector::parse(
             req.query.get("fieldSelector").unwrap_or(""),
             res.field_selectors,
+            res.unsupported_field,
         )
         .map_err(ApiError::bad_request)?;
         Ok(Filter {

@@ -164,6 +164,26 @@ impl Snapshot {
             .take_while(move |(k, _)| namespace.is_none_or(|ns| k.namespace == ns))
     }
 
+    /// Like [`Snapshot::list`], starting after `after` (for continue tokens).
+    pub fn list_after<'a>(
+        &'a self,
+        gr: &GroupResource,
+        namespace: Option<&'a str>,
+        after: Option<ObjectKey>,
+    ) -> impl Iterator<Item = (&'a ObjectKey, &'a Arc<StoredObject>)> + 'a {
+        use std::ops::Bound;
+        let table = self.tables.get(gr);
+        let start = match after {
+            Some(k) => Bound::Excluded(k),
+            None => Bound::Included(ObjectKey::new(namespace.unwrap_or(""), "")),
+        };
+        table
+            .into_iter()
+            .flat_map(move |t| t.range((start.clone(), Bound::Unbounded)))
+            .skip_while(move |(k, _)| namespace.is_some_and(|ns| k.namespace.as_str() < ns))
+            .take_while(move |(k, _)| namespace.is_none_or(|ns| k.namespace == ns))
+    }
+
     /// Number of objects of a resource.
     pub fn count(&self, gr: &GroupResource) -> usize {
         self.tables.get(gr).map_or(0, |t| t.len())
@@ -249,6 +269,28 @@ impl Txn {
 struct WriterState {
     history: VecDeque<Arc<Event>>,
     history_limit: usize,
+    /// Committed snapshots covering the history: the oldest is at or before the oldest
+    /// resumable resourceVersion. Persistent maps make each one cost only what its write changed.
+    snapshots: VecDeque<Arc<Snapshot>>,
+}
+
+impl WriterState {
+    /// The oldest resourceVersion whose state can still be rebuilt.
+    fn oldest_rv(&self, current: u64) -> u64 {
+        match self.history.front() {
+            Some(e) => e.rv - 1,
+            None => current,
+        }
+    }
+}
+
+/// Why the state at a resourceVersion cannot be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtError {
+    /// Older than the kept history; the oldest readable resourceVersion is given.
+    TooOld(u64),
+    /// Newer than anything written; the current resourceVersion is given.
+    TooLarge(u64),
 }
 
 /// The object store. See the module documentation for the write protocol.
@@ -263,11 +305,13 @@ impl Store {
     /// `channel_capacity` bounds how far a watcher may fall behind before it is told to re-list.
     pub fn new(history_limit: usize, channel_capacity: usize) -> Self {
         let (events, _) = broadcast::channel(channel_capacity.max(1));
+        let empty = Arc::new(Snapshot::default());
         Store {
-            current: ArcSwap::from_pointee(Snapshot::default()),
+            current: ArcSwap::new(empty.clone()),
             writer: Mutex::new(WriterState {
                 history: VecDeque::with_capacity(history_limit.min(4096)),
                 history_limit,
+                snapshots: VecDeque::from([empty]),
             }),
             events,
         }
@@ -294,7 +338,11 @@ impl Store {
         if txn.events.is_empty() {
             return Ok(out);
         }
-        self.current.store(Arc::new(txn.snap));
+        let snap = Arc::new(txn.snap);
+        self.current.store(snap.clone());
+        if writer.history_limit > 0 {
+            writer.snapshots.push_back(snap.clone());
+        }
         for event in txn.events {
             if writer.history_limit > 0 {
                 if writer.history.len() == writer.history_limit {
@@ -305,7 +353,50 @@ impl Store {
             // No receivers is fine: nobody is watching.
             let _ = self.events.send(event);
         }
+        let oldest = writer.oldest_rv(snap.rv);
+        while writer.snapshots.len() > 1 && writer.snapshots[1].rv <= oldest {
+            writer.snapshots.pop_front();
+        }
         Ok(out)
+    }
+
+    /// The state exactly at `rv` (for `resourceVersionMatch=Exact` and continue tokens), rebuilt
+    /// from the nearest kept snapshot and the events after it.
+    pub fn snapshot_at(&self, rv: u64) -> Result<Arc<Snapshot>, AtError> {
+        let writer = self.writer.lock();
+        let current = self.current.load_full();
+        if rv == current.rv {
+            return Ok(current);
+        }
+        if rv > current.rv {
+            return Err(AtError::TooLarge(current.rv));
+        }
+        let oldest = writer.oldest_rv(current.rv);
+        let base = writer.snapshots.iter().rev().find(|s| s.rv <= rv);
+        let Some(base) = base.filter(|_| rv >= oldest) else {
+            return Err(AtError::TooOld(oldest));
+        };
+        if base.rv == rv {
+            return Ok(base.clone());
+        }
+        let mut snap = Snapshot::clone(base);
+        for event in writer
+            .history
+            .iter()
+            .filter(|e| e.rv > base.rv && e.rv <= rv)
+        {
+            let table = snap.tables.entry(event.resource.clone()).or_default();
+            match event.kind {
+                EventType::Deleted => {
+                    table.remove(&event.key);
+                }
+                _ => {
+                    table.insert(event.key.clone(), event.object.clone());
+                }
+            }
+        }
+        snap.rv = rv;
+        Ok(Arc::new(snap))
     }
 
     /// Subscribes to every future event. Pair it with [`Store::history_since`] (taken after
@@ -317,10 +408,7 @@ impl Store {
     /// The oldest resourceVersion a watch can still resume from.
     pub fn oldest_rv(&self) -> u64 {
         let writer = self.writer.lock();
-        match writer.history.front() {
-            Some(e) => e.rv - 1,
-            None => self.current.load().rv,
-        }
+        writer.oldest_rv(self.current.load().rv)
     }
 
     /// The recorded events after `rv`, or `None` when `rv` is older than the history reaches.
@@ -410,6 +498,64 @@ mod tests {
             .collect();
         assert_eq!(since1, [2, 3]);
         assert!(store.history_since(3).expect("current").is_empty());
+    }
+
+    #[test]
+    fn state_at_any_kept_resource_version() {
+        let store = Store::new(3, 16);
+        let gr = GroupResource::new("g", "things");
+        store
+            .write(|t| {
+                t.put(&gr, ObjectKey::new("", "a"), obj("", "a"))?;
+                t.put(&gr, ObjectKey::new("", "b"), obj("", "b"))
+            })
+            .expect("write");
+        store
+            .write(|t| t.remove(&gr, &ObjectKey::new("", "a")))
+            .expect("remove");
+        let names = |rv| -> Vec<String> {
+            let snap = store.snapshot_at(rv).expect("kept");
+            snap.list(&gr, None).map(|(k, _)| k.name.clone()).collect()
+        };
+        assert_eq!(names(1), ["a"], "inside a transaction, rebuilt from events");
+        assert_eq!(names(2), ["a", "b"]);
+        assert_eq!(names(3), ["b"]);
+        assert_eq!(store.snapshot_at(4).err(), Some(AtError::TooLarge(3)));
+        store
+            .write(|t| t.put(&gr, ObjectKey::new("", "c"), obj("", "c")))
+            .expect("put");
+        store
+            .write(|t| t.put(&gr, ObjectKey::new("", "d"), obj("", "d")))
+            .expect("put");
+        // History now holds rv 3..=5, so rv 2 is the oldest readable state.
+        assert_eq!(names(2), ["a", "b"]);
+        assert_eq!(store.snapshot_at(1).err(), Some(AtError::TooOld(2)));
+    }
+
+    #[test]
+    fn list_after_a_key_within_a_namespace() {
+        let store = Store::new(16, 16);
+        let gr = GroupResource::new("g", "things");
+        store
+            .write(|t| {
+                for (ns, n) in [("a", "1"), ("b", "1"), ("b", "2"), ("b", "3"), ("c", "1")] {
+                    t.put(&gr, ObjectKey::new(ns, n), obj(ns, n))?;
+                }
+                Ok(())
+            })
+            .expect("write");
+        let snap = store.snapshot();
+        let keys: Vec<_> = snap
+            .list_after(&gr, Some("b"), Some(ObjectKey::new("b", "1")))
+            .map(|(k, _)| k.name.clone())
+            .collect();
+        assert_eq!(keys, ["2", "3"]);
+        let all: Vec<_> = snap
+            .list_after(&gr, None, Some(ObjectKey::new("b", "3")))
+            .map(|(k, _)| k.namespace.clone())
+            .collect();
+        assert_eq!(all, ["c"]);
+        assert_eq!(snap.list_after(&gr, Some("b"), None).count(), 3);
     }
 
     #[test]

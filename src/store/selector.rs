@@ -28,119 +28,358 @@ pub struct FieldSelector {
     requirements: Vec<(String, bool, String)>,
 }
 
-fn valid_label_key(key: &str) -> bool {
-    let (prefix, name) = match key.split_once('/') {
-        Some((p, n)) => (Some(p), n),
-        None => (None, key),
-    };
-    if let Some(p) = prefix {
-        if p.is_empty() || p.len() > 253 || !crate::strategy::object_meta::is_dns1123_subdomain(p) {
-            return false;
-        }
-    }
-    valid_label_name(name) && !name.is_empty()
-}
+const NAME_PART_MSG: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
 
-fn valid_label_name(v: &str) -> bool {
-    if v.is_empty() {
-        return true;
-    }
+fn name_part_ok(v: &str) -> bool {
     let b = v.as_bytes();
-    v.len() <= 63
+    !b.is_empty()
         && b[0].is_ascii_alphanumeric()
         && b[b.len() - 1].is_ascii_alphanumeric()
         && b.iter()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
 }
 
-/// Splits at top-level commas (commas inside `( )` belong to a value set).
-fn split_requirements(s: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut depth = 0i32;
-    let mut start = 0;
-    for (i, c) in s.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
-                out.push(&s[start..i]);
-                start = i + 1;
+/// `IsQualifiedName`'s messages for a label key (empty when valid).
+fn label_key_errors(key: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    let parts: Vec<&str> = key.split('/').collect();
+    let name = match parts.as_slice() {
+        [name] => *name,
+        [prefix, name] => {
+            if prefix.is_empty() {
+                errs.push("prefix part must be non-empty".to_string());
+            } else if !crate::strategy::object_meta::is_dns1123_subdomain(prefix) {
+                errs.push(format!("prefix part {}", "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"));
+            } else if prefix.len() > 253 {
+                errs.push("prefix part must be no more than 253 characters".to_string());
             }
-            _ => {}
+            name
+        }
+        _ => {
+            errs.push("a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')".to_string());
+            return errs;
+        }
+    };
+    if name.is_empty() {
+        errs.push("name part must be non-empty".to_string());
+    } else if name.len() > 63 {
+        errs.push("name part must be no more than 63 characters".to_string());
+    }
+    if !name.is_empty() && !name_part_ok(name) {
+        errs.push(NAME_PART_MSG.to_string());
+    }
+    errs
+}
+
+/// `IsValidLabelValue`'s messages (empty when valid).
+fn label_value_errors(v: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if v.len() > 63 {
+        errs.push("must be no more than 63 characters".to_string());
+    }
+    if !v.is_empty() && !name_part_ok(v) {
+        errs.push(LABEL_VALUE_MSG.to_string());
+    }
+    errs
+}
+
+/// A token of the label selector lexer.
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    End,
+    Ident(String),
+    In,
+    NotIn,
+    Bang,
+    NotEquals,
+    Equals,
+    DoubleEquals,
+    Gt,
+    Lt,
+    Open,
+    Close,
+    Comma,
+}
+
+impl Tok {
+    fn literal(&self) -> String {
+        match self {
+            Tok::End => String::new(),
+            Tok::Ident(s) => s.clone(),
+            Tok::In => "in".into(),
+            Tok::NotIn => "notin".into(),
+            Tok::Bang => "!".into(),
+            Tok::NotEquals => "!=".into(),
+            Tok::Equals => "=".into(),
+            Tok::DoubleEquals => "==".into(),
+            Tok::Gt => ">".into(),
+            Tok::Lt => "<".into(),
+            Tok::Open => "(".into(),
+            Tok::Close => ")".into(),
+            Tok::Comma => ",".into(),
         }
     }
-    out.push(&s[start..]);
+}
+
+fn is_special(c: char) -> bool {
+    matches!(c, '=' | '!' | '(' | ')' | ',' | '>' | '<')
+}
+
+fn lex(s: &str) -> Vec<Tok> {
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_whitespace() {
+            i += 1;
+            continue;
+        }
+        if is_special(c) {
+            let next = chars.get(i + 1).copied();
+            let (tok, len) = match (c, next) {
+                ('!', Some('=')) => (Tok::NotEquals, 2),
+                ('=', Some('=')) => (Tok::DoubleEquals, 2),
+                ('!', _) => (Tok::Bang, 1),
+                ('=', _) => (Tok::Equals, 1),
+                ('(', _) => (Tok::Open, 1),
+                (')', _) => (Tok::Close, 1),
+                (',', _) => (Tok::Comma, 1),
+                ('>', _) => (Tok::Gt, 1),
+                _ => (Tok::Lt, 1),
+            };
+            out.push(tok);
+            i += len;
+            continue;
+        }
+        let start = i;
+        while i < chars.len() && !chars[i].is_whitespace() && !is_special(chars[i]) {
+            i += 1;
+        }
+        let word: String = chars[start..i].iter().collect();
+        out.push(match word.as_str() {
+            "in" => Tok::In,
+            "notin" => Tok::NotIn,
+            _ => Tok::Ident(word),
+        });
+    }
     out
+}
+
+/// The apimachinery label selector parser: same grammar, same error messages.
+struct Parser {
+    toks: Vec<Tok>,
+    pos: usize,
+}
+
+impl Parser {
+    /// The next token; in the values context `in`/`notin` are plain identifiers.
+    fn peek(&self, values: bool) -> Tok {
+        let t = self.toks.get(self.pos).cloned().unwrap_or(Tok::End);
+        match t {
+            Tok::In if values => Tok::Ident("in".into()),
+            Tok::NotIn if values => Tok::Ident("notin".into()),
+            other => other,
+        }
+    }
+
+    fn next(&mut self, values: bool) -> Tok {
+        let t = self.peek(values);
+        self.pos += 1;
+        t
+    }
+
+    fn parse(&mut self) -> Result<Vec<(String, Op)>, String> {
+        let mut reqs = Vec::new();
+        loop {
+            match self.peek(true) {
+                Tok::Ident(_) | Tok::Bang => {
+                    let r = self
+                        .requirement()
+                        .map_err(|e| format!("unable to parse requirement: {e}"))?;
+                    reqs.push(r);
+                    match self.next(true) {
+                        Tok::End => return Ok(reqs),
+                        Tok::Comma => match self.peek(true) {
+                            Tok::Ident(_) | Tok::Bang => {}
+                            t => {
+                                return Err(format!(
+                                    "found '{}', expected: identifier after ','",
+                                    t.literal()
+                                ))
+                            }
+                        },
+                        t => {
+                            return Err(format!(
+                                "found '{}', expected: ',' or 'end of string'",
+                                t.literal()
+                            ))
+                        }
+                    }
+                }
+                Tok::End => return Ok(reqs),
+                t => {
+                    return Err(format!(
+                        "found '{}', expected: !, identifier, or 'end of string'",
+                        t.literal()
+                    ))
+                }
+            }
+        }
+    }
+
+    fn requirement(&mut self) -> Result<(String, Op), String> {
+        let mut t = self.next(true);
+        let negated = t == Tok::Bang;
+        if negated {
+            t = self.next(true);
+        }
+        let Tok::Ident(key) = t else {
+            return Err(format!("found '{}', expected: identifier", t.literal()));
+        };
+        let key_errs = label_key_errors(&key);
+        if !key_errs.is_empty() {
+            return Err(format!(
+                "key: Invalid value: {key:?}: {}",
+                key_errs.join("; ")
+            ));
+        }
+        if matches!(self.peek(true), Tok::End | Tok::Comma) || negated {
+            return Ok((
+                key,
+                if negated {
+                    Op::DoesNotExist
+                } else {
+                    Op::Exists
+                },
+            ));
+        }
+        let op = self.next(false);
+        let values = match op {
+            Tok::In | Tok::NotIn => self.set_values()?,
+            Tok::Equals | Tok::DoubleEquals | Tok::NotEquals | Tok::Gt | Tok::Lt => {
+                self.exact_value()?
+            }
+            t => {
+                return Err(format!(
+                    "found '{}', expected: in, notin, =, ==, !=, gt, lt",
+                    t.literal()
+                ))
+            }
+        };
+        for (i, v) in values.iter().enumerate() {
+            let errs = label_value_errors(v);
+            if !errs.is_empty() && !matches!(op, Tok::Gt | Tok::Lt) {
+                return Err(format!(
+                    "values[{i}]: Invalid value: {v:?}: {}",
+                    errs.join("; ")
+                ));
+            }
+        }
+        let int_value = || -> Result<i64, String> {
+            values
+                .first()
+                .and_then(|v| v.parse().ok())
+                .ok_or_else(|| format!("values[0]: Invalid value: {:?}: for 'Gt', 'Lt' operators, the value must be an integer", values.first().cloned().unwrap_or_default()))
+        };
+        Ok((
+            key,
+            match op {
+                Tok::In => Op::In(values),
+                Tok::NotIn => Op::NotIn(values),
+                Tok::NotEquals => Op::NotIn(values),
+                Tok::Gt => Op::Gt(int_value()?),
+                Tok::Lt => Op::Lt(int_value()?),
+                _ => Op::In(values),
+            },
+        ))
+    }
+
+    fn exact_value(&mut self) -> Result<Vec<String>, String> {
+        match self.peek(true) {
+            Tok::End | Tok::Comma => Ok(vec![String::new()]),
+            _ => match self.next(true) {
+                Tok::Ident(v) => Ok(vec![v]),
+                t => Err(format!("found '{}', expected: identifier", t.literal())),
+            },
+        }
+    }
+
+    fn set_values(&mut self) -> Result<Vec<String>, String> {
+        let t = self.next(true);
+        if t != Tok::Open {
+            return Err(format!("found '{}' expected: '('", t.literal()));
+        }
+        let mut values: Vec<String> = Vec::new();
+        let insert = |values: &mut Vec<String>, v: String| {
+            if !values.contains(&v) {
+                values.push(v);
+            }
+        };
+        match self.peek(true) {
+            Tok::Close => {
+                self.next(true);
+                return Ok(vec![String::new()]);
+            }
+            Tok::Ident(_) | Tok::Comma => {}
+            t => {
+                return Err(format!(
+                    "found '{}', expected: ',', ')' or identifier",
+                    t.literal()
+                ))
+            }
+        }
+        loop {
+            match self.next(true) {
+                Tok::Ident(v) => {
+                    insert(&mut values, v);
+                    match self.peek(true) {
+                        Tok::Comma => continue,
+                        Tok::Close => break,
+                        t => return Err(format!("found '{}', expected: ',' or ')'", t.literal())),
+                    }
+                }
+                Tok::Comma => {
+                    if values.is_empty() {
+                        insert(&mut values, String::new());
+                    }
+                    match self.peek(true) {
+                        Tok::Close => {
+                            insert(&mut values, String::new());
+                            break;
+                        }
+                        Tok::Comma => {
+                            self.next(true);
+                            insert(&mut values, String::new());
+                        }
+                        _ => {}
+                    }
+                }
+                t => {
+                    return Err(format!(
+                        "found '{}', expected: ',', or identifier",
+                        t.literal()
+                    ))
+                }
+            }
+        }
+        match self.next(true) {
+            Tok::Close => Ok(values),
+            t => Err(format!("found '{}', expected: ')'", t.literal())),
+        }
+    }
 }
 
 impl LabelSelector {
     /// Parses a `labelSelector` query value. The error is the message of the 400 the apiserver
     /// returns.
     pub fn parse(s: &str) -> Result<Self, String> {
-        let mut requirements = Vec::new();
-        if s.trim().is_empty() {
-            return Ok(LabelSelector { requirements });
+        let requirements = Parser {
+            toks: lex(s),
+            pos: 0,
         }
-        for raw in split_requirements(s) {
-            let req = raw.trim();
-            let bad =
-                || format!("unable to parse requirement: found '{req}', expected: identifier");
-            if req.is_empty() {
-                return Err(bad());
-            }
-            let (key, op) = if let Some(k) = req.strip_prefix('!') {
-                (k.trim().to_string(), Op::DoesNotExist)
-            } else if let Some((k, v)) = req.split_once("!=") {
-                (k.trim().to_string(), Op::NotIn(vec![v.trim().to_string()]))
-            } else if let Some((k, v)) = req.split_once("==").or_else(|| req.split_once('=')) {
-                (k.trim().to_string(), Op::In(vec![v.trim().to_string()]))
-            } else if let Some((k, v)) = req.split_once('>') {
-                let n = v.trim().parse().map_err(|_| {
-                    "unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer".to_string()
-                })?;
-                (k.trim().to_string(), Op::Gt(n))
-            } else if let Some((k, v)) = req.split_once('<') {
-                let n = v.trim().parse().map_err(|_| {
-                    "unable to parse requirement: for 'Gt', 'Lt' operators, the value must be an integer".to_string()
-                })?;
-                (k.trim().to_string(), Op::Lt(n))
-            } else if let Some((k, rest)) = split_set_op(req) {
-                let (negate, set) = rest;
-                let values: Vec<String> = set
-                    .split(',')
-                    .map(|v| v.trim().to_string())
-                    .filter(|v| !v.is_empty())
-                    .collect();
-                for v in &values {
-                    if !valid_label_name(v) {
-                        return Err(invalid_value(v));
-                    }
-                }
-                let op = if negate {
-                    Op::NotIn(values)
-                } else {
-                    Op::In(values)
-                };
-                (k.to_string(), op)
-            } else if req.contains(char::is_whitespace) {
-                return Err(bad());
-            } else {
-                (req.to_string(), Op::Exists)
-            };
-            if !valid_label_key(&key) {
-                return Err(format!(
-                    "unable to parse requirement: <nil>: Invalid value: {key:?}: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
-                ));
-            }
-            if let Op::In(vs) | Op::NotIn(vs) = &op {
-                for v in vs {
-                    if !valid_label_name(v) {
-                        return Err(invalid_value(v));
-                    }
-                }
-            }
-            requirements.push((key, op));
-        }
+        .parse()?;
         Ok(LabelSelector { requirements })
     }
 
@@ -169,32 +408,28 @@ impl LabelSelector {
     }
 }
 
-fn invalid_value(v: &str) -> String {
-    format!(
-        "unable to parse requirement: <nil>: Invalid value: {v:?}: a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
-    )
+/// How core built-in kinds reject an unsupported field selector.
+pub fn builtin_unsupported_field(field: &str, _supported: &[&str]) -> String {
+    format!("field label not supported: {field}")
 }
 
-/// `key in (a,b)` / `key notin (a,b)` -> (key, (negated, "a,b")).
-fn split_set_op(req: &str) -> Option<(&str, (bool, &str))> {
-    let open = req.find('(')?;
-    let close = req.rfind(')')?;
-    if close != req.len() - 1 || close < open {
-        return None;
-    }
-    let head = req[..open].trim_end();
-    let set = &req[open + 1..close];
-    if let Some(k) = head.strip_suffix("notin") {
-        Some((k.trim(), (true, set)))
-    } else {
-        head.strip_suffix("in").map(|k| (k.trim(), (false, set)))
-    }
+/// How custom resources (and other generic registries) reject one.
+pub fn generic_unsupported_field(field: &str, supported: &[&str]) -> String {
+    let quoted: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
+    format!(
+        "{field:?} is not a known field selector: only {}",
+        quoted.join(", ")
+    )
 }
 
 impl FieldSelector {
     /// Parses a `fieldSelector`, accepting only `supported` field names (the apiserver rejects the
-    /// rest with 400).
-    pub fn parse(s: &str, supported: &[&str]) -> Result<Self, String> {
+    /// rest with 400, worded by `unsupported`).
+    pub fn parse(
+        s: &str,
+        supported: &[&str],
+        unsupported: fn(&str, &[&str]) -> String,
+    ) -> Result<Self, String> {
         let mut requirements = Vec::new();
         if s.trim().is_empty() {
             return Ok(FieldSelector { requirements });
@@ -210,7 +445,7 @@ impl FieldSelector {
             };
             let field = field.trim();
             if !supported.contains(&field) {
-                return Err(format!("field label not supported: {field}"));
+                return Err(unsupported(field, supported));
             }
             requirements.push((field.to_string(), eq, value.trim().to_string()));
         }
@@ -273,28 +508,61 @@ mod tests {
     }
 
     #[test]
-    fn bad_label_selectors_are_errors() {
-        for sel in ["a b", "=x", "app=in valid", "k in (a b)", ",", "n>x"] {
-            assert!(LabelSelector::parse(sel).is_err(), "{sel}");
+    fn bad_label_selectors_have_the_apiserver_messages() {
+        let cases = [
+            ("a b", "unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt"),
+            ("type=app,versionv1.0.1)", "unable to parse requirement: found ')', expected: in, notin, =, ==, !=, gt, lt"),
+            ("=x", "found '=', expected: !, identifier, or 'end of string'"),
+            ("a,", "found '', expected: identifier after ','"),
+            ("a=b c", "found 'c', expected: ',' or 'end of string'"),
+            ("k in (a b)", "unable to parse requirement: found 'b', expected: ',' or ')'"),
+            ("k in a", "unable to parse requirement: found 'a' expected: '('"),
+            ("n>x", "unable to parse requirement: values[0]: Invalid value: \"x\": for 'Gt', 'Lt' operators, the value must be an integer"),
+            ("k@=v", "unable to parse requirement: key: Invalid value: \"k@\": name part must consist of"),
+            ("k=-v", "unable to parse requirement: values[0]: Invalid value: \"-v\": a valid label must be an empty string"),
+        ];
+        for (sel, want) in cases {
+            let err = LabelSelector::parse(sel).expect_err(sel);
+            assert!(err.starts_with(want), "{sel}: {err}");
         }
+    }
+
+    #[test]
+    fn set_forms() {
+        let l = labels(json!({"k": "in"}));
+        assert!(LabelSelector::parse("k in (in, notin)")
+            .expect("p")
+            .matches(Some(&l)));
+        assert!(LabelSelector::parse("k=")
+            .expect("p")
+            .matches(Some(&labels(json!({"k": ""})))));
+        assert!(LabelSelector::parse("k notin ()")
+            .expect("p")
+            .matches(Some(&l)));
+        assert!(LabelSelector::parse("  ").expect("p").is_empty());
     }
 
     #[test]
     fn field_selector() {
         let obj = json!({"metadata": {"name": "a", "namespace": "ns"}});
         let sup = ["metadata.name", "metadata.namespace"];
-        assert!(FieldSelector::parse("metadata.name=a", &sup)
+        let parse = |s| FieldSelector::parse(s, &sup, generic_unsupported_field);
+        assert!(parse("metadata.name=a").expect("p").matches(&obj));
+        assert!(!parse("metadata.name!=a").expect("p").matches(&obj));
+        assert!(parse("metadata.namespace==ns,metadata.name=a")
             .expect("p")
             .matches(&obj));
-        assert!(!FieldSelector::parse("metadata.name!=a", &sup)
-            .expect("p")
-            .matches(&obj));
-        assert!(
-            FieldSelector::parse("metadata.namespace==ns,metadata.name=a", &sup)
-                .expect("p")
-                .matches(&obj)
+        assert_eq!(
+            parse("spec.x=1").expect_err("unsupported"),
+            "\"spec.x\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
         );
-        assert!(FieldSelector::parse("spec.x=1", &sup).is_err());
-        assert!(FieldSelector::parse("nonsense", &sup).is_err());
+        assert_eq!(
+            parse("nonsense").expect_err("bad"),
+            "invalid selector: 'nonsense'; can't understand 'nonsense'"
+        );
+        assert_eq!(
+            FieldSelector::parse("spec.x=1", &sup, builtin_unsupported_field).expect_err("x"),
+            "field label not supported: spec.x"
+        );
     }
 }
