@@ -234,6 +234,16 @@ impl ApiError {
         Self::new(410, "Expired", message)
     }
 
+    /// 504 Timeout (e.g. a resourceVersion the store has not reached), retry after a second.
+    pub fn timeout(message: impl Into<String>) -> Self {
+        Self::new(504, "Timeout", format!("Timeout: {}", message.into())).with_details(
+            StatusDetails {
+                retry_after_seconds: Some(1),
+                ..Default::default()
+            },
+        )
+    }
+
     /// 413 for request bodies over the apiserver's 3 MiB limit.
     pub fn too_large(limit: usize) -> Self {
         Self::new(

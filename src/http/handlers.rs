@@ -9,9 +9,10 @@ use serde_json::{json, Value};
 use warp::http::{self, StatusCode};
 use warp::reply::Response;
 
+use super::list_options::{self, ContinueToken, ListOptions, Match};
 use super::patch::{patch_type, Patch};
 use super::request_info::{self, RequestInfo, Verb};
-use super::watch::{self, WatchRequest};
+use super::watch::{self, Start, WatchRequest};
 use super::{decode_body, error_response, json_response, json_value, plain_not_found, Request};
 use crate::discovery::documents::{Aggregated, AGGREGATED_V2, AGGREGATED_V2BETA1};
 use crate::discovery::ApiResource;
@@ -27,7 +28,7 @@ pub const KUBERNETES_VERSION: (&str, &str) = ("1", "33");
 
 /// Handles one request. Never fails: every error becomes a `Status` response.
 pub async fn handle(state: Arc<State>, req: Request) -> Response {
-    let result = route(&state, &req);
+    let result = route(&state, &req).await;
     let resp = match result {
         Ok(resp) => resp,
         Err(err) => error_response(&err),
@@ -36,10 +37,10 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
     resp
 }
 
-fn route(state: &Arc<State>, req: &Request) -> Result<Response, ApiError> {
+async fn route(state: &Arc<State>, req: &Request) -> Result<Response, ApiError> {
     let info = request_info::resolve(&req.method, &req.path, req.query.flag("watch"));
     if info.is_resource_request {
-        return resource_request(state, req, &info);
+        return resource_request(state, req, &info).await;
     }
     non_resource_request(state, req)
 }
@@ -250,10 +251,18 @@ pub fn encode_object(res: &ApiResource, obj: &StoredObject) -> Bytes {
     Bytes::from(serde_json::to_vec(&v).unwrap_or_default())
 }
 
+/// `metadata` of a list response.
+#[derive(Default)]
+struct ListMeta {
+    rv: u64,
+    continue_token: Option<String>,
+    remaining_item_count: Option<usize>,
+}
+
 /// A list body assembled from already-serialised items.
 fn encode_list<'a>(
     res: &ApiResource,
-    rv: u64,
+    meta: &ListMeta,
     items: impl Iterator<Item = &'a Arc<StoredObject>>,
 ) -> Bytes {
     let mut out = Vec::with_capacity(256);
@@ -268,13 +277,20 @@ fn encode_list<'a>(
     }
     out.extend_from_slice(b"],\"kind\":");
     out.extend_from_slice(json!(res.list_kind).to_string().as_bytes());
-    out.extend_from_slice(b",\"metadata\":{\"resourceVersion\":\"");
-    out.extend_from_slice(rv.to_string().as_bytes());
-    out.extend_from_slice(b"\"}}");
+    let mut list_meta = json!({"resourceVersion": meta.rv.to_string()});
+    if let Some(c) = &meta.continue_token {
+        list_meta["continue"] = json!(c);
+    }
+    if let Some(n) = meta.remaining_item_count {
+        list_meta["remainingItemCount"] = json!(n);
+    }
+    out.extend_from_slice(b",\"metadata\":");
+    out.extend_from_slice(list_meta.to_string().as_bytes());
+    out.push(b'}');
     Bytes::from(out)
 }
 
-fn resource_request(
+async fn resource_request(
     state: &Arc<State>,
     req: &Request,
     info: &RequestInfo,
@@ -335,21 +351,27 @@ fn resource_request(
             let obj = rest::get(state, &res, ns, &info.name)?;
             Ok(json_response(StatusCode::OK, encode_object(&res, &obj)))
         }
-        Verb::List => list(state, &res, info, req),
+        Verb::List => list(state, &res, info, req).await,
         Verb::Watch => {
+            let opts = ListOptions::parse(&req.query, true)?;
             let filter = Filter::from_query(&res, info, req)?;
-            let timeout = req
-                .query
-                .get("timeoutSeconds")
-                .and_then(|s| s.parse::<u64>().ok())
-                .map(Duration::from_secs);
+            let rv = opts.resource_version()?;
+            let start = match (opts.send_initial_events, rv) {
+                (Some(true), rv) => {
+                    wait_for_resource_version(state, rv.unwrap_or(0)).await?;
+                    Start::Initial {
+                        end_bookmark: opts.allow_watch_bookmarks,
+                    }
+                }
+                (_, Some(rv)) if rv > 0 => Start::After(rv),
+                _ => Start::After(state.store.current_rv()),
+            };
             let watch_req = WatchRequest {
                 resource: res.clone(),
                 filter,
-                resource_version: watch::parse_resource_version(req.query.get("resourceVersion"))?,
-                send_initial_events: req.query.flag("sendInitialEvents"),
-                bookmarks: req.query.flag("allowWatchBookmarks"),
-                timeout,
+                start,
+                bookmarks: opts.allow_watch_bookmarks,
+                timeout: opts.timeout_seconds.map(Duration::from_secs),
             };
             Ok(watch::serve(state.clone(), watch_req))
         }
@@ -428,7 +450,14 @@ fn resource_request(
             }
             Ok(json_response(
                 StatusCode::OK,
-                encode_list(&res, state.store.current_rv(), deleted.iter()),
+                encode_list(
+                    &res,
+                    &ListMeta {
+                        rv: state.store.current_rv(),
+                        ..Default::default()
+                    },
+                    deleted.iter(),
+                ),
             ))
         }
         Verb::Unsupported => Err(ApiError::method_not_allowed()),
@@ -443,22 +472,121 @@ fn storage_api_version(res: &ApiResource) -> String {
     }
 }
 
-fn list(
+/// `LIST`: the snapshot the options ask for, filtered, one page of it.
+async fn list(
     state: &State,
     res: &ApiResource,
     info: &RequestInfo,
     req: &Request,
 ) -> Result<Response, ApiError> {
+    let opts = ListOptions::parse(&req.query, false)?;
     let filter = Filter::from_query(res, info, req)?;
-    let snap = state.store.snapshot();
-    let items = snap
-        .list(&res.gr, filter.namespace.as_deref())
-        .filter(|(k, o)| filter.matches(k, &o.value))
-        .map(|(_, o)| o);
+    let (snap, after) = match &opts.continue_token {
+        Some(token) => (
+            state
+                .store
+                .snapshot_at(token.rv)
+                .map_err(|_| list_options::continue_expired())?,
+            Some(token.after.clone()),
+        ),
+        None => (list_snapshot(state, &opts).await?, None),
+    };
+    // A list from "0" is served from the watch cache, which ignores limit.
+    let limit = if opts.resource_version == "0" {
+        0
+    } else {
+        opts.limit
+    };
+    let mut matching = snap
+        .list_after(&res.gr, filter.namespace.as_deref(), after)
+        .filter(|(k, o)| filter.matches(k, &o.value));
+    let mut items = Vec::new();
+    let mut last = None;
+    for (key, obj) in matching.by_ref() {
+        items.push(obj);
+        last = Some(key);
+        if limit > 0 && items.len() == limit {
+            break;
+        }
+    }
+    let mut meta = ListMeta {
+        rv: snap.rv,
+        ..Default::default()
+    };
+    if limit > 0 && items.len() == limit {
+        let remaining = matching.count();
+        if remaining > 0 {
+            if let Some(key) = last {
+                meta.continue_token = Some(
+                    ContinueToken {
+                        rv: snap.rv,
+                        after: key.clone(),
+                    }
+                    .encode(),
+                );
+            }
+            // Like etcd, a count is only known without selectors.
+            if filter.labels.is_empty() && filter.fields.is_empty() {
+                meta.remaining_item_count = Some(remaining);
+            }
+        }
+    }
     Ok(json_response(
         StatusCode::OK,
-        encode_list(res, snap.rv, items),
+        encode_list(res, &meta, items.into_iter()),
     ))
+}
+
+/// The snapshot a list without a continue token reads, by `resourceVersion` and
+/// `resourceVersionMatch`.
+async fn list_snapshot(
+    state: &State,
+    opts: &ListOptions,
+) -> Result<Arc<crate::store::Snapshot>, ApiError> {
+    match (opts.resource_version()?, opts.resource_version_match) {
+        (Some(rv), Some(Match::Exact)) => {
+            wait_for_resource_version(state, rv).await?;
+            state.store.snapshot_at(rv).map_err(|_| {
+                ApiError::gone("The resourceVersion for the provided list is too old.")
+            })
+        }
+        (Some(rv), _) => {
+            wait_for_resource_version(state, rv).await?;
+            Ok(state.store.snapshot())
+        }
+        (None, _) => Ok(state.store.snapshot()),
+    }
+}
+
+/// Waits (up to 3 s, like the watch cache) until the store has reached `rv`; then a read "not
+/// older than" it can be served. Past that, the apiserver's 504.
+async fn wait_for_resource_version(state: &State, rv: u64) -> Result<(), ApiError> {
+    if state.store.current_rv() >= rv {
+        return Ok(());
+    }
+    let mut events = state.store.subscribe();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+    while state.store.current_rv() < rv {
+        match tokio::time::timeout_at(deadline, events.recv()).await {
+            Ok(Ok(_)) | Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {}
+            Ok(Err(_)) | Err(_) => break,
+        }
+    }
+    let current = state.store.current_rv();
+    if current >= rv {
+        return Ok(());
+    }
+    let mut err = ApiError::timeout(format!(
+        "Too large resource version: {rv}, current: {current}"
+    ));
+    if let Some(d) = err.details.as_mut() {
+        d.causes.push(crate::error::StatusCause {
+            reason: "ResourceVersionTooLarge".into(),
+            message: "Too large resource version".into(),
+            field: String::new(),
+        });
+    }
+    Err(err)
 }
 
 /// Decodes a create/update body and checks its apiVersion and kind against the endpoint, as the

@@ -2,6 +2,7 @@
 //! connect a request to the generic REST storage.
 
 pub mod handlers;
+pub mod list_options;
 pub mod patch;
 pub mod protobuf;
 pub mod request_info;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use serde_json::{json, Value};
+use serde_json::json;
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 use warp::http::{self, StatusCode};
@@ -26,14 +26,26 @@ pub struct WatchRequest {
     pub resource: Arc<ApiResource>,
     /// Namespace / name / selector filter.
     pub filter: Filter,
-    /// Start after this resourceVersion; `None` sends the current state first.
-    pub resource_version: Option<u64>,
-    /// `sendInitialEvents=true`: current state, then a BOOKMARK marking its end.
-    pub send_initial_events: bool,
+    /// Where the stream starts.
+    pub start: Start,
     /// `allowWatchBookmarks=true`.
     pub bookmarks: bool,
     /// `timeoutSeconds`.
     pub timeout: Option<Duration>,
+}
+
+/// Where a watch starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// Synthetic ADDED events for the current state first (a legacy watch from "" or "0", or
+    /// `sendInitialEvents=true`); with `end_bookmark`, a BOOKMARK annotated
+    /// `k8s.io/initial-events-end` follows them.
+    Initial {
+        /// Send the end-of-initial-events BOOKMARK.
+        end_bookmark: bool,
+    },
+    /// Every event after this resourceVersion, replayed from the history.
+    After(u64),
 }
 
 /// One line of a watch stream.
@@ -118,8 +130,8 @@ async fn run(
     }
     // Where live events take over: everything up to `last_rv` has been sent.
     let mut last_rv;
-    match req.resource_version {
-        None => {
+    match req.start {
+        Start::Initial { end_bookmark } => {
             let snap = state.store.snapshot();
             last_rv = snap.rv;
             let ns = req.filter.namespace.as_deref();
@@ -134,11 +146,11 @@ async fn run(
                     return;
                 }
             }
-            if req.send_initial_events && !send(bookmark(&req, last_rv, true)).await {
+            if end_bookmark && !send(bookmark(&req, last_rv, true)).await {
                 return;
             }
         }
-        Some(rv) => match state.store.history_since(rv) {
+        Start::After(rv) => match state.store.history_since(rv) {
             None => {
                 let oldest = state.store.oldest_rv();
                 let _ = send(error_frame(&too_old(rv, oldest))).await;
@@ -153,9 +165,6 @@ async fn run(
                             return;
                         }
                     }
-                }
-                if req.send_initial_events && !send(bookmark(&req, last_rv, true)).await {
-                    return;
                 }
             }
         },
@@ -198,24 +207,5 @@ async fn run(
             _ = &mut timeout => return,
             _ = tx.closed() => return,
         }
-    }
-}
-
-/// Parses `resourceVersion` for a watch: empty and "0" mean "start from the current state".
-pub fn parse_resource_version(v: Option<&str>) -> Result<Option<u64>, ApiError> {
-    match v {
-        None | Some("") | Some("0") => Ok(None),
-        Some(s) => s.parse::<u64>().map(Some).map_err(|_| {
-            ApiError::invalid(
-                "",
-                "",
-                "",
-                vec![crate::error::field::invalid(
-                    "resourceVersion",
-                    &Value::String(s.to_string()),
-                    "must be a valid resource version",
-                )],
-            )
-        }),
     }
 }

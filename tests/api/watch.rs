@@ -41,8 +41,15 @@ async fn watch_sends_initial_state_then_live_events(#[future(awt)] server: TestS
         .await
         .expect("delete");
     let mut seen = Vec::new();
-    for _ in 0..3 {
+    while seen.len() < 3 {
         match events.next().await {
+            // kube-rs asks for bookmarks: the end of the initial events is marked by one.
+            Some(Ok(WatchEvent::Bookmark(b))) => {
+                assert_eq!(
+                    b.metadata.annotations.get("k8s.io/initial-events-end").map(String::as_str),
+                    Some("true")
+                );
+            }
             Some(Ok(WatchEvent::Added(ct))) => seen.push(("ADDED", name(&ct))),
             Some(Ok(WatchEvent::Modified(ct))) => seen.push(("MODIFIED", name(&ct))),
             Some(Ok(WatchEvent::Deleted(ct))) => seen.push(("DELETED", name(&ct))),

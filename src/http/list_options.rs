@@ -1,0 +1,361 @@
+//! List and watch query parameters (`metav1.ListOptions`): parsing, the apiserver's defaults,
+//! its validation (422 `ListOptions.meta.k8s.io "" is invalid`), and continue tokens.
+
+use base64::Engine;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::Query;
+use crate::error::{field, ApiError, StatusCause};
+use crate::store::ObjectKey;
+
+/// `resourceVersionMatch`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Match {
+    /// `NotOlderThan` (also what an unset match means when a resourceVersion is given).
+    NotOlderThan,
+    /// `Exact`.
+    Exact,
+}
+
+/// The list/watch options a request carries, validated.
+#[derive(Debug, Clone, Default)]
+pub struct ListOptions {
+    /// `watch=true`.
+    pub watch: bool,
+    /// `resourceVersion`, as given ("" when absent).
+    pub resource_version: String,
+    /// `resourceVersionMatch`.
+    pub resource_version_match: Option<Match>,
+    /// `limit` (0: no limit).
+    pub limit: usize,
+    /// `continue`, decoded.
+    pub continue_token: Option<ContinueToken>,
+    /// `sendInitialEvents`, after the apiserver's defaulting.
+    pub send_initial_events: Option<bool>,
+    /// `allowWatchBookmarks`.
+    pub allow_watch_bookmarks: bool,
+    /// `timeoutSeconds`.
+    pub timeout_seconds: Option<u64>,
+}
+
+impl ListOptions {
+    /// Parses and validates the options of a list (`watch == false`) or watch request.
+    pub fn parse(query: &Query, watch: bool) -> Result<ListOptions, ApiError> {
+        let resource_version = query.get("resourceVersion").unwrap_or("").to_string();
+        let raw_match = query.get("resourceVersionMatch").unwrap_or("");
+        let mut send_initial_events = query
+            .get("sendInitialEvents")
+            .map(|_| query.flag("sendInitialEvents"));
+        let raw_continue = query.get("continue").unwrap_or("");
+        let mut effective_match = raw_match.to_string();
+        // SetListOptionsDefaults (WatchList on): a legacy watch from "" or "0" is a watch that
+        // sends the initial state.
+        if watch
+            && send_initial_events.is_none()
+            && raw_match.is_empty()
+            && (resource_version.is_empty() || resource_version == "0")
+        {
+            send_initial_events = Some(true);
+            effective_match = "NotOlderThan".into();
+        }
+        let errs = validate(
+            watch,
+            &resource_version,
+            &effective_match,
+            send_initial_events,
+            !raw_continue.is_empty(),
+        );
+        if !errs.is_empty() {
+            return Err(ApiError::invalid("meta.k8s.io", "ListOptions", "", errs));
+        }
+        let limit = match query.get("limit") {
+            None | Some("") => 0,
+            Some(s) => s.parse::<i64>().map(|n| n.max(0) as usize).map_err(|_| {
+                ApiError::bad_request(format!("limit: Invalid value: {s:?}: must be an integer"))
+            })?,
+        };
+        let timeout_seconds = match query.get("timeoutSeconds") {
+            None | Some("") => None,
+            Some(s) => Some(s.parse::<u64>().map_err(|_| {
+                ApiError::bad_request(format!(
+                    "timeoutSeconds: Invalid value: {s:?}: must be a non-negative integer"
+                ))
+            })?),
+        };
+        let continue_token = if raw_continue.is_empty() {
+            None
+        } else {
+            if !resource_version.is_empty() && resource_version != "0" {
+                return Err(ApiError::bad_request(
+                    "specifying resource version is not allowed when using continue",
+                ));
+            }
+            Some(ContinueToken::decode(raw_continue)?)
+        };
+        Ok(ListOptions {
+            watch,
+            resource_version_match: match effective_match.as_str() {
+                "Exact" => Some(Match::Exact),
+                "NotOlderThan" => Some(Match::NotOlderThan),
+                _ => None,
+            },
+            resource_version,
+            limit,
+            continue_token,
+            send_initial_events,
+            allow_watch_bookmarks: query.flag("allowWatchBookmarks"),
+            timeout_seconds,
+        })
+    }
+
+    /// The resourceVersion as a number: `None` for "" (most recent); `Some(0)` for "0" (any).
+    pub fn resource_version(&self) -> Result<Option<u64>, ApiError> {
+        parse_resource_version(&self.resource_version)
+    }
+}
+
+/// Parses a resourceVersion parameter, with the apiserver's error for a malformed one.
+pub fn parse_resource_version(rv: &str) -> Result<Option<u64>, ApiError> {
+    if rv.is_empty() {
+        return Ok(None);
+    }
+    rv.parse::<u64>()
+        .map(Some)
+        .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv:?}")))
+}
+
+/// `ValidateListOptions` (with the WatchList feature on, as in current servers).
+fn validate(
+    watch: bool,
+    rv: &str,
+    matched: &str,
+    send_initial_events: Option<bool>,
+    has_continue: bool,
+) -> Vec<StatusCause> {
+    let mut errs = Vec::new();
+    let path = "resourceVersionMatch";
+    if watch {
+        if send_initial_events.is_some() && matched != "NotOlderThan" {
+            errs.push(field::forbidden(
+                path,
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            ));
+        }
+        if !matched.is_empty() {
+            if send_initial_events.is_none() {
+                errs.push(field::forbidden(
+                    path,
+                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                ));
+            }
+            if matched != "NotOlderThan" {
+                errs.push(field::not_supported(
+                    path,
+                    &Value::String(matched.into()),
+                    &["NotOlderThan"],
+                ));
+            }
+            if has_continue {
+                errs.push(field::forbidden(
+                    path,
+                    "resourceVersionMatch is forbidden when continue is provided",
+                ));
+            }
+        }
+        return errs;
+    }
+    if !matched.is_empty() {
+        if rv.is_empty() {
+            errs.push(field::forbidden(
+                path,
+                "resourceVersionMatch is forbidden unless resourceVersion is provided",
+            ));
+        }
+        if has_continue {
+            errs.push(field::forbidden(
+                path,
+                "resourceVersionMatch is forbidden when continue is provided",
+            ));
+        }
+        if matched != "Exact" && matched != "NotOlderThan" {
+            errs.push(field::not_supported(
+                path,
+                &Value::String(matched.into()),
+                &["Exact", "NotOlderThan", ""],
+            ));
+        }
+        if matched == "Exact" && rv == "0" {
+            errs.push(field::forbidden(
+                path,
+                "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+            ));
+        }
+    }
+    if send_initial_events.is_some() {
+        errs.push(field::forbidden(
+            "sendInitialEvents",
+            "sendInitialEvents is forbidden for list",
+        ));
+    }
+    errs
+}
+
+/// Where a paginated list continues: the snapshot's resourceVersion and the last key returned.
+/// Encoded like the apiserver's (base64 of `{"v","rv","start"}`); clients treat it as opaque.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContinueToken {
+    /// The resourceVersion every page is read at.
+    pub rv: u64,
+    /// The last key of the previous page.
+    pub after: ObjectKey,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Wire {
+    v: String,
+    rv: i64,
+    start: String,
+}
+
+impl ContinueToken {
+    /// The opaque string.
+    pub fn encode(&self) -> String {
+        let start = if self.after.namespace.is_empty() {
+            format!("{}\u{0}", self.after.name)
+        } else {
+            format!("{}/{}\u{0}", self.after.namespace, self.after.name)
+        };
+        let wire = Wire {
+            v: "meta.k8s.io/v1".into(),
+            rv: self.rv as i64,
+            start,
+        };
+        let json = serde_json::to_vec(&wire).unwrap_or_default();
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json)
+    }
+
+    /// Parses a token, with the apiserver's 400 for a malformed one.
+    pub fn decode(s: &str) -> Result<ContinueToken, ApiError> {
+        let bad = |why: &str| ApiError::bad_request(format!("continue key is not valid: {why}"));
+        let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(s.trim_end_matches('='))
+            .map_err(|e| bad(&e.to_string()))?;
+        let wire: Wire = serde_json::from_slice(&bytes).map_err(|e| bad(&e.to_string()))?;
+        if wire.v != "meta.k8s.io/v1" {
+            return Err(bad("server does not recognize this encoded key"));
+        }
+        if wire.rv <= 0 {
+            return Err(bad(
+                "incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
+            ));
+        }
+        let start = wire.start.trim_end_matches('\u{0}');
+        let after = match start.split_once('/') {
+            Some((ns, name)) => ObjectKey::new(ns, name),
+            None => ObjectKey::new("", start),
+        };
+        Ok(ContinueToken {
+            rv: wire.rv as u64,
+            after,
+        })
+    }
+}
+
+/// The 410 for a continue token whose snapshot is no longer kept.
+pub fn continue_expired() -> ApiError {
+    ApiError::gone("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn errors(query: &str, watch: bool) -> Vec<String> {
+        match ListOptions::parse(&Query::parse(query), watch) {
+            Ok(_) => Vec::new(),
+            Err(e) => e
+                .details
+                .map(|d| {
+                    d.causes
+                        .iter()
+                        .map(|c| format!("{}: {}", c.field, c.message))
+                        .collect()
+                })
+                .unwrap_or_else(|| vec![e.message]),
+        }
+    }
+
+    #[test]
+    fn list_rules() {
+        assert!(errors("", false).is_empty());
+        assert!(errors("resourceVersion=5&resourceVersionMatch=Exact", false).is_empty());
+        assert_eq!(
+            errors("resourceVersionMatch=Exact", false),
+            ["resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"]
+        );
+        assert_eq!(
+            errors("resourceVersion=0&resourceVersionMatch=Exact", false),
+            ["resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""]
+        );
+        assert_eq!(
+            errors("resourceVersion=1&resourceVersionMatch=Newest", false),
+            ["resourceVersionMatch: Unsupported value: \"Newest\": supported values: \"Exact\", \"NotOlderThan\", \"\""]
+        );
+        assert_eq!(
+            errors("sendInitialEvents=true", false),
+            ["sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list"]
+        );
+    }
+
+    #[test]
+    fn watch_rules() {
+        assert!(errors("", true).is_empty());
+        assert!(errors(
+            "sendInitialEvents=true&resourceVersionMatch=NotOlderThan",
+            true
+        )
+        .is_empty());
+        assert_eq!(
+            errors("resourceVersion=5&resourceVersionMatch=NotOlderThan", true),
+            ["resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"]
+        );
+        assert_eq!(
+            errors("sendInitialEvents=true", true),
+            ["resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"]
+        );
+        let legacy = ListOptions::parse(&Query::parse("resourceVersion=0"), true).expect("ok");
+        assert_eq!(
+            legacy.send_initial_events,
+            Some(true),
+            "defaulted like the apiserver"
+        );
+        let from_rv = ListOptions::parse(&Query::parse("resourceVersion=7"), true).expect("ok");
+        assert_eq!(from_rv.send_initial_events, None);
+    }
+
+    #[test]
+    fn continue_tokens_round_trip_and_reject_garbage() {
+        let t = ContinueToken {
+            rv: 42,
+            after: ObjectKey::new("ns", "name"),
+        };
+        assert_eq!(ContinueToken::decode(&t.encode()).expect("decodes"), t);
+        let cluster = ContinueToken {
+            rv: 7,
+            after: ObjectKey::new("", "n"),
+        };
+        assert_eq!(
+            ContinueToken::decode(&cluster.encode()).expect("decodes"),
+            cluster
+        );
+        for bad in ["", "!!", "e30", "eyJ2IjoieCIsInJ2IjoxLCJzdGFydCI6IiJ9"] {
+            let err = ContinueToken::decode(bad).expect_err(bad);
+            assert_eq!(err.code, 400, "{bad}");
+        }
+        assert_eq!(
+            errors("continue=abc&resourceVersion=5", false),
+            ["specifying resource version is not allowed when using continue"]
+        );
+    }
+}
