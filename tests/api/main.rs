@@ -7,5 +7,6 @@ mod discovery;
 mod errors;
 mod harness;
 mod lifecycle;
+mod list;
 mod server;
 mod watch;

@@ -46,7 +46,10 @@ async fn watch_sends_initial_state_then_live_events(#[future(awt)] server: TestS
             // kube-rs asks for bookmarks: the end of the initial events is marked by one.
             Some(Ok(WatchEvent::Bookmark(b))) => {
                 assert_eq!(
-                    b.metadata.annotations.get("k8s.io/initial-events-end").map(String::as_str),
+                    b.metadata
+                        .annotations
+                        .get("k8s.io/initial-events-end")
+                        .map(String::as_str),
                     Some("true")
                 );
             }
