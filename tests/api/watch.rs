@@ -149,3 +149,363 @@ async fn kube_runtime_watcher_converges(#[future(awt)] server: TestServer) {
         .expect("an object");
     assert_eq!(name(&second), "b");
 }
+
+#[rstest]
+#[tokio::test]
+async fn streaming_list_initial_events_then_bookmark(#[future(awt)] server: TestServer) {
+    server.install_crontab_crd().await;
+    server.create_crontab("default", "a").await;
+    server.create_crontab("default", "b").await;
+    let resp = server
+        .http
+        .get(server.url(
+            "/apis/stable.example.com/v1/namespaces/default/crontabs?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true",
+        ))
+        .send()
+        .await
+        .expect("watch");
+    assert_eq!(resp.status(), 200);
+    let mut body = resp.bytes_stream();
+    let mut buf = Vec::new();
+    let mut lines: Vec<serde_json::Value> = Vec::new();
+    while lines.len() < 3 {
+        let chunk = body.next().await.expect("more").expect("chunk");
+        buf.extend_from_slice(&chunk);
+        while let Some(pos) = buf.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = buf.drain(..=pos).collect();
+            lines.push(serde_json::from_slice(&line).expect("json line"));
+        }
+    }
+    assert_eq!(lines[0]["type"], "ADDED");
+    assert_eq!(lines[1]["type"], "ADDED");
+    assert_eq!(lines[2]["type"], "BOOKMARK");
+    assert_eq!(lines[2]["object"]["kind"], "CronTab");
+    assert_eq!(
+        lines[2]["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"],
+        "true"
+    );
+    assert_eq!(
+        lines[2]["object"]["metadata"]["resourceVersion"],
+        server.rv().to_string()
+    );
+}
+
+#[rstest]
+#[tokio::test]
+async fn kube_runtime_streaming_list_strategy(#[future(awt)] server: TestServer) {
+    server.install_crontab_crd().await;
+    server.create_crontab("default", "a").await;
+    let api = server.crontabs("default");
+    let mut stream = watcher(api.clone(), watcher::Config::default().streaming_lists()).boxed();
+    let mut initial = Vec::new();
+    loop {
+        match stream.try_next().await.expect("ok").expect("event") {
+            watcher::Event::Init => {}
+            watcher::Event::InitApply(ct) => initial.push(name(&ct)),
+            watcher::Event::InitDone => break,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(initial, ["a"]);
+    server.create_crontab("default", "b").await;
+    match stream.try_next().await.expect("ok").expect("event") {
+        watcher::Event::Apply(ct) => assert_eq!(name(&ct), "b"),
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[rstest]
+#[tokio::test]
+async fn reflector_store_converges(#[future(awt)] server: TestServer) {
+    use kube::runtime::reflector;
+    server.install_crontab_crd().await;
+    let api = server.crontabs("default");
+    for n in ["a", "b", "c"] {
+        server.create_crontab("default", n).await;
+    }
+    let (reader, writer) = reflector::store::<CronTab>();
+    let stream = reflector(writer, watcher(api.clone(), watcher::Config::default()))
+        .applied_objects()
+        .boxed();
+    let task = tokio::spawn(async move {
+        let mut stream = stream;
+        while stream.try_next().await.ok().flatten().is_some() {}
+    });
+    reader.wait_until_ready().await.expect("ready");
+    api.delete("b", &DeleteParams::default())
+        .await
+        .expect("delete");
+    server.create_crontab("default", "d").await;
+    api.patch(
+        "c",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"image": "changed"}})),
+    )
+    .await
+    .expect("patch");
+    let want = |names: &[&str], image_c: &str| {
+        let mut state: Vec<String> = reader.state().iter().map(|c| name(c)).collect();
+        state.sort();
+        let c_image = reader
+            .state()
+            .iter()
+            .find(|c| name(c) == "c")
+            .map(|c| c.spec.image.clone());
+        state == names && c_image.as_deref() == Some(image_c)
+    };
+    let mut converged = false;
+    for _ in 0..500 {
+        if want(&["a", "c", "d"], "changed") {
+            converged = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    task.abort();
+    assert!(converged, "reflector store converges to the server's state");
+}
+
+#[rstest]
+#[tokio::test]
+async fn a_controller_reconciles_creates_updates_and_deletes(#[future(awt)] server: TestServer) {
+    use kube::runtime::controller::{Action, Controller};
+    use std::sync::{Arc, Mutex};
+    server.install_crontab_crd().await;
+    let api = server.crontabs("default");
+    let seen: Arc<Mutex<Vec<(String, Option<String>)>>> = Arc::default();
+    let ctx = seen.clone();
+    let controller = Controller::new(api.clone(), watcher::Config::default())
+        .run(
+            |ct: Arc<CronTab>, seen: Arc<Arc<Mutex<Vec<(String, Option<String>)>>>>| async move {
+                seen.lock()
+                    .expect("lock")
+                    .push((name(&ct), Some(ct.spec.image.clone())));
+                Ok::<_, kube::Error>(Action::await_change())
+            },
+            |_, _, _| Action::await_change(),
+            Arc::new(ctx),
+        )
+        .for_each(|_| async {});
+    let task = tokio::spawn(controller);
+    server.create_crontab("default", "watched").await;
+    api.patch(
+        "watched",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"image": "v2"}})),
+    )
+    .await
+    .expect("patch");
+    let mut reconciled_v2 = false;
+    for _ in 0..500 {
+        if seen
+            .lock()
+            .expect("lock")
+            .iter()
+            .any(|(n, img)| n == "watched" && img.as_deref() == Some("v2"))
+        {
+            reconciled_v2 = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    task.abort();
+    assert!(reconciled_v2, "the reconcile loop saw the update");
+    assert!(seen
+        .lock()
+        .expect("lock")
+        .iter()
+        .any(|(n, _)| n == "watched"));
+}
+
+#[rstest]
+#[tokio::test]
+async fn selectors_on_watch_turn_changes_into_added_and_deleted(#[future(awt)] server: TestServer) {
+    server.install_crontab_crd().await;
+    server.create_crontab("default", "x").await;
+    let api = server.crontabs("default");
+    let rv = server.rv().to_string();
+    let mut events = api
+        .watch(&WatchParams::default().labels("tier=web"), &rv)
+        .await
+        .expect("watch")
+        .boxed();
+    let label = |v: Option<&str>| Patch::Merge(json!({"metadata": {"labels": {"tier": v}}}));
+    api.patch("x", &PatchParams::default(), &label(Some("web")))
+        .await
+        .expect("label");
+    api.patch(
+        "x",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"image": "i2"}})),
+    )
+    .await
+    .expect("patch");
+    api.patch("x", &PatchParams::default(), &label(Some("db")))
+        .await
+        .expect("relabel");
+    api.patch(
+        "x",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"image": "i3"}})),
+    )
+    .await
+    .expect("patch");
+    api.patch("x", &PatchParams::default(), &label(Some("web")))
+        .await
+        .expect("back");
+    let mut kinds = Vec::new();
+    while kinds.len() < 4 {
+        match events.next().await.expect("event").expect("ok") {
+            WatchEvent::Added(_) => kinds.push("ADDED"),
+            WatchEvent::Modified(_) => kinds.push("MODIFIED"),
+            WatchEvent::Deleted(_) => kinds.push("DELETED"),
+            WatchEvent::Bookmark(_) => {}
+            WatchEvent::Error(e) => panic!("{e:?}"),
+        }
+    }
+    assert_eq!(kinds, ["ADDED", "MODIFIED", "DELETED", "ADDED"]);
+
+    let (status, body) = server
+        .get("/apis/stable.example.com/v1/namespaces/default/crontabs?watch=1&fieldSelector=spec.image%3Dx")
+        .await;
+    assert_eq!(status, 400);
+    assert_eq!(body["message"], "\"spec.image\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"");
+}
+
+#[tokio::test]
+async fn bookmarks_arrive_periodically() {
+    let handle = kubefake::Server::builder()
+        .bookmark_interval(std::time::Duration::from_millis(20))
+        .start()
+        .await
+        .expect("start");
+    let client = handle.client().expect("client");
+    let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(client);
+    let rv = handle.state().store.current_rv().to_string();
+    let mut events = namespaces
+        .watch(&WatchParams::default(), &rv)
+        .await
+        .expect("watch")
+        .boxed();
+    match events.next().await {
+        Some(Ok(WatchEvent::Bookmark(b))) => assert_eq!(b.metadata.resource_version, rv),
+        other => panic!("expected a bookmark, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn old_resource_version_then_relist_succeeds() {
+    let handle = kubefake::Server::builder()
+        .history_size(3)
+        .start()
+        .await
+        .expect("start");
+    let client = handle.client().expect("client");
+    let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(client);
+    for i in 0..5 {
+        let ns: k8s_openapi::api::core::v1::Namespace =
+            serde_json::from_value(json!({"metadata": {"name": format!("n{i}")}})).expect("ns");
+        namespaces
+            .create(&Default::default(), &ns)
+            .await
+            .expect("create");
+    }
+    let mut events = namespaces
+        .watch(&WatchParams::default(), "2")
+        .await
+        .expect("watch")
+        .boxed();
+    assert!(matches!(events.next().await, Some(Ok(WatchEvent::Error(ref s))) if s.code == 410));
+    // The client re-lists and watches from the list's resourceVersion.
+    let list = namespaces.list(&Default::default()).await.expect("relist");
+    assert_eq!(list.items.len(), 9);
+    let rv = list.metadata.resource_version.expect("rv");
+    let mut events = namespaces
+        .watch(&WatchParams::default(), &rv)
+        .await
+        .expect("watch")
+        .boxed();
+    let ns: k8s_openapi::api::core::v1::Namespace =
+        serde_json::from_value(json!({"metadata": {"name": "after"}})).expect("ns");
+    namespaces
+        .create(&Default::default(), &ns)
+        .await
+        .expect("create");
+    match events.next().await {
+        Some(Ok(WatchEvent::Added(ns))) => assert_eq!(ns.metadata.name.as_deref(), Some("after")),
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_watcher_that_falls_behind_gets_410_not_a_gap() {
+    let handle = kubefake::Server::builder()
+        .watch_buffer(4)
+        .start()
+        .await
+        .expect("start");
+    let url = format!(
+        "{}/api/v1/namespaces?watch=1&resourceVersion={}",
+        handle.url(),
+        handle.state().store.current_rv()
+    );
+    let resp = reqwest::get(&url).await.expect("watch");
+    // Do not read while many large writes happen: once the socket buffers are full, the
+    // watcher falls behind.
+    let http = reqwest::Client::new();
+    let big = "x".repeat(200 * 1024);
+    for i in 0..150 {
+        let r = http
+            .post(format!("{}/api/v1/namespaces", handle.url()))
+            .json(&json!({"metadata": {"name": format!("lag-{i}"), "annotations": {"big": big}}}))
+            .send()
+            .await
+            .expect("create");
+        assert_eq!(r.status(), 201);
+    }
+    let text = tokio::time::timeout(std::time::Duration::from_secs(10), resp.text())
+        .await
+        .expect("the stream ends")
+        .expect("body");
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    let last = lines.last().expect("some events");
+    assert_eq!(last["type"], "ERROR");
+    assert_eq!(last["object"]["code"], 410);
+    assert_eq!(last["object"]["reason"], "Expired");
+    // Everything before the error is an unbroken prefix of the writes.
+    let names: Vec<&str> = lines[..lines.len() - 1]
+        .iter()
+        .map(|l| l["object"]["metadata"]["name"].as_str().unwrap_or(""))
+        .collect();
+    for (i, n) in names.iter().enumerate() {
+        assert_eq!(*n, format!("lag-{i}"));
+    }
+    assert!(names.len() < 150);
+}
+
+#[tokio::test]
+async fn timeout_seconds_ends_the_stream() {
+    let handle = kubefake::Server::start().await.expect("start");
+    let url = format!(
+        "{}/api/v1/namespaces?watch=1&timeoutSeconds=1",
+        handle.url()
+    );
+    let text = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        reqwest::get(&url)
+            .await
+            .expect("watch")
+            .text()
+            .await
+            .expect("body")
+    })
+    .await
+    .expect("the server ends the stream");
+    assert_eq!(
+        text.lines().count(),
+        4,
+        "the initial namespaces, then the end"
+    );
+}
