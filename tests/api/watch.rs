@@ -272,11 +272,12 @@ async fn a_controller_reconciles_creates_updates_and_deletes(#[future(awt)] serv
     use std::sync::{Arc, Mutex};
     server.install_crontab_crd().await;
     let api = server.crontabs("default");
-    let seen: Arc<Mutex<Vec<(String, Option<String>)>>> = Arc::default();
+    type Seen = Arc<Mutex<Vec<(String, Option<String>)>>>;
+    let seen: Seen = Arc::default();
     let ctx = seen.clone();
     let controller = Controller::new(api.clone(), watcher::Config::default())
         .run(
-            |ct: Arc<CronTab>, seen: Arc<Arc<Mutex<Vec<(String, Option<String>)>>>>| async move {
+            |ct: Arc<CronTab>, seen: Arc<Seen>| async move {
                 seen.lock()
                     .expect("lock")
                     .push((name(&ct), Some(ct.spec.image.clone())));
