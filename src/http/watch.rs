@@ -86,6 +86,21 @@ pub fn serve(state: Arc<State>, req: WatchRequest) -> Response {
     resp
 }
 
+/// The frame a watcher sends for a store event, if any. In the storage version the frame is
+/// built once per event and shared by every watcher.
+fn event_frame(req: &WatchRequest, event: &Event) -> Option<Bytes> {
+    let (kind, obj) = translate(req, event)?;
+    if req.resource.version == req.resource.storage_version {
+        let kind_type = match kind {
+            "ADDED" => EventType::Added,
+            "MODIFIED" => EventType::Modified,
+            _ => EventType::Deleted,
+        };
+        return Some(event.frame(kind_type, || frame(kind, &obj.json)));
+    }
+    Some(frame(kind, &encode_object(&req.resource, &obj)))
+}
+
 /// Decides what a watcher sees of one store event.
 fn translate(req: &WatchRequest, event: &Event) -> Option<(&'static str, Arc<StoredObject>)> {
     if event.resource != req.resource.gr {
@@ -160,8 +175,8 @@ async fn run(
                 last_rv = rv;
                 for event in replay {
                     last_rv = last_rv.max(event.rv);
-                    if let Some((kind, obj)) = translate(&req, &event) {
-                        if !send(frame(kind, &encode_object(&req.resource, &obj))).await {
+                    if let Some(f) = event_frame(&req, &event) {
+                        if !send(f).await {
                             return;
                         }
                     }
@@ -183,8 +198,8 @@ async fn run(
                         continue;
                     }
                     last_rv = event.rv;
-                    if let Some((kind, obj)) = translate(&req, &event) {
-                        if !send(frame(kind, &encode_object(&req.resource, &obj))).await {
+                    if let Some(f) = event_frame(&req, &event) {
+                        if !send(f).await {
                             return;
                         }
                     }

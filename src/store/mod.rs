@@ -131,6 +131,40 @@ pub struct Event {
     /// The state before this change (none for `Added`); selectors need it to turn a change that
     /// stops matching into a DELETED for the watcher.
     pub prev: Option<Arc<StoredObject>>,
+    /// Wire frames of this event, one per watch event type (ADDED, MODIFIED, DELETED), built by
+    /// the first watcher that needs one so that fan-out to many watchers serialises once.
+    pub frames: [std::sync::OnceLock<Bytes>; 3],
+}
+
+impl Event {
+    fn new(
+        rv: u64,
+        kind: EventType,
+        resource: GroupResource,
+        key: ObjectKey,
+        object: Arc<StoredObject>,
+        prev: Option<Arc<StoredObject>>,
+    ) -> Arc<Event> {
+        Arc::new(Event {
+            rv,
+            kind,
+            resource,
+            key,
+            object,
+            prev,
+            frames: Default::default(),
+        })
+    }
+
+    /// The frame for a watch event type, built once with `build`.
+    pub fn frame(&self, kind: EventType, build: impl FnOnce() -> Bytes) -> Bytes {
+        let slot = match kind {
+            EventType::Added => &self.frames[0],
+            EventType::Modified => &self.frames[1],
+            EventType::Deleted => &self.frames[2],
+        };
+        slot.get_or_init(build).clone()
+    }
 }
 
 type Table = imbl::OrdMap<ObjectKey, Arc<StoredObject>>;
@@ -224,14 +258,8 @@ impl Txn {
         } else {
             EventType::Added
         };
-        self.events.push(Arc::new(Event {
-            rv,
-            kind,
-            resource: gr.clone(),
-            key,
-            object: obj.clone(),
-            prev,
-        }));
+        self.events
+            .push(Event::new(rv, kind, gr.clone(), key, obj.clone(), prev));
         Ok(obj)
     }
 
@@ -253,14 +281,14 @@ impl Txn {
         let rv = self.snap.rv + 1;
         self.snap.rv = rv;
         let last = StoredObject::new(prev.value.clone(), rv)?;
-        self.events.push(Arc::new(Event {
+        self.events.push(Event::new(
             rv,
-            kind: EventType::Deleted,
-            resource: gr.clone(),
-            key: key.clone(),
-            object: last.clone(),
-            prev: Some(prev),
-        }));
+            EventType::Deleted,
+            gr.clone(),
+            key.clone(),
+            last.clone(),
+            Some(prev),
+        ));
         Ok(Some(last))
     }
 }
@@ -403,6 +431,12 @@ impl Store {
     /// subscribing) to replay from a resourceVersion without a gap.
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
         self.events.subscribe()
+    }
+
+    /// How many subscriptions are open (watch streams and waiting reads): lets tests prove
+    /// that a closed stream released its subscription.
+    pub fn watcher_count(&self) -> usize {
+        self.events.receiver_count()
     }
 
     /// The oldest resourceVersion a watch can still resume from.

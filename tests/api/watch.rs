@@ -510,3 +510,144 @@ async fn timeout_seconds_ends_the_stream() {
         "the initial namespaces, then the end"
     );
 }
+
+#[rstest]
+#[tokio::test]
+async fn a_client_disconnect_frees_the_watch(#[future(awt)] server: TestServer) {
+    let store = &server.handle.state().store;
+    let before = store.watcher_count();
+    let resp = server
+        .http
+        .get(server.url("/api/v1/namespaces?watch=1"))
+        .send()
+        .await
+        .expect("watch");
+    assert_eq!(resp.status(), 200);
+    assert_eq!(store.watcher_count(), before + 1);
+    drop(resp);
+    let mut freed = false;
+    for _ in 0..500 {
+        // A write wakes the stream so it notices the closed connection.
+        server
+            .post(
+                "/api/v1/namespaces",
+                &json!({"metadata": {"generateName": "wake-"}}),
+            )
+            .await;
+        if store.watcher_count() == before {
+            freed = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert!(freed, "the stream's subscription is released");
+}
+
+/// N writers and M watchers: every watcher sees the same strictly increasing sequence of
+/// resourceVersions, every write it could see, and the final state equals the store.
+#[rstest]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_writers_and_watchers_agree(#[future(awt)] server: TestServer) {
+    const WRITERS: usize = 4;
+    const WRITES: usize = 50;
+    const WATCHERS: usize = 5;
+    server.install_crontab_crd().await;
+    let api = server.crontabs("default");
+    let start_rv = server.rv().to_string();
+    let mut watchers = Vec::new();
+    for _ in 0..WATCHERS {
+        let stream = api
+            .watch(&WatchParams::default(), &start_rv)
+            .await
+            .expect("watch")
+            .boxed();
+        watchers.push(tokio::spawn(async move {
+            let mut stream = stream;
+            let mut seen: Vec<(u64, String, String)> = Vec::new();
+            let total = WRITERS * WRITES * 2; // a create and an update each
+            while seen.len() < total {
+                let (kind, ct) = match stream.next().await.expect("event").expect("ok") {
+                    WatchEvent::Added(ct) => ("ADDED", ct),
+                    WatchEvent::Modified(ct) => ("MODIFIED", ct),
+                    WatchEvent::Bookmark(_) => continue,
+                    other => panic!("unexpected {other:?}"),
+                };
+                let rv: u64 = ct
+                    .metadata
+                    .resource_version
+                    .clone()
+                    .unwrap_or_default()
+                    .parse()
+                    .expect("rv");
+                seen.push((rv, kind.to_string(), name(&ct)));
+            }
+            seen
+        }));
+    }
+    let mut writers = Vec::new();
+    for w in 0..WRITERS {
+        let api = api.clone();
+        writers.push(tokio::spawn(async move {
+            for i in 0..WRITES {
+                let ct = CronTab::new(
+                    &format!("w{w}-{i}"),
+                    crate::harness::CronTabSpec {
+                        cron_spec: "x".into(),
+                        image: "v1".into(),
+                        replicas: None,
+                    },
+                );
+                api.create(&Default::default(), &ct).await.expect("create");
+                api.patch(
+                    &format!("w{w}-{i}"),
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({"spec": {"image": "v2"}})),
+                )
+                .await
+                .expect("update");
+            }
+        }));
+    }
+    for w in writers {
+        w.await.expect("writer");
+    }
+    let mut sequences = Vec::new();
+    for w in watchers {
+        sequences.push(w.await.expect("watcher"));
+    }
+    let first = &sequences[0];
+    for seq in &sequences {
+        assert_eq!(seq, first, "every watcher sees the same sequence");
+        assert!(
+            seq.windows(2).all(|p| p[0].0 < p[1].0),
+            "strictly increasing"
+        );
+    }
+    // No gap: the resourceVersions are exactly the writes after the start.
+    let start: u64 = start_rv.parse().expect("rv");
+    let rvs: Vec<u64> = first.iter().map(|e| e.0).collect();
+    let expected: Vec<u64> = (start + 1..=start + (WRITERS * WRITES * 2) as u64).collect();
+    assert_eq!(rvs, expected);
+    // Replaying the events gives the store's final state.
+    let mut state = std::collections::BTreeMap::new();
+    for (rv, _, name) in first {
+        state.insert(name.clone(), *rv);
+    }
+    let list = api.list(&Default::default()).await.expect("list");
+    let actual: std::collections::BTreeMap<String, u64> = list
+        .items
+        .iter()
+        .map(|c| {
+            (
+                name(c),
+                c.metadata
+                    .resource_version
+                    .clone()
+                    .unwrap_or_default()
+                    .parse()
+                    .expect("rv"),
+            )
+        })
+        .collect();
+    assert_eq!(state, actual);
+}
