@@ -46,6 +46,42 @@ pub struct DeleteOptions {
     pub grace_period_seconds: Option<i64>,
     /// `dryRun: [All]`.
     pub dry_run: bool,
+    /// `propagationPolicy` (or the legacy `orphanDependents`).
+    pub propagation: Option<Propagation>,
+}
+
+/// How a delete treats the objects that name the deleted one as owner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Propagation {
+    /// Delete the owner now, its dependents afterwards.
+    Background,
+    /// Delete the dependents first; the owner waits with the `foregroundDeletion` finalizer.
+    Foreground,
+    /// Keep the dependents, without the reference; the owner waits with the `orphan` finalizer.
+    Orphan,
+}
+
+impl Propagation {
+    /// Parses `propagationPolicy`.
+    pub fn parse(s: &str) -> Option<Propagation> {
+        match s {
+            "Background" => Some(Propagation::Background),
+            "Foreground" => Some(Propagation::Foreground),
+            "Orphan" => Some(Propagation::Orphan),
+            _ => None,
+        }
+    }
+
+    /// The finalizer that holds the owner, if any.
+    fn finalizer(self) -> Option<&'static str> {
+        match self {
+            Propagation::Background => None,
+            Propagation::Foreground => {
+                Some(crate::controllers::garbage_collector::FOREGROUND_FINALIZER)
+            }
+            Propagation::Orphan => Some(crate::controllers::garbage_collector::ORPHAN_FINALIZER),
+        }
+    }
 }
 
 /// What a DELETE produced.
@@ -177,7 +213,8 @@ pub fn create(
         });
         match result {
             Ok(stored) => {
-                return Ok(controllers::after_commit(state, res, &stored).unwrap_or(stored));
+                controllers::after_commit(state, res, &stored);
+                return Ok(latest(state, res, stored));
             }
             Err(e) if e.reason == DRY_RUN_SENTINEL.reason => {
                 return Ok(Arc::new(dry_run_object(obj, state.store.current_rv())));
@@ -328,7 +365,8 @@ pub fn update(
                     controllers::after_remove(state, res, &stored);
                     return Ok(stored);
                 }
-                return Ok(controllers::after_commit(state, res, &stored).unwrap_or(stored));
+                controllers::after_commit(state, res, &stored);
+                return Ok(latest(state, res, stored));
             }
             None if retry_on_conflict => continue,
             None => {
@@ -450,6 +488,13 @@ pub fn delete(
         }
         let mut obj = old.value.clone();
         res.strategy.prepare_for_delete(&mut obj);
+        if let Some(finalizer) = opts.propagation.and_then(Propagation::finalizer) {
+            let mut list = finalizers(&obj);
+            if !list.iter().any(|f| f == finalizer) {
+                list.push(finalizer.to_string());
+                meta_mut(&mut obj).insert("finalizers".into(), json!(list));
+            }
+        }
         let graceful = has_finalizers(res, &obj);
         if graceful {
             let meta = meta_mut(&mut obj);
@@ -494,12 +539,18 @@ pub fn delete(
     }
 }
 
-/// Removes an object without any checks: for controllers finishing a deletion.
-pub fn remove(state: &State, res: &ApiResource, key: &ObjectKey) -> Result<(), ApiError> {
-    if let Some(stored) = state.store.write(|txn| txn.remove(&res.gr, key))? {
-        controllers::after_remove(state, res, &stored);
+/// The object's state after the controllers reacted to a write (a CRD they established, say), or
+/// the written state when they removed it.
+fn latest(state: &State, res: &ApiResource, written: Arc<StoredObject>) -> Arc<StoredObject> {
+    let ns = meta_str(&written.value, "namespace");
+    let key = ObjectKey::new(
+        if res.namespaced { ns } else { "" },
+        meta_str(&written.value, "name"),
+    );
+    match state.store.snapshot().get(&res.gr, &key) {
+        Some(now) if meta_str(&now.value, "uid") == meta_str(&written.value, "uid") => now,
+        _ => written,
     }
-    Ok(())
 }
 
 /// The `Status` a DELETE returns when the object is gone at once.

@@ -1,134 +1,178 @@
 //! CRD naming, establishing and cleanup (apiextensions-apiserver's naming, establishing and
-//! finalizer controllers in one step).
+//! finalizer controllers).
 
-use std::sync::Arc;
+use std::collections::BTreeSet;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::apiextensions::{self, Crd, CLEANUP_FINALIZER};
 use crate::error::ApiError;
+use crate::rest::{self, DeleteOptions};
 use crate::state::State;
-use crate::store::{GroupResource, ObjectKey, StoredObject, Txn};
+use crate::store::{GroupResource, ObjectKey};
 use crate::strategy::builtin::{reconcile_names, set_condition};
-use crate::strategy::object_meta::{finalizers, meta_mut, now_rfc3339};
+use crate::strategy::object_meta::{finalizers, meta_mut};
 
 /// The CRD table.
 pub fn crds_gr() -> GroupResource {
     GroupResource::new(apiextensions::GROUP, "customresourcedefinitions")
 }
 
-/// Brings one CRD to its desired state: names accepted and established, or, when it is being
-/// deleted, its objects removed and then the CRD itself. Refreshes the registry and returns the
-/// CRD's latest state (`None` once it is gone).
-pub fn reconcile(state: &State, name: &str) -> Option<Arc<StoredObject>> {
-    let result = state.store.write(|txn| reconcile_in(txn, name));
-    state.refresh_registry();
-    match result {
-        Ok(latest) => latest,
-        Err(e) => {
-            tracing::error!(error = %e, crd = name, "reconciling CRD");
-            state
-                .store
-                .snapshot()
-                .get(&crds_gr(), &ObjectKey::new("", name))
-        }
-    }
-}
-
-fn reconcile_in(txn: &mut Txn, name: &str) -> Result<Option<Arc<StoredObject>>, ApiError> {
-    let gr = crds_gr();
+/// Brings one CRD to its desired state: names accepted and established; or, once it is being
+/// deleted, its objects deleted and then the CRD itself. The registry follows every change.
+pub fn reconcile(state: &State, name: &str) {
     let key = ObjectKey::new("", name);
-    let Some(current) = txn.view().get(&gr, &key) else {
-        return Ok(None);
-    };
-    let mut obj = current.value.clone();
-    let deleting = obj["metadata"].get("deletionTimestamp").is_some();
-    if !deleting {
+    let deleting = state.store.write(|txn| {
+        let gr = crds_gr();
+        let Some(current) = txn.view().get(&gr, &key) else {
+            return Ok(None);
+        };
+        if current.metadata().get("deletionTimestamp").is_some() {
+            return Ok(Some(current));
+        }
         let others: Vec<Crd> = txn
             .view()
             .list(&gr, None)
             .filter(|(k, _)| k.name != name)
             .filter_map(|(_, o)| Crd::from_value(&o.value))
             .collect();
+        let mut obj = current.value.clone();
         reconcile_names(&mut obj, &others);
-        if obj == current.value {
-            return Ok(Some(current));
+        if obj != current.value {
+            txn.put(&gr, key.clone(), obj)?;
         }
-        return txn.put(&gr, key, obj).map(Some);
+        Ok(None)
+    });
+    state.refresh_registry();
+    match deleting {
+        Ok(Some(crd))
+            if finalizers(&crd.value)
+                .iter()
+                .any(|f| f == CLEANUP_FINALIZER) =>
+        {
+            if let Err(e) = clean_up(state, name) {
+                tracing::error!(error = %e, crd = name, "deleting the objects of a CRD");
+            }
+        }
+        Ok(_) => {}
+        Err(e) => tracing::error!(error = %e, crd = name, "naming a CRD"),
     }
-    if !finalizers(&obj).iter().any(|f| f == CLEANUP_FINALIZER) {
-        return Ok(Some(current));
-    }
-    let Some(crd) = Crd::from_value(&obj) else {
-        return Ok(Some(current));
+}
+
+/// Sets a condition on the stored CRD (the controllers' UpdateStatus).
+fn update_crd(state: &State, name: &str, change: impl Fn(&mut Value)) -> Result<(), ApiError> {
+    state.store.write(|txn| {
+        let key = ObjectKey::new("", name);
+        let Some(current) = txn.view().get(&crds_gr(), &key) else {
+            return Ok(());
+        };
+        let mut obj = current.value.clone();
+        change(&mut obj);
+        if obj != current.value {
+            txn.put(&crds_gr(), key, obj)?;
+        }
+        Ok(())
+    })
+}
+
+/// The finalizer controller: delete every object, then let the CRD go.
+fn clean_up(state: &State, name: &str) -> Result<(), ApiError> {
+    let Some(crd) = state
+        .store
+        .snapshot()
+        .get(&crds_gr(), &ObjectKey::new("", name))
+        .and_then(|o| Crd::from_value(&o.value))
+    else {
+        return Ok(());
     };
-    set_condition(
-        &mut obj,
-        "Terminating",
-        "True",
-        "InstanceDeletionInProgress",
-        "CustomResource deletion is in progress",
-    );
-    if obj != current.value {
-        txn.put(&gr, key.clone(), obj.clone())?;
-    }
+    update_crd(state, name, |obj| {
+        set_condition(
+            obj,
+            "Terminating",
+            "True",
+            "InstanceDeletionInProgress",
+            "CustomResource deletion is in progress",
+        );
+    })?;
     let plural = if crd.accepted_names.plural.is_empty() {
         &crd.spec.names.plural
     } else {
         &crd.accepted_names.plural
     };
-    let remaining = delete_all(txn, &GroupResource::new(&crd.spec.group, plural), None)?;
-    if remaining > 0 {
-        return Ok(txn.view().get(&gr, &key));
+    let gr = GroupResource::new(&crd.spec.group, plural);
+    if let Some(res) = state
+        .registry()
+        .by_group_resource(&gr)
+        .filter(|_| crd.established)
+    {
+        let keys: Vec<ObjectKey> = state
+            .store
+            .snapshot()
+            .list(&gr, None)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in keys {
+            let already = state
+                .store
+                .snapshot()
+                .get(&gr, &key)
+                .is_some_and(|o| o.metadata().get("deletionTimestamp").is_some());
+            if already {
+                continue;
+            }
+            match rest::delete(
+                state,
+                &res,
+                &key.namespace,
+                &key.name,
+                &DeleteOptions::default(),
+            ) {
+                Ok(_) => {}
+                Err(e) if e.code == 404 => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    if state.store.snapshot().count(&gr) > 0 {
+        return Ok(());
     }
     let (reason, message) = if crd.established {
         ("InstanceDeletionCompleted", "removed all instances")
     } else {
         ("NeverEstablished", "resource was never established")
     };
-    set_condition(&mut obj, "Terminating", "False", reason, message);
-    let left: Vec<Value> = finalizers(&obj)
-        .into_iter()
-        .filter(|f| f != CLEANUP_FINALIZER)
-        .map(Value::String)
-        .collect();
-    let done = left.is_empty();
-    meta_mut(&mut obj).insert("finalizers".into(), Value::Array(left));
-    if done {
-        txn.remove(&gr, &key)?;
+    let removed = state.store.write(|txn| {
+        let key = ObjectKey::new("", name);
+        let Some(current) = txn.view().get(&crds_gr(), &key) else {
+            return Ok(None);
+        };
+        let mut obj = current.value.clone();
+        set_condition(&mut obj, "Terminating", "False", reason, message);
+        let left: BTreeSet<String> = finalizers(&obj)
+            .into_iter()
+            .filter(|f| f != CLEANUP_FINALIZER)
+            .collect();
+        if left.is_empty() {
+            return txn.remove(&crds_gr(), &key);
+        }
+        let list: Vec<Value> = finalizers(&obj)
+            .into_iter()
+            .filter(|f| f != CLEANUP_FINALIZER)
+            .map(Value::String)
+            .collect();
+        meta_mut(&mut obj).insert("finalizers".into(), Value::Array(list));
+        txn.put(&crds_gr(), key, obj)?;
         Ok(None)
-    } else {
-        txn.put(&gr, key, obj).map(Some)
-    }
-}
-
-/// Deletes every object of a table (in one namespace, when given) the way a DeleteCollection
-/// does: objects without finalizers go at once, the others get a deletionTimestamp. Returns how
-/// many are still present.
-pub fn delete_all(
-    txn: &mut Txn,
-    gr: &GroupResource,
-    namespace: Option<&str>,
-) -> Result<usize, ApiError> {
-    let objects: Vec<(ObjectKey, Arc<StoredObject>)> = txn
-        .view()
-        .list(gr, namespace)
-        .map(|(k, o)| (k.clone(), o.clone()))
-        .collect();
-    let mut remaining = 0;
-    for (key, obj) in objects {
-        if finalizers(&obj.value).is_empty() {
-            txn.remove(gr, &key)?;
-            continue;
-        }
-        remaining += 1;
-        if obj.metadata().get("deletionTimestamp").is_none() {
-            let mut marked = obj.value.clone();
-            let meta = meta_mut(&mut marked);
-            meta.insert("deletionTimestamp".into(), json!(now_rfc3339()));
-            meta.insert("deletionGracePeriodSeconds".into(), json!(0));
-            txn.put(gr, key, marked)?;
+    })?;
+    if let Some(gone) = removed {
+        if let Some(res) =
+            state
+                .registry()
+                .resolve(apiextensions::GROUP, "v1", "customresourcedefinitions")
+        {
+            super::after_remove(state, &res, &gone);
         }
     }
-    Ok(remaining)
+    state.refresh_registry();
+    Ok(())
 }

@@ -1,91 +1,176 @@
 //! Namespace lifecycle (kube-controller-manager's namespace controller): once a namespace is
-//! being deleted, delete everything in it, then remove the `kubernetes` finalizer so the
-//! namespace itself goes.
+//! being deleted, delete everything in it, report progress in its conditions, then remove the
+//! `kubernetes` finalizer so the namespace itself goes.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::crd::delete_all;
 use crate::error::ApiError;
-use crate::rest::namespaces_gr;
+use crate::rest::{self, namespaces_gr, DeleteOptions};
 use crate::state::State;
-use crate::store::{ObjectKey, StoredObject, Txn};
-use crate::strategy::builtin::NAMESPACE_FINALIZER;
+use crate::store::ObjectKey;
+use crate::strategy::builtin::{set_condition, NAMESPACE_FINALIZER};
 use crate::strategy::object_meta::finalizers;
 
-/// Deletes the content of a terminating namespace and finishes it when nothing is left. Returns
-/// the namespace's latest state (`None` once it is gone).
-pub fn reconcile(state: &State, name: &str) -> Option<Arc<StoredObject>> {
+/// Whether a namespace exists and is being deleted.
+pub fn is_terminating(state: &State, namespace: &str) -> bool {
+    state
+        .store
+        .snapshot()
+        .get(&namespaces_gr(), &ObjectKey::new("", namespace))
+        .is_some_and(|ns| ns.metadata().get("deletionTimestamp").is_some())
+}
+
+/// Deletes the content of a terminating namespace and finishes it when nothing is left.
+pub fn reconcile(state: &State, name: &str) {
+    if !is_terminating(state, name) {
+        return;
+    }
+    if let Err(e) = delete_content(state, name) {
+        tracing::error!(error = %e, namespace = name, "deleting namespace content");
+    }
+}
+
+fn delete_content(state: &State, name: &str) -> Result<(), ApiError> {
     let resources: Vec<_> = state
         .registry()
         .each_resource()
         .into_iter()
         .filter(|r| r.namespaced)
-        .map(|r| r.gr.clone())
         .collect();
-    let result = state.store.write(|txn| {
+    for res in &resources {
+        let pending: Vec<ObjectKey> = state
+            .store
+            .snapshot()
+            .list(&res.gr, Some(name))
+            .filter(|(_, o)| o.metadata().get("deletionTimestamp").is_none())
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in pending {
+            match rest::delete(state, res, name, &key.name, &DeleteOptions::default()) {
+                Ok(_) => {}
+                Err(e) if e.code == 404 => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    // What is left waits for finalizers; the conditions say what.
+    let snap = state.store.snapshot();
+    let mut remaining: BTreeMap<String, usize> = BTreeMap::new();
+    let mut held: BTreeMap<String, usize> = BTreeMap::new();
+    for res in &resources {
+        for (_, obj) in snap.list(&res.gr, Some(name)) {
+            *remaining
+                .entry(crate::error::qualified(&res.group, &res.plural))
+                .or_default() += 1;
+            for f in finalizers(&obj.value) {
+                *held.entry(f).or_default() += 1;
+            }
+        }
+    }
+    drop(snap);
+    let done = remaining.is_empty();
+    state.store.write(|txn| {
         let key = ObjectKey::new("", name);
         let Some(ns) = txn.view().get(&namespaces_gr(), &key) else {
-            return Ok(None);
+            return Ok(());
         };
-        if ns.metadata().get("deletionTimestamp").is_none() {
-            return Ok(Some(ns));
+        let mut obj = ns.value.clone();
+        set_conditions(&mut obj, &remaining, &held);
+        if done {
+            let spec_finalizers: Vec<Value> = obj["spec"]["finalizers"]
+                .as_array()
+                .map(|f| {
+                    f.iter()
+                        .filter(|v| *v != NAMESPACE_FINALIZER)
+                        .cloned()
+                        .collect()
+                })
+                .unwrap_or_default();
+            obj["spec"]["finalizers"] = Value::Array(spec_finalizers.clone());
+            if spec_finalizers.is_empty() && finalizers(&obj).is_empty() {
+                txn.remove(&namespaces_gr(), &key)?;
+                return Ok(());
+            }
         }
-        let mut remaining = 0;
-        for gr in &resources {
-            remaining += delete_all(txn, gr, Some(name))?;
+        if obj != ns.value {
+            txn.put(&namespaces_gr(), key, obj)?;
         }
-        if remaining > 0 {
-            return Ok(Some(ns));
-        }
-        finish(txn, &ns, &key)
-    });
-    match result {
-        Ok(latest) => latest,
-        Err(e) => {
-            tracing::error!(error = %e, namespace = name, "reconciling namespace");
-            None
-        }
-    }
+        Ok(())
+    })
 }
 
-/// Called when a namespaced object leaves the store: a terminating namespace may now be empty.
-pub fn content_removed(state: &State, namespace: &str) {
-    let terminating = state
-        .store
-        .snapshot()
-        .get(&namespaces_gr(), &ObjectKey::new("", namespace))
-        .is_some_and(|ns| ns.metadata().get("deletionTimestamp").is_some());
-    if terminating {
-        reconcile(state, namespace);
-    }
-}
-
-/// Drops the `kubernetes` finalizer; the namespace goes when no other finalizer holds it.
-fn finish(
-    txn: &mut Txn,
-    ns: &StoredObject,
-    key: &ObjectKey,
-) -> Result<Option<Arc<StoredObject>>, ApiError> {
-    let mut obj = ns.value.clone();
-    let spec_finalizers: Vec<Value> = obj["spec"]["finalizers"]
-        .as_array()
-        .map(|f| {
-            f.iter()
-                .filter(|v| *v != NAMESPACE_FINALIZER)
-                .cloned()
-                .collect()
-        })
-        .unwrap_or_default();
-    let done = spec_finalizers.is_empty() && finalizers(&obj).is_empty();
-    obj["spec"]["finalizers"] = Value::Array(spec_finalizers);
-    if done {
-        txn.remove(&namespaces_gr(), key)?;
-        Ok(None)
-    } else if obj != ns.value {
-        txn.put(&namespaces_gr(), key.clone(), obj).map(Some)
+/// The conditions the namespace controller reports while it deletes content.
+fn set_conditions(
+    ns: &mut Value,
+    remaining: &BTreeMap<String, usize>,
+    held: &BTreeMap<String, usize>,
+) {
+    set_condition(
+        ns,
+        "NamespaceDeletionDiscoveryFailure",
+        "False",
+        "ResourcesDiscovered",
+        "All resources successfully discovered",
+    );
+    set_condition(
+        ns,
+        "NamespaceDeletionGroupVersionParsingFailure",
+        "False",
+        "ParsedGroupVersions",
+        "All legacy kube types successfully parsed",
+    );
+    set_condition(
+        ns,
+        "NamespaceDeletionContentFailure",
+        "False",
+        "ContentDeleted",
+        "All content successfully deleted, may be waiting on finalization",
+    );
+    if remaining.is_empty() {
+        set_condition(
+            ns,
+            "NamespaceContentRemaining",
+            "False",
+            "ContentRemoved",
+            "All content successfully removed",
+        );
     } else {
-        Ok(txn.view().get(&namespaces_gr(), key))
+        let parts: Vec<String> = remaining
+            .iter()
+            .map(|(r, n)| format!("{r} has {n} resource instances"))
+            .collect();
+        set_condition(
+            ns,
+            "NamespaceContentRemaining",
+            "True",
+            "SomeResourcesRemain",
+            &format!("Some resources are remaining: {}", parts.join(", ")),
+        );
+    }
+    if held.is_empty() {
+        set_condition(
+            ns,
+            "NamespaceFinalizersRemaining",
+            "False",
+            "ContentHasNoFinalizers",
+            "All content-preserving finalizers finished",
+        );
+    } else {
+        let parts: Vec<String> = held
+            .iter()
+            .map(|(f, n)| format!("{f} in {n} resource instances"))
+            .collect();
+        set_condition(
+            ns,
+            "NamespaceFinalizersRemaining",
+            "True",
+            "SomeFinalizersRemain",
+            &format!(
+                "Some content in the namespace has finalizers remaining: {}",
+                parts.join(", ")
+            ),
+        );
     }
 }

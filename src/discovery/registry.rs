@@ -259,6 +259,18 @@ impl Registry {
             .contains_key(&(group.to_string(), version.to_string()))
     }
 
+    /// The resource behind a store table (its storage version when served), for controllers
+    /// that find objects by table.
+    pub fn by_group_resource(&self, gr: &GroupResource) -> Option<Arc<ApiResource>> {
+        let mut found: Option<&Arc<ApiResource>> = None;
+        for r in self.by_gvr.values().filter(|r| &r.gr == gr) {
+            if found.is_none() || r.version == r.storage_version {
+                found = Some(r);
+            }
+        }
+        found.cloned()
+    }
+
     /// One served version of each resource (its storage version when served), for work that
     /// spans every resource such as namespace cleanup.
     pub fn each_resource(&self) -> Vec<Arc<ApiResource>> {

@@ -17,7 +17,7 @@ use super::{decode_body, error_response, json_response, json_value, plain_not_fo
 use crate::discovery::documents::{Aggregated, AGGREGATED_V2, AGGREGATED_V2BETA1};
 use crate::discovery::ApiResource;
 use crate::error::{field, ApiError};
-use crate::rest::{self, DeleteOptions, Deleted, Target, UpdateSource};
+use crate::rest::{self, DeleteOptions, Deleted, Propagation, Target, UpdateSource};
 use crate::state::State;
 use crate::store::selector::{FieldSelector, LabelSelector};
 use crate::store::{ObjectKey, StoredObject};
@@ -661,6 +661,21 @@ fn decode_object(res: &ApiResource, req: &Request) -> Result<Value, ApiError> {
     Ok(obj)
 }
 
+fn parse_propagation(p: &str) -> Result<Propagation, ApiError> {
+    Propagation::parse(p).ok_or_else(|| {
+        ApiError::invalid(
+            "meta.k8s.io",
+            "DeleteOptions",
+            "",
+            vec![field::not_supported(
+                "propagationPolicy",
+                &json!(p),
+                &["Foreground", "Background", "Orphan", "nil"],
+            )],
+        )
+    })
+}
+
 /// `DeleteOptions` from the body (if any) and the query.
 fn delete_options(req: &Request) -> Result<DeleteOptions, ApiError> {
     let mut opts = DeleteOptions::default();
@@ -674,6 +689,31 @@ fn delete_options(req: &Request) -> Result<DeleteOptions, ApiError> {
         opts.dry_run = body["dryRun"]
             .as_array()
             .is_some_and(|a| a.iter().any(|v| v == "All"));
+        if let Some(p) = body["propagationPolicy"].as_str() {
+            opts.propagation = Some(parse_propagation(p)?);
+        }
+        if let Some(orphan) = body["orphanDependents"].as_bool() {
+            if opts.propagation.is_some() {
+                return Err(ApiError::invalid(
+                    "meta.k8s.io",
+                    "DeleteOptions",
+                    "",
+                    vec![field::invalid(
+                        "orphanDependents",
+                        &json!(orphan),
+                        "orphanDependents and deletionPropagation cannot be both set",
+                    )],
+                ));
+            }
+            opts.propagation = Some(if orphan {
+                Propagation::Orphan
+            } else {
+                Propagation::Background
+            });
+        }
+    }
+    if let Some(p) = req.query.get("propagationPolicy") {
+        opts.propagation = Some(parse_propagation(p)?);
     }
     if let Some(g) = req
         .query

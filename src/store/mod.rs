@@ -175,9 +175,77 @@ pub struct Snapshot {
     /// The resourceVersion of the last write this snapshot includes.
     pub rv: u64,
     tables: imbl::HashMap<GroupResource, Table>,
+    /// uid -> where the object lives (the garbage collector finds owners by uid).
+    by_uid: imbl::HashMap<Arc<str>, (GroupResource, ObjectKey)>,
+    /// owner uid -> objects naming it in `ownerReferences`.
+    dependents: imbl::HashMap<Arc<str>, imbl::OrdSet<(GroupResource, ObjectKey)>>,
+}
+
+/// `metadata.ownerReferences[*].uid` of an object.
+pub fn owner_uids(obj: &Value) -> impl Iterator<Item = &str> {
+    obj["metadata"]["ownerReferences"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["uid"].as_str())
 }
 
 impl Snapshot {
+    /// Puts or removes one object in its table and keeps the indexes in step.
+    fn apply(
+        &mut self,
+        gr: &GroupResource,
+        key: &ObjectKey,
+        new: Option<Arc<StoredObject>>,
+    ) -> Option<Arc<StoredObject>> {
+        let table = self.tables.entry(gr.clone()).or_default();
+        let prev = match &new {
+            Some(obj) => table.insert(key.clone(), obj.clone()),
+            None => table.remove(key),
+        };
+        if table.is_empty() {
+            self.tables.remove(gr);
+        }
+        let entry = (gr.clone(), key.clone());
+        if let Some(old) = &prev {
+            let uid = old.value["metadata"]["uid"].as_str().unwrap_or("");
+            self.by_uid.remove(uid);
+            for owner in owner_uids(&old.value) {
+                if let Some(set) = self.dependents.get_mut(owner) {
+                    set.remove(&entry);
+                    if set.is_empty() {
+                        self.dependents.remove(owner);
+                    }
+                }
+            }
+        }
+        if let Some(obj) = &new {
+            if let Some(uid) = obj.value["metadata"]["uid"].as_str() {
+                self.by_uid.insert(Arc::from(uid), entry.clone());
+            }
+            for owner in owner_uids(&obj.value) {
+                self.dependents
+                    .entry(Arc::from(owner))
+                    .or_default()
+                    .insert(entry.clone());
+            }
+        }
+        prev
+    }
+
+    /// Where the object with this uid lives.
+    pub fn locate_uid(&self, uid: &str) -> Option<(GroupResource, ObjectKey)> {
+        self.by_uid.get(uid).cloned()
+    }
+
+    /// The objects whose `ownerReferences` name this uid.
+    pub fn dependents_of(&self, uid: &str) -> Vec<(GroupResource, ObjectKey)> {
+        self.dependents
+            .get(uid)
+            .map(|set| set.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
     /// One object.
     pub fn get(&self, gr: &GroupResource, key: &ObjectKey) -> Option<Arc<StoredObject>> {
         self.tables.get(gr).and_then(|t| t.get(key)).cloned()
@@ -250,8 +318,7 @@ impl Txn {
     ) -> Result<Arc<StoredObject>, ApiError> {
         let rv = self.snap.rv + 1;
         let obj = StoredObject::new(value, rv)?;
-        let table = self.snap.tables.entry(gr.clone()).or_default();
-        let prev = table.insert(key.clone(), obj.clone());
+        let prev = self.snap.apply(gr, &key, Some(obj.clone()));
         self.snap.rv = rv;
         let kind = if prev.is_some() {
             EventType::Modified
@@ -269,15 +336,12 @@ impl Txn {
         gr: &GroupResource,
         key: &ObjectKey,
     ) -> Result<Option<Arc<StoredObject>>, ApiError> {
-        let Some(table) = self.snap.tables.get_mut(gr) else {
+        if self.snap.get(gr, key).is_none() {
             return Ok(None);
-        };
-        let Some(prev) = table.remove(key) else {
-            return Ok(None);
-        };
-        if table.is_empty() {
-            self.snap.tables.remove(gr);
         }
+        let Some(prev) = self.snap.apply(gr, key, None) else {
+            return Ok(None);
+        };
         let rv = self.snap.rv + 1;
         self.snap.rv = rv;
         let last = StoredObject::new(prev.value.clone(), rv)?;
@@ -413,15 +477,8 @@ impl Store {
             .iter()
             .filter(|e| e.rv > base.rv && e.rv <= rv)
         {
-            let table = snap.tables.entry(event.resource.clone()).or_default();
-            match event.kind {
-                EventType::Deleted => {
-                    table.remove(&event.key);
-                }
-                _ => {
-                    table.insert(event.key.clone(), event.object.clone());
-                }
-            }
+            let new = (event.kind != EventType::Deleted).then(|| event.object.clone());
+            snap.apply(&event.resource, &event.key, new);
         }
         snap.rv = rv;
         Ok(Arc::new(snap))
@@ -590,6 +647,40 @@ mod tests {
             .collect();
         assert_eq!(all, ["c"]);
         assert_eq!(snap.list_after(&gr, Some("b"), None).count(), 3);
+    }
+
+    #[test]
+    fn uid_and_owner_indexes_follow_writes() {
+        let store = Store::new(16, 16);
+        let gr = GroupResource::new("g", "things");
+        let owner = json!({"metadata": {"name": "o", "uid": "u-owner"}});
+        let child = json!({"metadata": {"name": "c", "uid": "u-child",
+            "ownerReferences": [{"uid": "u-owner", "name": "o", "kind": "T", "apiVersion": "g/v1"}]}});
+        store
+            .write(|t| {
+                t.put(&gr, ObjectKey::new("", "o"), owner.clone())?;
+                t.put(&gr, ObjectKey::new("", "c"), child.clone())
+            })
+            .expect("write");
+        let snap = store.snapshot();
+        assert_eq!(
+            snap.locate_uid("u-owner"),
+            Some((gr.clone(), ObjectKey::new("", "o")))
+        );
+        assert_eq!(
+            snap.dependents_of("u-owner"),
+            vec![(gr.clone(), ObjectKey::new("", "c"))]
+        );
+        let mut orphaned = child.clone();
+        orphaned["metadata"]["ownerReferences"] = json!([]);
+        store
+            .write(|t| t.put(&gr, ObjectKey::new("", "c"), orphaned))
+            .expect("put");
+        assert!(store.snapshot().dependents_of("u-owner").is_empty());
+        store
+            .write(|t| t.remove(&gr, &ObjectKey::new("", "o")))
+            .expect("rm");
+        assert!(store.snapshot().locate_uid("u-owner").is_none());
     }
 
     #[test]

@@ -258,7 +258,7 @@ async fn a_future_resource_version_waits_then_times_out(#[future(awt)] server: T
 async fn paging_is_consistent_under_concurrent_writes(#[future(awt)] server: TestServer) {
     server.install_crontab_crd().await;
     let api = server.crontabs("default");
-    let batch: Vec<_> = (0..1000).map(|i| format!("obj-{i:04}")).collect();
+    let batch: Vec<String> = (0..1000).map(|i| format!("obj-{i:04}")).collect();
     for chunk in batch.chunks(100) {
         let creates = chunk.iter().map(|name| {
             let api = api.clone();
@@ -284,7 +284,8 @@ async fn paging_is_consistent_under_concurrent_writes(#[future(awt)] server: Tes
         let stop = stop.clone();
         tokio::spawn(async move {
             let mut i = 0;
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            // At least one write, however the tasks are scheduled.
+            loop {
                 let ct = CronTab::new(
                     &format!("new-{i:05}"),
                     CronTabSpec {
@@ -301,6 +302,9 @@ async fn paging_is_consistent_under_concurrent_writes(#[future(awt)] server: Tes
                     .delete(&format!("obj-{:04}", 999 - i), &Default::default())
                     .await;
                 i += 1;
+                if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    break;
+                }
                 tokio::task::yield_now().await;
             }
         })
@@ -308,9 +312,11 @@ async fn paging_is_consistent_under_concurrent_writes(#[future(awt)] server: Tes
     let mut seen = Vec::new();
     let mut params = ListParams::default().limit(37);
     let mut pages = 0;
+    let mut first_rv = None;
     loop {
         let page = api.list(&params).await.expect("page");
         pages += 1;
+        first_rv.get_or_insert(page.metadata.resource_version.clone().unwrap_or_default());
         seen.extend(page.items.into_iter().filter_map(|c| c.metadata.name));
         match page.metadata.continue_ {
             Some(token) if !token.is_empty() => params = params.continue_token(&token),
@@ -322,7 +328,37 @@ async fn paging_is_consistent_under_concurrent_writes(#[future(awt)] server: Tes
     assert!(pages >= 27);
     let unique: BTreeSet<_> = seen.iter().cloned().collect();
     assert_eq!(unique.len(), seen.len(), "no object twice");
-    assert_eq!(seen, batch, "exactly the snapshot's objects, in order");
+    // Exactly the objects of the snapshot the first page was read at, in order.
+    let rv = first_rv.unwrap_or_default();
+    let snapshot: Vec<String> = api
+        .list(&ListParams::default().at(&rv).matching(VersionMatch::Exact))
+        .await
+        .expect("the first page's snapshot")
+        .items
+        .into_iter()
+        .filter_map(|c| c.metadata.name)
+        .collect();
+    assert!(
+        snapshot.len() >= 990,
+        "the snapshot holds the seeded objects"
+    );
+    assert!(
+        seen == snapshot,
+        "pages differ from the snapshot ({} vs {} items)",
+        seen.len(),
+        snapshot.len()
+    );
+    assert!(
+        server
+            .crontabs("default")
+            .list(&ListParams::default())
+            .await
+            .expect("now")
+            .items
+            .iter()
+            .any(|c| c.metadata.name.as_deref() == Some("new-00000")),
+        "the writer really wrote meanwhile"
+    );
 }
 
 #[rstest]
