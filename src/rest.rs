@@ -148,6 +148,18 @@ fn invalid(res: &ApiResource, name: &str, errs: Vec<StatusCause>) -> ApiError {
     ApiError::invalid(&res.group, &res.kind, name, errs)
 }
 
+/// The 405 for a create while the CRD is being deleted.
+pub fn terminating_create_error(res: &ApiResource) -> ApiError {
+    let mut err = ApiError::method_not_allowed();
+    err.message = "create not allowed while custom resource definition is terminating".into();
+    err.details = Some(Box::new(crate::error::StatusDetails {
+        group: Some(res.group.clone()),
+        kind: Some(res.plural.clone()),
+        ..Default::default()
+    }));
+    err
+}
+
 /// `POST` a new object. `obj` has been decoded and its apiVersion/kind checked.
 pub fn create(
     state: &State,
@@ -157,14 +169,7 @@ pub fn create(
     dry_run: bool,
 ) -> Result<Arc<StoredObject>, ApiError> {
     if res.terminating() {
-        let mut err = ApiError::method_not_allowed();
-        err.message = "create not allowed while custom resource definition is terminating".into();
-        err.details = Some(Box::new(crate::error::StatusDetails {
-            group: Some(res.group.clone()),
-            kind: Some(res.plural.clone()),
-            ..Default::default()
-        }));
-        return Err(err);
+        return Err(terminating_create_error(res));
     }
     if res.namespaced {
         let body_ns = meta_str(&obj, "namespace");

@@ -21,7 +21,7 @@ use crate::rest::{self, DeleteOptions, Deleted, Propagation, Target, UpdateSourc
 use crate::state::State;
 use crate::store::selector::{FieldSelector, LabelSelector};
 use crate::store::{ObjectKey, StoredObject};
-use crate::strategy::object_meta::meta_str;
+use crate::strategy::{self, object_meta::meta_str};
 
 /// The Kubernetes version kubefake reports and whose API it serves.
 pub const KUBERNETES_VERSION: (&str, &str) = ("1", "33");
@@ -319,13 +319,29 @@ async fn resource_request(
         "" => Target::Main,
         "status" if res.status_subresource => Target::Status,
         "finalize" if res.finalize_subresource => Target::Finalize,
+        "scale"
+            if res.scale.is_some()
+                && matches!(info.verb, Verb::Get | Verb::Update | Verb::Patch) =>
+        {
+            return scale_request(state, &res, info, req);
+        }
+        "scale" if res.scale.is_some() => return Err(ApiError::method_not_allowed()),
         _ => return Err(ApiError::not_found(&res.group, &res.plural, &info.name)),
     };
     let verb_ok = match target {
-        Target::Main => res.allows(info.verb.as_str()),
+        // Discovery hides update and patch of a terminating CRD's objects, but the handler
+        // still serves them (finalizers must be removable); only create is refused.
+        Target::Main => {
+            res.allows(info.verb.as_str())
+                || (res.terminating()
+                    && matches!(info.verb, Verb::Update | Verb::Patch | Verb::Create))
+        }
         Target::Status => matches!(info.verb, Verb::Get | Verb::Update | Verb::Patch),
         Target::Finalize => info.verb == Verb::Update,
     };
+    if res.terminating() && info.verb == Verb::Create {
+        return Err(rest::terminating_create_error(&res));
+    }
     if !verb_ok {
         return Err(if res.crd.is_some() && info.verb != Verb::Unsupported {
             let mut err = ApiError::method_not_allowed();
@@ -462,6 +478,80 @@ async fn resource_request(
         }
         Verb::Unsupported => Err(ApiError::method_not_allowed()),
     }
+}
+
+/// `GET`/`PUT`/`PATCH` of `/scale`: the object seen as an `autoscaling/v1 Scale`; writes change
+/// only the replicas at `specReplicasPath`, with the object's resourceVersion as precondition.
+fn scale_request(
+    state: &Arc<State>,
+    res: &ApiResource,
+    info: &RequestInfo,
+    req: &Request,
+) -> Result<Response, ApiError> {
+    let Some(cfg) = res.scale.as_ref() else {
+        return Err(ApiError::not_found(&res.group, &res.plural, &info.name));
+    };
+    let ns = info.namespace.as_str();
+    let dry_run = req.query.all("dryRun").any(|v| v == "All");
+    let scale_of = |obj: &StoredObject| -> Result<Response, ApiError> {
+        Ok(json_value(
+            StatusCode::OK,
+            &strategy::scale::to_scale(cfg, &obj.value)?,
+        ))
+    };
+    // The new object from a Scale: the replicas written at specReplicasPath, the Scale's
+    // resourceVersion (if any) as the precondition.
+    let apply_scale = |current: &Value, scale: &Value| -> Result<Value, ApiError> {
+        let replicas = strategy::scale::desired_replicas(scale, &info.name)?;
+        let mut out = current.clone();
+        strategy::scale::set_replicas(cfg, &mut out, replicas);
+        let rv = scale["metadata"]["resourceVersion"].as_str().unwrap_or("");
+        if !rv.is_empty() {
+            out["metadata"]["resourceVersion"] = json!(rv);
+        }
+        Ok(out)
+    };
+    let updated = match info.verb {
+        Verb::Get => return scale_of(&*rest::get(state, res, ns, &info.name)?),
+        Verb::Update => {
+            let scale = decode_body(req, "Scale", true)?;
+            let name = scale["metadata"]["name"].as_str().unwrap_or("");
+            if !name.is_empty() && name != info.name {
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({name}) does not match the name on the URL ({})",
+                    info.name
+                )));
+            }
+            let apply = |current: &Value| apply_scale(current, &scale);
+            rest::update(
+                state,
+                res,
+                ns,
+                &info.name,
+                Target::Main,
+                UpdateSource::Patch(&apply),
+                dry_run,
+            )?
+        }
+        _ => {
+            let kind = patch_type(req.header("content-type"), true)?;
+            let patch = Patch::parse(kind, &req.body)?;
+            let apply = |current: &Value| {
+                let scale = patch.apply(&strategy::scale::to_scale(cfg, current)?)?;
+                apply_scale(current, &scale)
+            };
+            rest::update(
+                state,
+                res,
+                ns,
+                &info.name,
+                Target::Main,
+                UpdateSource::Patch(&apply),
+                dry_run,
+            )?
+        }
+    };
+    scale_of(&updated)
 }
 
 fn storage_api_version(res: &ApiResource) -> String {

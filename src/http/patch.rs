@@ -87,7 +87,20 @@ impl Patch {
         match self {
             Patch::Merge(doc) => json_patch::merge(&mut out, doc),
             Patch::Json(ops) => {
-                json_patch::patch(&mut out, ops).map_err(|_| {
+                // As the apiserver's JSON patch library does, a `test` for null passes on a
+                // missing path (kube-rs's finalizer helper relies on it).
+                let ops: Vec<json_patch::PatchOperation> = ops
+                    .0
+                    .iter()
+                    .filter(|op| match op {
+                        json_patch::PatchOperation::Test(t) => {
+                            !(t.value.is_null() && out.pointer(t.path.as_str()).is_none())
+                        }
+                        _ => true,
+                    })
+                    .cloned()
+                    .collect();
+                json_patch::patch(&mut out, &ops).map_err(|_| {
                     let mut err = ApiError::bad_request(
                         "the server rejected our request due to an error in our request",
                     );

@@ -8,6 +8,7 @@
 pub mod builtin;
 pub mod custom_resource;
 pub mod object_meta;
+pub mod scale;
 
 use serde_json::Value;
 
@@ -37,10 +38,11 @@ pub trait Strategy: Send + Sync {
     /// What a write to the main resource may not change (e.g. status), and generation bumps.
     fn prepare_for_update(&self, _obj: &mut Value, _old: &Value) {}
 
-    /// What a write to `/status` may change: by default only `.status` (and metadata).
+    /// What a write to `/status` may change: by default only `.status` (and the managedFields
+    /// that track it); everything else, metadata included, stays as stored.
     fn prepare_for_status_update(&self, obj: &mut Value, old: &Value) {
         let status = obj.get("status").cloned();
-        let meta = obj.get("metadata").cloned();
+        let managed = obj["metadata"].get("managedFields").cloned();
         *obj = old.clone();
         match status {
             Some(s) => obj["status"] = s,
@@ -50,9 +52,11 @@ pub trait Strategy: Send + Sync {
                 }
             }
         }
-        if let Some(m) = meta {
-            obj["metadata"] = m;
-        }
+        let meta = object_meta::meta_mut(obj);
+        match managed {
+            Some(m) => meta.insert("managedFields".into(), m),
+            None => meta.remove("managedFields"),
+        };
     }
 
     /// Field errors on create, beyond the shared ObjectMeta rules.

@@ -131,7 +131,10 @@ pub fn api_error(err: kube::Error) -> kube::core::Status {
 #[fixture]
 pub async fn server() -> TestServer {
     let handle = kubefake::Server::start().await.expect("server starts");
-    let client = handle.client().expect("kube client");
+    let mut config = handle.kube_config();
+    // A hung request fails the test in seconds instead of minutes.
+    config.read_timeout = Some(std::time::Duration::from_secs(20));
+    let client = Client::try_from(config).expect("kube client");
     TestServer {
         handle,
         client,

@@ -175,3 +175,166 @@ async fn a_terminating_namespace_waits_for_finalizers(#[future(awt)] server: Tes
     );
     assert_eq!(server.get("/api/v1/namespaces/slow").await.0, 404);
 }
+
+#[rstest]
+#[tokio::test]
+async fn namespace_conditions_while_content_remains(#[future(awt)] server: TestServer) {
+    server.install_crontab_crd().await;
+    server
+        .post("/api/v1/namespaces", &json!({"metadata": {"name": "held"}}))
+        .await;
+    let held = json!({"apiVersion": "stable.example.com/v1", "kind": "CronTab",
+        "metadata": {"name": "h", "finalizers": ["example.com/hold"]}});
+    server
+        .post(
+            "/apis/stable.example.com/v1/namespaces/held/crontabs",
+            &held,
+        )
+        .await;
+    server
+        .http
+        .delete(server.url("/api/v1/namespaces/held"))
+        .send()
+        .await
+        .expect("delete");
+    let (_, ns) = server.get("/api/v1/namespaces/held").await;
+    let condition = |t: &str| {
+        ns["status"]["conditions"]
+            .as_array()
+            .and_then(|cs| cs.iter().find(|c| c["type"] == t))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    assert_eq!(ns["spec"]["finalizers"], json!(["kubernetes"]));
+    assert_eq!(
+        condition("NamespaceDeletionDiscoveryFailure")["reason"],
+        "ResourcesDiscovered"
+    );
+    assert_eq!(
+        condition("NamespaceDeletionContentFailure")["status"],
+        "False"
+    );
+    let remaining = condition("NamespaceContentRemaining");
+    assert_eq!(remaining["status"], "True");
+    assert_eq!(remaining["reason"], "SomeResourcesRemain");
+    assert_eq!(
+        remaining["message"],
+        "Some resources are remaining: crontabs.stable.example.com has 1 resource instances"
+    );
+    let finalizers = condition("NamespaceFinalizersRemaining");
+    assert_eq!(finalizers["reason"], "SomeFinalizersRemain");
+    assert_eq!(finalizers["message"], "Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances");
+}
+
+#[rstest]
+#[tokio::test]
+async fn a_terminating_crd_waits_for_its_objects(#[future(awt)] server: TestServer) {
+    server.install_crontab_crd().await;
+    let held = json!({"apiVersion": "stable.example.com/v1", "kind": "CronTab",
+        "metadata": {"name": "h", "finalizers": ["example.com/hold"]}});
+    server
+        .post(
+            "/apis/stable.example.com/v1/namespaces/default/crontabs",
+            &held,
+        )
+        .await;
+    let resp = server
+        .http
+        .delete(server.url(CRD_PATH))
+        .send()
+        .await
+        .expect("delete");
+    assert_eq!(resp.status(), 200);
+    let (status, crd) = server.get(CRD_PATH).await;
+    assert_eq!(status, 200, "held by the object's finalizer");
+    let terminating = crd["status"]["conditions"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["type"] == "Terminating"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    assert_eq!(terminating["status"], "True");
+    assert_eq!(terminating["reason"], "InstanceDeletionInProgress");
+    assert_eq!(
+        crd["metadata"]["finalizers"],
+        json!(["customresourcecleanup.apiextensions.k8s.io"])
+    );
+
+    // Discovery shrinks to the verbs of a terminating resource; creates are refused.
+    let (_, list) = server.get("/apis/stable.example.com/v1").await;
+    assert_eq!(
+        list["resources"][0]["verbs"],
+        json!(["delete", "deletecollection", "get", "list", "watch"])
+    );
+    let (status, body) = server
+        .post("/apis/stable.example.com/v1/namespaces/default/crontabs", &json!({"apiVersion": "stable.example.com/v1", "kind": "CronTab", "metadata": {"name": "new"}}))
+        .await;
+    assert_eq!(status, 405);
+    assert_eq!(
+        body["message"],
+        "create not allowed while custom resource definition is terminating"
+    );
+
+    // Releasing the object finishes the CRD.
+    server
+        .http
+        .patch(server.url("/apis/stable.example.com/v1/namespaces/default/crontabs/h"))
+        .header("content-type", "application/merge-patch+json")
+        .body(r#"{"metadata":{"finalizers":null}}"#)
+        .send()
+        .await
+        .expect("patch");
+    assert_eq!(server.get(CRD_PATH).await.0, 404);
+    assert_eq!(server.get("/apis/stable.example.com/v1").await.0, 404);
+}
+
+/// A controller built on kube-rs's `finalizer` helper: its cleanup runs on delete, then the
+/// object goes.
+#[rstest]
+#[tokio::test]
+async fn kube_rs_finalizer_helper_runs_cleanup(#[future(awt)] server: TestServer) {
+    use kube::runtime::finalizer::{finalizer, Event};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    server.install_crontab_crd().await;
+    let api = server.crontabs("default");
+    server.create_crontab("default", "managed").await;
+    let cleanups = Arc::new(AtomicUsize::new(0));
+    let reconcile = |api: Api<crate::harness::CronTab>, cleanups: Arc<AtomicUsize>| async move {
+        let obj = Arc::new(api.get("managed").await.expect("get"));
+        finalizer(&api, "example.com/cleanup", obj, |event| async move {
+            match event {
+                Event::Apply(_) => {
+                    Ok::<_, kube::Error>(kube::runtime::controller::Action::await_change())
+                }
+                Event::Cleanup(_) => {
+                    cleanups.fetch_add(1, Ordering::SeqCst);
+                    Ok(kube::runtime::controller::Action::await_change())
+                }
+            }
+        })
+        .await
+    };
+    // First pass adds the finalizer, second applies.
+    reconcile(api.clone(), cleanups.clone())
+        .await
+        .expect("add finalizer");
+    reconcile(api.clone(), cleanups.clone())
+        .await
+        .expect("apply");
+    let held = api.get("managed").await.expect("get");
+    assert_eq!(
+        held.metadata.finalizers,
+        Some(vec!["example.com/cleanup".to_string()])
+    );
+    api.delete("managed", &DeleteParams::default())
+        .await
+        .expect("delete");
+    reconcile(api.clone(), cleanups.clone())
+        .await
+        .expect("cleanup");
+    assert_eq!(cleanups.load(Ordering::SeqCst), 1);
+    assert!(
+        api.get_opt("managed").await.expect("get").is_none(),
+        "gone once the finalizer is removed"
+    );
+}

@@ -1,0 +1,230 @@
+//! `/status` and `/scale` of custom resources.
+
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use kube::core::{ApiResource, GroupVersionKind};
+use rstest::rstest;
+use serde_json::{json, Value};
+
+use crate::harness::{api_error, fixture_yaml, server, TestServer};
+
+const CT: &str = "/apis/stable.example.com/v1/namespaces/default/crontabs/my-new-cron-object";
+
+async fn with_subresources(server: &TestServer) -> Api<DynamicObject> {
+    let (status, body) = server
+        .post(
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            &fixture_yaml("subresources/resourcedefinition.yaml"),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    let mut ct = fixture_yaml("subresources/my-crontab.yaml");
+    ct["status"] = json!({"replicas": 99});
+    let (status, created) = server
+        .post(
+            "/apis/stable.example.com/v1/namespaces/default/crontabs",
+            &ct,
+        )
+        .await;
+    assert_eq!(status, 201, "{created}");
+    assert!(
+        created.get("status").is_none(),
+        "create drops .status when /status exists"
+    );
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("stable.example.com", "v1", "CronTab"),
+        "crontabs",
+    );
+    Api::namespaced_with(server.client.clone(), "default", &ar)
+}
+
+#[rstest]
+#[tokio::test]
+async fn status_writes_change_only_status(#[future(awt)] server: TestServer) {
+    let api = with_subresources(&server).await;
+    let before = api.get("my-new-cron-object").await.expect("get");
+
+    // Through /status: spec and metadata changes are ignored, status is written, generation stays.
+    let mut body = serde_json::to_value(&before).expect("json");
+    body["spec"]["image"] = json!("ignored");
+    body["metadata"]["labels"] = json!({"ignored": "yes"});
+    body["status"] = json!({"replicas": 2, "labelSelector": "app=cron"});
+    let updated = api
+        .replace_status(
+            "my-new-cron-object",
+            &PostParams::default(),
+            &serde_json::from_value::<DynamicObject>(body.clone()).expect("object"),
+        )
+        .await
+        .expect("status update");
+    assert_eq!(updated.data["status"]["replicas"], 2);
+    assert_eq!(updated.data["spec"]["image"], "my-awesome-cron-image");
+    assert!(updated.metadata.labels.is_none());
+    assert_eq!(updated.metadata.generation, Some(1));
+
+    // The main resource ignores .status and bumps generation on spec changes.
+    let patched = api
+        .patch(
+            "my-new-cron-object",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"image": "v2"}, "status": {"replicas": 50}})),
+        )
+        .await
+        .expect("main patch");
+    assert_eq!(patched.data["status"]["replicas"], 2);
+    assert_eq!(patched.metadata.generation, Some(2));
+
+    // Patch on /status, and GET of /status.
+    api.patch_status(
+        "my-new-cron-object",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"status": {"replicas": 3}})),
+    )
+    .await
+    .expect("status patch");
+    let status = api
+        .get_status("my-new-cron-object")
+        .await
+        .expect("get status");
+    assert_eq!(status.data["status"]["replicas"], 3);
+    assert_eq!(status.metadata.generation, Some(2));
+
+    // One resourceVersion: a stale status write conflicts.
+    let err = api
+        .replace_status(
+            "my-new-cron-object",
+            &PostParams::default(),
+            &serde_json::from_value::<DynamicObject>(body.clone()).expect("object"),
+        )
+        .await
+        .expect_err("stale");
+    assert_eq!(api_error(err).code, 409);
+
+    // Dry run changes nothing.
+    let rv = server.rv();
+    let dry = api
+        .patch_status(
+            "my-new-cron-object",
+            &PatchParams {
+                dry_run: true,
+                ..Default::default()
+            },
+            &Patch::Merge(json!({"status": {"replicas": 7}})),
+        )
+        .await
+        .expect("dry run");
+    assert_eq!(dry.data["status"]["replicas"], 7);
+    assert_eq!(server.rv(), rv);
+    assert_eq!(
+        api.get_status("my-new-cron-object")
+            .await
+            .expect("get")
+            .data["status"]["replicas"],
+        3
+    );
+}
+
+#[rstest]
+#[tokio::test]
+async fn scale_reads_and_writes_replicas(#[future(awt)] server: TestServer) {
+    let api = with_subresources(&server).await;
+    api.patch_status(
+        "my-new-cron-object",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"status": {"replicas": 1, "labelSelector": "app=cron"}})),
+    )
+    .await
+    .expect("status");
+    let (status, scale) = server.get(&format!("{CT}/scale")).await;
+    assert_eq!(status, 200);
+    assert_eq!(scale["kind"], "Scale");
+    assert_eq!(scale["apiVersion"], "autoscaling/v1");
+    assert_eq!(scale["spec"], json!({"replicas": 3}));
+    assert_eq!(
+        scale["status"],
+        json!({"replicas": 1, "selector": "app=cron"})
+    );
+    let rv = scale["metadata"]["resourceVersion"].clone();
+
+    // kube-rs replace_scale (PUT) and patch_scale (PATCH).
+    let put = json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
+                     "metadata": {"name": "my-new-cron-object", "namespace": "default", "resourceVersion": rv},
+                     "spec": {"replicas": 5}});
+    let scaled = api
+        .replace_scale(
+            "my-new-cron-object",
+            &PostParams::default(),
+            &serde_json::from_value::<k8s_openapi::api::autoscaling::v1::Scale>(put.clone())
+                .expect("scale"),
+        )
+        .await
+        .expect("put scale");
+    assert_eq!(scaled.spec.and_then(|s| s.replicas), Some(5));
+    let obj = api.get("my-new-cron-object").await.expect("get");
+    assert_eq!(obj.data["spec"]["replicas"], 5);
+    assert_eq!(obj.metadata.generation, Some(2));
+
+    // The old resourceVersion is stale now.
+    let (status, body) = server
+        .send(
+            server
+                .http
+                .put(server.url(&format!("{CT}/scale")))
+                .json(&put),
+        )
+        .await;
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(body["reason"], "Conflict");
+
+    let patched = api
+        .patch_scale(
+            "my-new-cron-object",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 7}})),
+        )
+        .await
+        .expect("patch scale");
+    assert_eq!(patched.spec.and_then(|s| s.replicas), Some(7));
+
+    // Negative replicas are invalid.
+    let (status, body) = server
+        .send(
+            server
+                .http
+                .patch(server.url(&format!("{CT}/scale")))
+                .header("content-type", "application/merge-patch+json")
+                .body(r#"{"spec":{"replicas":-1}}"#),
+        )
+        .await;
+    assert_eq!(status, 422);
+    assert_eq!(body["message"], "Scale.autoscaling \"my-new-cron-object\" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0");
+
+    // Missing spec.replicas is the apiserver's internal error on GET.
+    api.patch(
+        "my-new-cron-object",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"replicas": null}})),
+    )
+    .await
+    .expect("drop replicas");
+    let (status, body) = server.get(&format!("{CT}/scale")).await;
+    assert_eq!(status, 500);
+    assert_eq!(
+        body["message"],
+        "Internal error occurred: the spec replicas field \".spec.replicas\" does not exist"
+    );
+}
+
+#[rstest]
+#[tokio::test]
+async fn no_subresources_without_the_crd_asking(#[future(awt)] server: TestServer) {
+    server.install_crontab_crd().await;
+    server.create_crontab("default", "plain").await;
+    for sub in ["status", "scale"] {
+        let (status, body): (u16, Value) = server
+            .get(&format!(
+                "/apis/stable.example.com/v1/namespaces/default/crontabs/plain/{sub}"
+            ))
+            .await;
+        assert_eq!(status, 404, "{sub}: {body}");
+    }
+}
