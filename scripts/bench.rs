@@ -24,15 +24,18 @@
 //! Every server is a fresh one (a fresh port and store) unless stated otherwise, so samples do
 //! not influence each other. Latencies are wall-clock times measured with `Instant`.
 
+use std::collections::HashMap;
 use std::error::Error;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures_util::StreamExt;
 use serde_json::{json, Value};
-use tokio::sync::Barrier;
+use tokio::sync::{mpsc, Barrier, Semaphore};
 
 /// Errors abort the benchmark with a message; a benchmark has nothing to recover.
 type Result<T> = std::result::Result<T, Box<dyn Error + Send + Sync>>;
@@ -59,119 +62,190 @@ const CRD_COLLECTION: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefini
 const CRONTABS: &str = "/apis/stable.example.com/v1/namespaces/default/crontabs";
 
 fn main() {
-    // cargo passes `--bench` (and any filter given on its command line); none of them changes
-    // what is measured.
+    // cargo passes `--bench` (and any filter given on its command line). A section name
+    // (`start`, `binary`, `crd`, `throughput`, `watch`) runs only the sections named; anything
+    // else is ignored.
+    let mut sections = Vec::new();
     for arg in std::env::args().skip(1) {
-        if arg != "--bench" {
-            eprintln!("bench: ignoring argument {arg:?}");
+        if arg == "--bench" {
+            continue;
         }
+        match Section::ALL.iter().find(|s| s.name() == arg) {
+            Some(section) => sections.push(*section),
+            None => eprintln!("bench: ignoring argument {arg:?}"),
+        }
+    }
+    if sections.is_empty() {
+        sections = Section::ALL.to_vec();
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("building the tokio runtime");
     let threads = runtime.metrics().num_workers();
-    if let Err(e) = runtime.block_on(run(threads)) {
+    if let Err(e) = runtime.block_on(run(threads, &sections)) {
         eprintln!("bench failed: {e}");
         std::process::exit(1);
     }
 }
 
-async fn run(threads: usize) -> Result<()> {
+/// The parts of the benchmark, selectable by name on the command line.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Section {
+    Start,
+    Binary,
+    Crd,
+    Throughput,
+    Watch,
+}
+
+impl Section {
+    const ALL: [Section; 5] = [
+        Section::Start,
+        Section::Binary,
+        Section::Crd,
+        Section::Throughput,
+        Section::Watch,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Section::Start => "start",
+            Section::Binary => "binary",
+            Section::Crd => "crd",
+            Section::Throughput => "throughput",
+            Section::Watch => "watch",
+        }
+    }
+}
+
+async fn run(threads: usize, sections: &[Section]) -> Result<()> {
     let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let crd = read_crd(&manifest_dir.join("fixtures/crds/resourcedefinition.yaml"))?;
     let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let selected = |s: Section| sections.contains(&s);
 
-    eprintln!("measuring in-process start ({START_RUNS} runs)...");
-    let start = bench_in_process_start().await?;
-    eprintln!("measuring binary start ({BINARY_RUNS} runs)...");
-    let binary = bench_binary_start(manifest_dir).await?;
-    eprintln!("measuring CRD create-to-established ({CRD_RUNS} runs)...");
-    let crd_latency = bench_crd(&crd).await?;
-    eprintln!("measuring throughput ({THROUGHPUT_DURATION:?} per row)...");
+    let mut start = None;
+    if selected(Section::Start) {
+        eprintln!("measuring in-process start ({START_RUNS} runs)...");
+        start = Some(bench_in_process_start().await?);
+    }
+    let mut binary = None;
+    if selected(Section::Binary) {
+        eprintln!("measuring binary start ({BINARY_RUNS} runs)...");
+        binary = Some(bench_binary_start(manifest_dir).await?);
+    }
+    let mut crd_latency = None;
+    if selected(Section::Crd) {
+        eprintln!("measuring CRD create-to-established ({CRD_RUNS} runs)...");
+        crd_latency = Some(bench_crd(&crd).await?);
+    }
     let mut throughput = Vec::new();
-    for op in [Op::Create, Op::Get, Op::List] {
-        for clients in [1, 8] {
-            let rate = bench_throughput(&crd, op, clients).await?;
-            throughput.push((op, clients, rate));
+    if selected(Section::Throughput) {
+        eprintln!("measuring throughput ({THROUGHPUT_DURATION:?} per row)...");
+        for op in [Op::Create, Op::Get, Op::List] {
+            for clients in [1, 8] {
+                let rate = bench_throughput(&crd, op, clients).await?;
+                throughput.push((op, clients, rate));
+            }
         }
+    }
+    let mut watch = None;
+    if selected(Section::Watch) {
+        watch = Some(bench_watch(&crd).await?);
     }
 
     println!();
     println!("kubefake benchmark ({cpus} CPUs; in-process servers run on this binary's multi-threaded tokio runtime, {threads} workers, shared with the clients)");
-    println!();
-    let mut table = LatencyTable::new();
-    table.row(
-        "in-process Server::start(), first (cold) run",
-        &start.cold,
-        None,
-    );
-    table.row(
-        "in-process Server::start()",
-        &start.start,
-        Some(TARGET_START),
-    );
-    table.row("in-process start + first GET /readyz", &start.ready, None);
-    table.row(
-        &format!("binary ({}): spawn -> KUBEFAKE_URL line", binary.profile),
-        &binary.url_line,
-        None,
-    );
-    table.row(
-        &format!("binary ({}): spawn -> first GET /readyz", binary.profile),
-        &binary.ready,
-        None,
-    );
-    table.row(
-        "CRD POST -> response with Established=True",
-        &crd_latency.established,
-        Some(TARGET_CRD_ESTABLISHED),
-    );
-    table.row(
-        "CRD POST -> GET crontabs returns 200",
-        &crd_latency.served,
-        None,
-    );
-    table.print();
-    println!(
-        "  (CRD collection answered 200 on the first GET in {}/{} samples)",
-        crd_latency.served_first_try,
-        crd_latency.served.len()
-    );
-    println!();
-    println!(
-        "Throughput: HTTP/1.1 keep-alive, in-process server, {:?} per row, one reqwest::Client per client",
-        THROUGHPUT_DURATION
-    );
-    println!(
-        "{:<36} {:>8} {:>10} {:>12}  {:<18} result",
-        "operation", "clients", "requests", "req/s", "target"
-    );
-    for (op, clients, rate) in &throughput {
-        let (target, result) = if *op == Op::Get && *clients == 8 {
-            (
-                format!("> {TARGET_GET_RPS_8_CLIENTS:.0} req/s"),
-                pass_fail(rate.per_second() > TARGET_GET_RPS_8_CLIENTS),
-            )
-        } else {
-            (String::new(), "")
-        };
-        let row = format!(
-            "{:<36} {:>8} {:>10} {:>12.0}  {:<18} {}",
-            op.describe(),
-            clients,
-            rate.requests,
-            rate.per_second(),
-            target,
-            result
-        );
-        println!("{}", row.trim_end());
+    if start.is_some() || binary.is_some() || crd_latency.is_some() {
+        println!();
+        let mut table = LatencyTable::new();
+        if let Some(start) = &start {
+            table.row(
+                "in-process Server::start(), first (cold) run",
+                &start.cold,
+                None,
+            );
+            table.row(
+                "in-process Server::start()",
+                &start.start,
+                Some(TARGET_START),
+            );
+            table.row("in-process start + first GET /readyz", &start.ready, None);
+        }
+        if let Some(binary) = &binary {
+            table.row(
+                &format!("binary ({}): spawn -> KUBEFAKE_URL line", binary.profile),
+                &binary.url_line,
+                None,
+            );
+            table.row(
+                &format!("binary ({}): spawn -> first GET /readyz", binary.profile),
+                &binary.ready,
+                None,
+            );
+        }
+        if let Some(crd_latency) = &crd_latency {
+            table.row(
+                "CRD POST -> response with Established=True",
+                &crd_latency.established,
+                Some(TARGET_CRD_ESTABLISHED),
+            );
+            table.row(
+                "CRD POST -> GET crontabs returns 200",
+                &crd_latency.served,
+                None,
+            );
+        }
+        table.print();
+        if let Some(crd_latency) = &crd_latency {
+            println!(
+                "  (CRD collection answered 200 on the first GET in {}/{} samples)",
+                crd_latency.served_first_try,
+                crd_latency.served.len()
+            );
+        }
     }
-    if let Some((_, _, rate)) = throughput.first() {
+    if !throughput.is_empty() {
+        println!();
         println!(
-            "  (a list response of {LIST_SIZE} CronTabs is {} bytes of JSON)",
-            rate.list_bytes
+            "Throughput: HTTP/1.1 keep-alive, in-process server, {:?} per row, one reqwest::Client per client",
+            THROUGHPUT_DURATION
         );
+        println!(
+            "{:<36} {:>8} {:>10} {:>12}  {:<18} result",
+            "operation", "clients", "requests", "req/s", "target"
+        );
+        for (op, clients, rate) in &throughput {
+            let (target, result) = if *op == Op::Get && *clients == 8 {
+                (
+                    format!("> {TARGET_GET_RPS_8_CLIENTS:.0} req/s"),
+                    pass_fail(rate.per_second() > TARGET_GET_RPS_8_CLIENTS),
+                )
+            } else {
+                (String::new(), "")
+            };
+            let row = format!(
+                "{:<36} {:>8} {:>10} {:>12.0}  {:<18} {}",
+                op.describe(),
+                clients,
+                rate.requests,
+                rate.per_second(),
+                target,
+                result
+            );
+            println!("{}", row.trim_end());
+        }
+        if let Some((_, _, rate)) = throughput.first() {
+            println!(
+                "  (a list response of {LIST_SIZE} CronTabs is {} bytes of JSON)",
+                rate.list_bytes
+            );
+        }
+    }
+    if let Some(watch) = &watch {
+        println!();
+        print_watch(watch);
     }
     Ok(())
 }
@@ -616,6 +690,1166 @@ fn crontab(name: &str) -> Value {
         "metadata": {"name": name},
         "spec": {"cronSpec": "* * * * */5", "image": "my-awesome-cron-image", "replicas": 1},
     })
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. Watch fan-out
+// ---------------------------------------------------------------------------------------------
+
+/// Rows of the watch measurement: (concurrent watchers, CronTabs created while they watch).
+const WATCH_ROWS: [(usize, usize); 3] = [(1, 10_000), (100, 10_000), (1_000, 2_000)];
+/// `watch_buffer` of the watch servers: how many events a watcher may fall behind before it is
+/// sent 410 Expired. The default (1024) is far below a burst of 10,000 creates.
+const WATCH_BUFFER: usize = 200_000;
+/// Concurrent writer clients creating the CronTabs, so the writer is not one request at a time.
+const WATCH_WRITERS: usize = 8;
+/// Watch connections being opened at once (the listener's accept backlog is finite).
+const WATCH_CONNECT_CONCURRENCY: usize = 64;
+/// A watcher that receives nothing for this long gives up (which shows up as loss).
+const WATCH_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+/// CronTabs created in the diagnosis rows that are paced or use one writer.
+const WATCH_DIAGNOSIS_EVENTS: usize = 2_000;
+/// Create rates of the paced diagnosis rows (100 watchers).
+const WATCH_PACES: [f64; 4] = [250.0, 500.0, 1_000.0, 1_500.0];
+/// Problems listed per row (the rest are counted).
+const WATCH_PROBLEMS_SHOWN: usize = 5;
+
+/// The issue's target: 100 watchers receive 10,000 events each with zero loss and p99 < 5 ms.
+const TARGET_WATCHERS: usize = 100;
+const TARGET_WATCH_EVENTS: usize = 10_000;
+const TARGET_WATCH_P99: Duration = Duration::from_millis(5);
+
+/// One row of the watch measurement.
+struct WatchRow {
+    config: WatchConfig,
+    /// CPU time of this process (split into server and clients in `split` rows) and of the
+    /// rest of the machine, from the first create until the last watcher finished.
+    cpu: CpuSplit,
+    watchers: usize,
+    /// CronTabs created (E): every watcher must receive exactly this many ADDED events.
+    events: usize,
+    /// First create sent until the last create's response arrived.
+    write_time: Duration,
+    /// First create sent until the last watcher parsed its last event.
+    deliver_time: Duration,
+    /// Last create's response until the last watcher parsed its last event.
+    drain: Duration,
+    /// ADDED events of this row's CronTabs received, over all watchers.
+    delivered: u64,
+    /// Watchers that received exactly `events` ADDED events, strictly increasing
+    /// resourceVersions, and nothing else (no ERROR, no duplicate, no unknown object).
+    lossless_watchers: usize,
+    /// The first few problems seen (which watcher, what).
+    problems: Vec<String>,
+    problem_count: usize,
+    /// Write response -> event receipt over every (watcher, event) pair.
+    latency: LatencySummary,
+}
+
+impl WatchRow {
+    fn zero_loss(&self) -> bool {
+        self.lossless_watchers == self.watchers && self.problem_count == 0
+    }
+
+    fn delivered_per_second(&self) -> f64 {
+        self.delivered as f64 / self.deliver_time.as_secs_f64()
+    }
+
+    fn creates_per_second(&self) -> f64 {
+        self.events as f64 / self.write_time.as_secs_f64()
+    }
+}
+
+/// Percentiles of the write-response-to-receipt latency.
+#[derive(Default)]
+struct LatencySummary {
+    /// (watcher, event) pairs measured.
+    pairs: usize,
+    /// Pairs whose event was parsed before the writer had read the create's response; they
+    /// count as 0.
+    clamped: usize,
+    p50: Duration,
+    p90: Duration,
+    p99: Duration,
+    max: Duration,
+}
+
+impl LatencySummary {
+    fn of(mut samples: Vec<Duration>, clamped: usize) -> Self {
+        samples.sort_unstable();
+        LatencySummary {
+            pairs: samples.len(),
+            clamped,
+            p50: percentile(&samples, 50.0),
+            p90: percentile(&samples, 90.0),
+            p99: percentile(&samples, 99.0),
+            max: samples.last().copied().unwrap_or_default(),
+        }
+    }
+}
+
+/// How watchers read their streams.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Parse {
+    /// serde_json into a small struct: type, metadata.name, metadata.resourceVersion.
+    Json,
+    /// A byte search for `"name":"w-<n>` per line, no JSON parsing (so no type or
+    /// resourceVersion checks): what is left when the client's JSON cost is taken out.
+    Scan,
+}
+
+/// One configuration of the watch measurement.
+#[derive(Clone, Copy)]
+struct WatchConfig {
+    watchers: usize,
+    /// CronTabs created (E).
+    events: usize,
+    writers: usize,
+    /// Creates per second, spread evenly (open loop); `None`: as fast as the writers can.
+    pace: Option<f64>,
+    /// The server's `watch_buffer`.
+    buffer: usize,
+    parse: Parse,
+    /// Run the server on its own runtime (`SERVER_THREADS` threads named `kf-server`) and
+    /// account the CPU time of its threads and the client threads separately.
+    split: bool,
+    /// Turn on TCP_NODELAY on the server's accepted sockets (from this process, see
+    /// `server_sockets_nodelay`) once watchers and writers are connected; the server itself
+    /// leaves Nagle's algorithm on.
+    nodelay: bool,
+}
+
+impl WatchConfig {
+    fn main_row(watchers: usize, events: usize) -> Self {
+        WatchConfig {
+            watchers,
+            events,
+            writers: WATCH_WRITERS,
+            pace: None,
+            buffer: WATCH_BUFFER,
+            parse: Parse::Json,
+            split: false,
+            nodelay: false,
+        }
+    }
+
+    fn describe(&self) -> String {
+        let mut parts = vec![match self.pace {
+            Some(rate) => format!("paced {rate:.0} creates/s"),
+            None if self.writers == 1 => "1 writer, one create at a time".to_string(),
+            None => format!("{} writers, flat out", self.writers),
+        }];
+        if self.buffer != WATCH_BUFFER {
+            parts.push(format!("watch_buffer {}", self.buffer));
+        }
+        if self.parse == Parse::Scan {
+            parts.push("no JSON parse".to_string());
+        }
+        if self.split {
+            parts.push("server own runtime".to_string());
+        }
+        if self.nodelay {
+            parts.push("TCP_NODELAY".to_string());
+        }
+        parts.join(", ")
+    }
+}
+
+/// The watch section: the main rows, then the rows that explain them.
+struct WatchReport {
+    /// /proc/loadavg when the section started.
+    load_average: String,
+    rows: Vec<WatchRow>,
+    diagnosis: Vec<WatchRow>,
+    micro: MicroCosts,
+}
+
+/// Threads of the server's own runtime in the `split` rows; the clients keep the bench's
+/// runtime (also one worker per CPU), so those rows oversubscribe the CPUs two to one.
+const SERVER_THREADS: usize = 2;
+const SERVER_THREAD_NAME: &str = "kf-server";
+
+async fn bench_watch(crd: &Value) -> Result<WatchReport> {
+    let load_average = std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".to_string());
+    let mut rows = Vec::new();
+    for (watchers, events) in WATCH_ROWS {
+        let config = WatchConfig::main_row(watchers, events);
+        eprintln!(
+            "measuring watch fan-out: {watchers} watcher(s), {events} creates by {WATCH_WRITERS} writers..."
+        );
+        rows.push(bench_watch_row(crd, config, None).await?);
+    }
+
+    let server_runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(SERVER_THREADS)
+        .thread_name(SERVER_THREAD_NAME)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("building the server runtime: {e}"))?;
+    let base = WatchConfig::main_row(TARGET_WATCHERS, TARGET_WATCH_EVENTS);
+    let few = WATCH_DIAGNOSIS_EVENTS;
+    let mut configs = vec![
+        // Where the backlog of the flat-out row sits: with the default buffer, a watch task more
+        // than 1024 events behind the store would get a 410 ERROR.
+        WatchConfig {
+            buffer: kubefake::Options::default().watch_buffer,
+            ..base
+        },
+        // Who spends the CPU: the server on threads of its own ...
+        WatchConfig {
+            split: true,
+            ..base
+        },
+        // ... and what the watchers' JSON parsing costs.
+        WatchConfig {
+            split: true,
+            parse: Parse::Scan,
+            ..base
+        },
+        // Nagle's algorithm on the server's sockets (the server does not set TCP_NODELAY).
+        WatchConfig {
+            split: true,
+            nodelay: true,
+            ..base
+        },
+        WatchConfig {
+            nodelay: true,
+            ..base
+        },
+        // One writer, one create at a time: a controller's pace rather than a flood.
+        WatchConfig {
+            writers: 1,
+            events: few,
+            ..base
+        },
+        WatchConfig {
+            writers: 1,
+            events: few,
+            nodelay: true,
+            ..base
+        },
+    ];
+    // Latency against load.
+    for rate in WATCH_PACES {
+        for nodelay in [false, true] {
+            configs.push(WatchConfig {
+                pace: Some(rate),
+                events: few,
+                nodelay,
+                ..base
+            });
+        }
+    }
+    let mut diagnosis = Vec::new();
+    for config in configs {
+        eprintln!(
+            "watch diagnosis: {} watchers, {} creates, {}...",
+            config.watchers,
+            config.events,
+            config.describe()
+        );
+        let runtime = config.split.then(|| server_runtime.handle().clone());
+        diagnosis.push(bench_watch_row(crd, config, runtime).await?);
+    }
+    // Dropping a runtime blocks, which an async context must not do.
+    server_runtime.shutdown_background();
+    let micro = micro_costs(crd).await?;
+    Ok(WatchReport {
+        load_average,
+        rows,
+        diagnosis,
+        micro,
+    })
+}
+
+/// A server with the CronTab CRD and a large watch buffer; returns it, its URL and the
+/// resourceVersion right after the CRD was installed.
+async fn watch_server(
+    crd: &Value,
+    buffer: usize,
+    runtime: Option<tokio::runtime::Handle>,
+) -> Result<(kubefake::ServerHandle, String, String)> {
+    let builder = kubefake::Server::builder().watch_buffer(buffer);
+    // The server spawns its tasks (listener, connections, watch streams) on the runtime it is
+    // started on.
+    let server = match runtime {
+        Some(runtime) => runtime
+            .spawn(builder.start())
+            .await
+            .map_err(|e| format!("joining the server start: {e}"))?,
+        None => builder.start().await,
+    }
+    .map_err(|e| format!("starting the server: {e}"))?;
+    let base = server.url().to_string();
+    let setup = keep_alive_client()?;
+    expect_status(
+        setup
+            .post(format!("{base}{CRD_COLLECTION}"))
+            .json(crd)
+            .send()
+            .await,
+        201,
+        "POST of the CRD",
+    )
+    .await?;
+    let list: Value = setup
+        .get(format!("{base}{CRONTABS}"))
+        .send()
+        .await
+        .map_err(|e| format!("GET of the empty collection: {e}"))?
+        .json()
+        .await
+        .map_err(|e| format!("reading the empty collection: {e}"))?;
+    let rv = list["metadata"]["resourceVersion"]
+        .as_str()
+        .ok_or_else(|| format!("the collection has no metadata.resourceVersion: {list}"))?
+        .to_string();
+    Ok((server, base, rv))
+}
+
+async fn bench_watch_row(
+    crd: &Value,
+    config: WatchConfig,
+    runtime: Option<tokio::runtime::Handle>,
+) -> Result<WatchRow> {
+    let WatchConfig {
+        watchers, events, ..
+    } = config;
+    let (server, base, rv) = watch_server(crd, config.buffer, runtime).await?;
+    let watch_url = format!("{base}{CRONTABS}?watch=1&resourceVersion={rv}");
+
+    // Every watcher has its response headers (so the server has subscribed it) before the first
+    // create; the resourceVersion would replay anything missed anyway.
+    let connect = Arc::new(Semaphore::new(WATCH_CONNECT_CONCURRENCY));
+    let (ready_tx, mut ready_rx) = mpsc::unbounded_channel();
+    let mut watcher_tasks = Vec::with_capacity(watchers);
+    for _ in 0..watchers {
+        watcher_tasks.push(tokio::spawn(run_watcher(
+            watch_url.clone(),
+            events,
+            config.parse,
+            connect.clone(),
+            ready_tx.clone(),
+        )));
+    }
+    drop(ready_tx);
+    for _ in 0..watchers {
+        match tokio::time::timeout(WATCH_IDLE_TIMEOUT, ready_rx.recv()).await {
+            Ok(Some(Ok(()))) => {}
+            Ok(Some(Err(e))) => return Err(format!("opening a watch: {e}").into()),
+            Ok(None) => return Err("a watcher ended before its watch was open".into()),
+            Err(_) => {
+                return Err(format!(
+                    "watch responses not received within {WATCH_IDLE_TIMEOUT:?} of the request"
+                )
+                .into())
+            }
+        }
+    }
+
+    // Writers open their connections before the clock starts.
+    let create_url = format!("{base}{CRONTABS}");
+    let mut clients = Vec::with_capacity(config.writers);
+    for _ in 0..config.writers {
+        let client = keep_alive_client()?;
+        get_ok(&client, &format!("{base}/readyz")).await?;
+        clients.push(client);
+    }
+    if config.nodelay {
+        let port = server.addr().port();
+        let patched = server_sockets_nodelay(port);
+        // Every watcher and writer connection, at least.
+        if patched < watchers + config.writers {
+            return Err(format!(
+                "TCP_NODELAY set on {patched} server sockets, expected {}",
+                watchers + config.writers
+            )
+            .into());
+        }
+    }
+    let next = Arc::new(AtomicUsize::new(0));
+    let cpu_before = thread_cpu();
+    let t0 = Instant::now();
+    let pace = config.pace.map(|rate| (t0, rate));
+    let writer_tasks: Vec<_> = clients
+        .into_iter()
+        .map(|client| {
+            let writer = run_writer(client, create_url.clone(), next.clone(), events, pace);
+            tokio::spawn(writer)
+        })
+        .collect();
+    let mut responses: Vec<Option<Instant>> = vec![None; events];
+    let mut write_end = t0;
+    for task in writer_tasks {
+        let created = task
+            .await
+            .map_err(|e| format!("joining a writer task: {e}"))??;
+        for (index, at) in created {
+            responses[index] = Some(at);
+            write_end = write_end.max(at);
+        }
+    }
+    let mut outcomes = Vec::with_capacity(watchers);
+    for task in watcher_tasks {
+        outcomes.push(
+            task.await
+                .map_err(|e| format!("joining a watcher task: {e}"))?,
+        );
+    }
+    let cpu = CpuSplit::since(&cpu_before);
+    server.shutdown().await;
+
+    let mut row = WatchRow {
+        config,
+        cpu,
+        watchers,
+        events,
+        write_time: write_end - t0,
+        deliver_time: Duration::ZERO,
+        drain: Duration::ZERO,
+        delivered: 0,
+        lossless_watchers: 0,
+        problems: Vec::new(),
+        problem_count: 0,
+        latency: LatencySummary::default(),
+    };
+    let mut last_receipt = write_end;
+    let mut samples = Vec::with_capacity(watchers * events);
+    let mut clamped = 0;
+    for (watcher, outcome) in outcomes.iter().enumerate() {
+        row.delivered += outcome.added as u64;
+        if outcome.added == events && outcome.problems.is_empty() {
+            row.lossless_watchers += 1;
+        }
+        if outcome.added != events {
+            row.problem_count += 1;
+            if row.problems.len() < WATCH_PROBLEMS_SHOWN {
+                row.problems.push(format!(
+                    "watcher {watcher}: {} of {events} ADDED events",
+                    outcome.added
+                ));
+            }
+        }
+        for problem in &outcome.problems {
+            row.problem_count += 1;
+            if row.problems.len() < WATCH_PROBLEMS_SHOWN {
+                row.problems.push(format!("watcher {watcher}: {problem}"));
+            }
+        }
+        if let Some(last) = outcome.last_receipt {
+            last_receipt = last_receipt.max(last);
+        }
+        for (received, written) in outcome.receipts.iter().zip(&responses) {
+            if let (Some(received), Some(written)) = (received, written) {
+                if received < written {
+                    clamped += 1;
+                }
+                samples.push(received.saturating_duration_since(*written));
+            }
+        }
+    }
+    row.deliver_time = last_receipt - t0;
+    row.drain = last_receipt - write_end;
+    row.latency = LatencySummary::of(samples, clamped);
+    Ok(row)
+}
+
+/// Creates CronTabs `w-<index>` for the indexes it takes from `next` until `events` are taken
+/// (with `pace`, create `index` is not sent before `t0 + index / rate`); returns when each
+/// create's response arrived, by index.
+async fn run_writer(
+    client: reqwest::Client,
+    url: String,
+    next: Arc<AtomicUsize>,
+    events: usize,
+    pace: Option<(Instant, f64)>,
+) -> Result<Vec<(usize, Instant)>> {
+    let mut created = Vec::new();
+    loop {
+        let index = next.fetch_add(1, Ordering::Relaxed);
+        if index >= events {
+            return Ok(created);
+        }
+        if let Some((t0, rate)) = pace {
+            let due = t0 + Duration::from_secs_f64(index as f64 / rate);
+            tokio::time::sleep_until(due.into()).await;
+        }
+        let body = serde_json::to_vec(&crontab(&format!("w-{index}")))?;
+        let response = client
+            .post(&url)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| format!("create w-{index}: {e}"))?;
+        // The response head has been read: the object is committed and its event published.
+        let at = Instant::now();
+        let status = response.status();
+        let body = response
+            .bytes()
+            .await
+            .map_err(|e| format!("create w-{index}: reading the body: {e}"))?;
+        if status.as_u16() != 201 {
+            return Err(format!(
+                "create w-{index}: expected 201, got {status}: {}",
+                String::from_utf8_lossy(&body)
+            )
+            .into());
+        }
+        created.push((index, at));
+    }
+}
+
+/// Just enough of a watch event line: its type, and the object's name and resourceVersion (or
+/// an ERROR Status's message).
+#[derive(serde::Deserialize)]
+struct WatchLine {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    object: WatchObject,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+struct WatchObject {
+    metadata: WatchMeta,
+    message: String,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct WatchMeta {
+    name: String,
+    resource_version: String,
+}
+
+/// What one watcher saw.
+struct WatcherOutcome {
+    parse: Parse,
+    /// ADDED events of this row's CronTabs (each counted once).
+    added: usize,
+    /// When the ADDED event of CronTab `w-<index>` was parsed.
+    receipts: Vec<Option<Instant>>,
+    last_receipt: Option<Instant>,
+    last_rv: u64,
+    /// Everything that is not an in-order ADDED of a new CronTab of this row.
+    problems: Vec<String>,
+}
+
+impl WatcherOutcome {
+    fn new(events: usize, parse: Parse) -> Self {
+        WatcherOutcome {
+            parse,
+            added: 0,
+            receipts: vec![None; events],
+            last_receipt: None,
+            last_rv: 0,
+            problems: Vec::new(),
+        }
+    }
+
+    /// Handles one line of the stream.
+    fn line(&mut self, line: &[u8]) {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        if self.parse == Parse::Scan {
+            self.scan(line);
+            return;
+        }
+        let event: WatchLine = match serde_json::from_slice(line) {
+            Ok(event) => event,
+            Err(e) => {
+                self.problems.push(format!(
+                    "unparsable event ({e}): {}",
+                    String::from_utf8_lossy(&line[..line.len().min(200)])
+                ));
+                return;
+            }
+        };
+        let at = Instant::now();
+        match event.kind.as_str() {
+            "ADDED" => {
+                let meta = &event.object.metadata;
+                match meta.resource_version.parse::<u64>() {
+                    Ok(rv) if rv > self.last_rv => self.last_rv = rv,
+                    Ok(rv) => self.problems.push(format!(
+                        "resourceVersion {rv} of {} after {}",
+                        meta.name, self.last_rv
+                    )),
+                    Err(_) => self.problems.push(format!(
+                        "{} has resourceVersion {:?}",
+                        meta.name, meta.resource_version
+                    )),
+                }
+                let index = meta
+                    .name
+                    .strip_prefix("w-")
+                    .and_then(|i| i.parse::<usize>().ok())
+                    .filter(|i| *i < self.receipts.len());
+                match index {
+                    Some(i) if self.receipts[i].is_none() => {
+                        self.receipts[i] = Some(at);
+                        self.last_receipt = Some(at);
+                        self.added += 1;
+                    }
+                    Some(_) => self.problems.push(format!("{} ADDED twice", meta.name)),
+                    None => self
+                        .problems
+                        .push(format!("ADDED of an unknown object {:?}", meta.name)),
+                }
+            }
+            "ERROR" => self
+                .problems
+                .push(format!("ERROR event: {}", event.object.message)),
+            other => self.problems.push(format!(
+                "unexpected {other} event for {:?}",
+                event.object.metadata.name
+            )),
+        }
+    }
+
+    /// `Parse::Scan`: only the `w-<index>` of `"name":"w-<index>"`, found by a byte search.
+    fn scan(&mut self, line: &[u8]) {
+        const NEEDLE: &[u8] = b"\"name\":\"w-";
+        let at = Instant::now();
+        let index = line
+            .windows(NEEDLE.len())
+            .position(|w| w == NEEDLE)
+            .map(|start| &line[start + NEEDLE.len()..])
+            .and_then(|rest| {
+                let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+                std::str::from_utf8(&rest[..digits])
+                    .ok()?
+                    .parse::<usize>()
+                    .ok()
+            })
+            .filter(|i| *i < self.receipts.len());
+        match index {
+            Some(i) if self.receipts[i].is_none() => {
+                self.receipts[i] = Some(at);
+                self.last_receipt = Some(at);
+                self.added += 1;
+            }
+            Some(i) => self.problems.push(format!("w-{i} received twice")),
+            None => self.problems.push(format!(
+                "a line without a CronTab of this row: {}",
+                String::from_utf8_lossy(&line[..line.len().min(200)])
+            )),
+        }
+    }
+}
+
+/// Opens a watch on its own connection, tells `ready` once the response head arrived, then
+/// reads events until it has `events` ADDED ones, an ERROR, the end of the stream or
+/// `WATCH_IDLE_TIMEOUT` without data.
+async fn run_watcher(
+    url: String,
+    events: usize,
+    parse: Parse,
+    connect: Arc<Semaphore>,
+    ready: mpsc::UnboundedSender<Result<()>>,
+) -> WatcherOutcome {
+    let mut outcome = WatcherOutcome::new(events, parse);
+    let opened = async {
+        let _permit = connect
+            .acquire()
+            .await
+            .map_err(|e| format!("connection limiter: {e}"))?;
+        let client = keep_alive_client()?;
+        let response = client
+            .get(&url)
+            .send()
+            .await
+            .map_err(|e| format!("GET {url}: {e}"))?;
+        if response.status().as_u16() != 200 {
+            let status = response.status();
+            let body = response.text().await.unwrap_or_default();
+            return Err(format!("GET {url}: {status}: {body}").into());
+        }
+        Ok::<_, Box<dyn Error + Send + Sync>>((client, response))
+    }
+    .await;
+    let (_client, response) = match opened {
+        Ok(opened) => {
+            let _ = ready.send(Ok(()));
+            opened
+        }
+        Err(e) => {
+            outcome.problems.push(e.to_string());
+            let _ = ready.send(Err(e));
+            return outcome;
+        }
+    };
+    drop(ready);
+
+    let mut stream = response.bytes_stream();
+    // The start of an incomplete line carried over from the previous chunk.
+    let mut partial: Vec<u8> = Vec::new();
+    while outcome.added < events {
+        let chunk = match tokio::time::timeout(WATCH_IDLE_TIMEOUT, stream.next()).await {
+            Ok(Some(Ok(chunk))) => chunk,
+            Ok(Some(Err(e))) => {
+                outcome.problems.push(format!("reading the stream: {e}"));
+                break;
+            }
+            Ok(None) => {
+                outcome.problems.push("the stream ended".to_string());
+                break;
+            }
+            Err(_) => {
+                outcome
+                    .problems
+                    .push(format!("no data for {WATCH_IDLE_TIMEOUT:?}"));
+                break;
+            }
+        };
+        let mut rest: &[u8] = &chunk;
+        if !partial.is_empty() {
+            match rest.iter().position(|b| *b == b'\n') {
+                Some(end) => {
+                    partial.extend_from_slice(&rest[..end]);
+                    let line = std::mem::take(&mut partial);
+                    outcome.line(&line);
+                    rest = &rest[end + 1..];
+                }
+                None => {
+                    partial.extend_from_slice(rest);
+                    continue;
+                }
+            }
+        }
+        while let Some(end) = rest.iter().position(|b| *b == b'\n') {
+            outcome.line(&rest[..end]);
+            rest = &rest[end + 1..];
+        }
+        partial.extend_from_slice(rest);
+        if outcome.problems.iter().any(|p| p.starts_with("ERROR")) {
+            break;
+        }
+    }
+    outcome
+}
+
+/// Sets TCP_NODELAY on every connected TCP socket of this process whose local port is `port`
+/// (the in-process server's accepted connections) and returns how many. A diagnosis only: it
+/// shows what the server would gain from `set_nodelay(true)` on accept, without changing it.
+#[cfg(target_os = "linux")]
+fn server_sockets_nodelay(port: u16) -> usize {
+    use std::os::fd::{FromRawFd, IntoRawFd, RawFd};
+    let Ok(fds) = std::fs::read_dir("/proc/self/fd") else {
+        return 0;
+    };
+    let mut patched = 0;
+    for entry in fds.flatten() {
+        let Ok(fd) = entry.file_name().to_string_lossy().parse::<RawFd>() else {
+            continue;
+        };
+        let is_socket = std::fs::read_link(entry.path())
+            .is_ok_and(|target| target.to_string_lossy().starts_with("socket:"));
+        if !is_socket {
+            continue;
+        }
+        // SAFETY: `fd` is an open socket of this process (no connection opens or closes while
+        // the row is between connecting and writing), and `into_raw_fd` gives it back without
+        // closing it; on a socket that is not TCP the calls below just fail.
+        let stream = unsafe { std::net::TcpStream::from_raw_fd(fd) };
+        let accepted =
+            stream.local_addr().is_ok_and(|a| a.port() == port) && stream.peer_addr().is_ok();
+        if accepted && stream.set_nodelay(true).is_ok() {
+            patched += 1;
+        }
+        let _ = stream.into_raw_fd();
+    }
+    patched
+}
+
+#[cfg(not(target_os = "linux"))]
+fn server_sockets_nodelay(_port: u16) -> usize {
+    0
+}
+
+/// On-CPU time of this process's threads, and the machine's busy time, at one instant.
+struct ThreadCpu {
+    at: Instant,
+    /// tid -> (thread name, time on CPU).
+    threads: HashMap<String, (String, Duration)>,
+    /// Busy time of all CPUs (everything but idle and iowait in /proc/stat).
+    machine: Duration,
+}
+
+/// Reads `/proc/self/task/*/{comm,schedstat}` and `/proc/stat` (Linux; empty elsewhere).
+fn thread_cpu() -> ThreadCpu {
+    let mut threads = HashMap::new();
+    if let Ok(tasks) = std::fs::read_dir("/proc/self/task") {
+        for task in tasks.flatten() {
+            let dir = task.path();
+            let name = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+            let on_cpu = std::fs::read_to_string(dir.join("schedstat"))
+                .ok()
+                .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok());
+            if let Some(ns) = on_cpu {
+                threads.insert(
+                    task.file_name().to_string_lossy().into_owned(),
+                    (name.trim().to_string(), Duration::from_nanos(ns)),
+                );
+            }
+        }
+    }
+    // The first line: "cpu user nice system idle iowait irq softirq steal ...", in USER_HZ
+    // (1/100 s on Linux).
+    let machine = std::fs::read_to_string("/proc/stat")
+        .ok()
+        .and_then(|stat| {
+            let ticks: Vec<u64> = stat
+                .lines()
+                .next()?
+                .split_whitespace()
+                .skip(1)
+                .take(8)
+                .filter_map(|t| t.parse().ok())
+                .collect();
+            let busy = ticks.iter().sum::<u64>() - ticks.get(3)? - ticks.get(4)?;
+            Some(Duration::from_millis(busy * 10))
+        })
+        .unwrap_or_default();
+    ThreadCpu {
+        at: Instant::now(),
+        threads,
+        machine,
+    }
+}
+
+/// CPU time over a window: this process's server threads (`split` rows; otherwise the server
+/// shares the clients' threads and counts as clients), its other threads, and other processes.
+#[derive(Default)]
+struct CpuSplit {
+    server: Duration,
+    clients: Duration,
+    /// Machine busy time not spent by this process (other processes, interrupts).
+    others: Duration,
+    wall: Duration,
+}
+
+impl CpuSplit {
+    fn since(before: &ThreadCpu) -> Self {
+        let after = thread_cpu();
+        let mut split = CpuSplit {
+            wall: after.at - before.at,
+            ..CpuSplit::default()
+        };
+        for (tid, (name, cpu)) in &after.threads {
+            let start = before.threads.get(tid).map_or(Duration::ZERO, |t| t.1);
+            let used = cpu.saturating_sub(start);
+            if name.starts_with(SERVER_THREAD_NAME) {
+                split.server += used;
+            } else {
+                split.clients += used;
+            }
+        }
+        split.others = after
+            .machine
+            .saturating_sub(before.machine)
+            .saturating_sub(split.process());
+        split
+    }
+
+    fn process(&self) -> Duration {
+        self.server + self.clients
+    }
+
+    /// `d` as a share of all CPUs over the window.
+    fn share(&self, d: Duration) -> String {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        format!(
+            "{:.0}%",
+            100.0 * d.as_secs_f64() / (self.wall.as_secs_f64() * cpus as f64).max(1e-9)
+        )
+    }
+}
+
+/// Single-threaded costs of the per-event work, on a real event line.
+struct MicroCosts {
+    line_bytes: usize,
+    /// Building a frame (allocation and copy), what the server did per watcher before frames
+    /// were cached per event.
+    frame: Duration,
+    /// serde_json of the line into `WatchLine` (the watchers' `Parse::Json`).
+    parse_json: Duration,
+    /// The byte search of `Parse::Scan`.
+    scan: Duration,
+}
+
+/// A copy of `frame()` in src/http/watch.rs (private there).
+fn watch_frame(kind: &str, object: &[u8]) -> bytes::Bytes {
+    let mut out = Vec::with_capacity(object.len() + 32);
+    out.extend_from_slice(b"{\"type\":\"");
+    out.extend_from_slice(kind.as_bytes());
+    out.extend_from_slice(b"\",\"object\":");
+    out.extend_from_slice(object);
+    out.extend_from_slice(b"}\n");
+    bytes::Bytes::from(out)
+}
+
+const MICRO_ITERATIONS: u32 = 200_000;
+
+/// Times `f` over `MICRO_ITERATIONS` calls (after a warm-up), per call.
+fn time_per_call(mut f: impl FnMut()) -> Duration {
+    for _ in 0..MICRO_ITERATIONS / 10 {
+        f();
+    }
+    let t0 = Instant::now();
+    for _ in 0..MICRO_ITERATIONS {
+        f();
+    }
+    t0.elapsed() / MICRO_ITERATIONS
+}
+
+async fn micro_costs(crd: &Value) -> Result<MicroCosts> {
+    // The stored serialisation of a CronTab is what a create returns.
+    let (server, base, _) = watch_server(crd, WATCH_BUFFER, None).await?;
+    let client = keep_alive_client()?;
+    let object = client
+        .post(format!("{base}{CRONTABS}"))
+        .json(&crontab("w-1234"))
+        .send()
+        .await
+        .map_err(|e| format!("create: {e}"))?
+        .bytes()
+        .await
+        .map_err(|e| format!("create: reading the body: {e}"))?;
+    server.shutdown().await;
+    let line = watch_frame("ADDED", &object);
+    let line = &line[..line.len() - 1];
+    let mut probe = WatcherOutcome::new(2_000, Parse::Json);
+    probe.line(line);
+    if probe.added != 1 || !probe.problems.is_empty() {
+        return Err(format!("the sample event line does not parse: {:?}", probe.problems).into());
+    }
+    let frame = time_per_call(|| {
+        std::hint::black_box(watch_frame("ADDED", std::hint::black_box(&object)));
+    });
+    let parse_json = time_per_call(|| {
+        let event: WatchLine =
+            serde_json::from_slice(std::hint::black_box(line)).expect("parsed above");
+        std::hint::black_box(event);
+    });
+    const NEEDLE: &[u8] = b"\"name\":\"w-";
+    let scan = time_per_call(|| {
+        std::hint::black_box(
+            std::hint::black_box(line)
+                .windows(NEEDLE.len())
+                .position(|w| w == NEEDLE),
+        );
+    });
+    Ok(MicroCosts {
+        line_bytes: line.len() + 1,
+        frame,
+        parse_json,
+        scan,
+    })
+}
+
+fn us(d: Duration) -> String {
+    format!("{:.2} us", d.as_secs_f64() * 1e6)
+}
+
+fn ns(d: Duration) -> String {
+    format!("{} ns", d.as_nanos())
+}
+
+fn print_watch_diagnosis(report: &WatchReport) {
+    println!();
+    println!(
+        "Watch diagnosis: {TARGET_WATCHERS} watchers, as the target row unless the configuration says otherwise: \
+         'watch_buffer 1024' is the server's default; 'server own runtime' runs the server on {SERVER_THREADS} threads of its \
+         own (named {SERVER_THREAD_NAME}) next to the clients' runtime, all on the same {} CPUs; 'no JSON parse' watchers \
+         only search each line for the name; 'TCP_NODELAY' turns Nagle's algorithm off on the server's accepted sockets \
+         from this process (the server leaves it on); 'paced' spreads the creates evenly over time."
+    );
+    println!(
+        "  CPU from /proc/self/task/*/schedstat and /proc/stat.",
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    println!(
+        "{:<52} {:>6} {:>9} {:>9} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9} {:>6} {:>6}",
+        "configuration",
+        "E",
+        "creates/s",
+        "events/s",
+        "zero loss",
+        "p50",
+        "p99",
+        "CPU/event",
+        "server",
+        "clients",
+        "busy",
+        "others"
+    );
+    for row in &report.diagnosis {
+        let cpu = &row.cpu;
+        let per_event = |d: Duration| us(d / row.delivered.max(1) as u32);
+        let (server, clients) = if row.config.split {
+            (per_event(cpu.server), per_event(cpu.clients))
+        } else {
+            (String::new(), String::new())
+        };
+        println!(
+            "{:<52} {:>6} {:>9.0} {:>9.0} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9} {:>6} {:>6}",
+            row.config.describe(),
+            row.events,
+            row.creates_per_second(),
+            row.delivered_per_second(),
+            pass_fail(row.zero_loss()),
+            ms(row.latency.p50),
+            ms(row.latency.p99),
+            per_event(cpu.process()),
+            server,
+            clients,
+            cpu.share(cpu.process()),
+            cpu.share(cpu.others)
+        );
+    }
+    println!(
+        "  (CPU/event: this process's CPU time per delivered event (server + writers + watchers), split into server and clients \
+         when the server has its own threads; busy: this process's share of all CPUs over the row; others: other processes' share)"
+    );
+    for row in &report.diagnosis {
+        for problem in row.problems.iter().take(2) {
+            println!("  {}: {problem}", row.config.describe());
+        }
+        if row.problem_count > 2 {
+            println!(
+                "  {}: ... and {} more problems",
+                row.config.describe(),
+                row.problem_count - 2
+            );
+        }
+    }
+    let m = &report.micro;
+    println!(
+        "  Per-event costs, one thread, on a {}-byte ADDED line: building its frame (alloc + copy, as frame() does) {}; \
+         serde_json of the line into the watchers' small struct {}; byte search for the name {}",
+        m.line_bytes,
+        ns(m.frame),
+        ns(m.parse_json),
+        ns(m.scan)
+    );
+}
+
+fn print_watch(report: &WatchReport) {
+    let rows = &report.rows;
+    println!(
+        "Watch fan-out: in-process server built with watch_buffer({WATCH_BUFFER}) (the default is 1024); \
+         each watcher its own reqwest::Client and connection, GET {CRONTABS}?watch=1&resourceVersion=<rv after the CRD install>, \
+         while {WATCH_WRITERS} concurrent writer clients POST E CronTabs as fast as they can"
+    );
+    println!(
+        "  The writers and watchers (including the JSON parsing of every event) run in this process, on the same \
+         tokio runtime and CPUs as the server, so all numbers are lower bounds of the server alone. Load average \
+         when the section started: {} (other processes compete for the CPUs; see the 'others' column).",
+        report.load_average
+    );
+    println!(
+        "{:>8} {:>7} {:>9} {:>9} {:>9} {:>10} {:>11} {:>11} {:>9} {:>6} {:>6}  {:<14}",
+        "watchers",
+        "E",
+        "creates/s",
+        "delivered",
+        "events/s",
+        "/s/watcher",
+        "drain",
+        "deliver",
+        "CPU/event",
+        "busy",
+        "others",
+        "zero loss"
+    );
+    for row in rows {
+        println!(
+            "{:>8} {:>7} {:>9.0} {:>9} {:>9.0} {:>10.0} {:>11} {:>11} {:>9} {:>6} {:>6}  {} ({}/{} watchers)",
+            row.watchers,
+            row.events,
+            row.creates_per_second(),
+            row.delivered,
+            row.delivered_per_second(),
+            row.delivered_per_second() / row.watchers as f64,
+            ms(row.drain),
+            ms(row.deliver_time),
+            us(row.cpu.process() / row.delivered.max(1) as u32),
+            row.cpu.share(row.cpu.process()),
+            row.cpu.share(row.cpu.others),
+            pass_fail(row.zero_loss()),
+            row.lossless_watchers,
+            row.watchers
+        );
+    }
+    println!(
+        "  (delivered = ADDED events received over all watchers; events/s = delivered / (first create sent -> last event parsed); \
+         drain = last create response -> last event parsed; CPU/event = this process's CPU time (server, writers and \
+         watchers) per delivered event; busy = this process's share of all CPUs during the row, others = other processes' \
+         share; zero loss = every watcher got exactly E ADDED events with strictly increasing resourceVersions, no ERROR, \
+         no duplicate)"
+    );
+    for row in rows {
+        for problem in &row.problems {
+            println!("  {} watchers: {problem}", row.watchers);
+        }
+        if row.problem_count > row.problems.len() {
+            println!(
+                "  {} watchers: ... and {} more problems",
+                row.watchers,
+                row.problem_count - row.problems.len()
+            );
+        }
+    }
+    println!();
+    println!("Watch latency: create response read by the writer -> event parsed by a watcher, over every (watcher, event) pair");
+    println!(
+        "{:>8} {:>7} {:>10} {:>11} {:>11} {:>11} {:>11} {:>9}",
+        "watchers", "E", "pairs", "p50", "p90", "p99", "max", "clamped"
+    );
+    for row in rows {
+        let l = &row.latency;
+        println!(
+            "{:>8} {:>7} {:>10} {:>11} {:>11} {:>11} {:>11} {:>8.1}%",
+            row.watchers,
+            row.events,
+            l.pairs,
+            ms(l.p50),
+            ms(l.p90),
+            ms(l.p99),
+            ms(l.max),
+            100.0 * l.clamped as f64 / l.pairs.max(1) as f64
+        );
+    }
+    println!(
+        "  (clamped: the event was parsed before the writer had read the create's response; such a pair counts as 0)"
+    );
+    println!();
+    match rows
+        .iter()
+        .find(|r| r.watchers == TARGET_WATCHERS && r.events == TARGET_WATCH_EVENTS)
+    {
+        Some(row) => {
+            let lossless = row.zero_loss();
+            let fast = row.latency.p99 < TARGET_WATCH_P99;
+            println!(
+                "Target: {TARGET_WATCHERS} watchers receive {TARGET_WATCH_EVENTS} events each with zero loss and p99 < {}: {} \
+                 (zero loss {}, p99 {} {})",
+                ms(TARGET_WATCH_P99),
+                pass_fail(lossless && fast),
+                pass_fail(lossless),
+                ms(row.latency.p99),
+                pass_fail(fast)
+            );
+        }
+        None => println!("Target: no row with {TARGET_WATCHERS} watchers and {TARGET_WATCH_EVENTS} events was measured"),
+    }
+    print_watch_diagnosis(report);
 }
 
 // ---------------------------------------------------------------------------------------------

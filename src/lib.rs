@@ -125,7 +125,7 @@ impl ServerBuilder {
     }
 
     /// Preloads the CRDs in a YAML/JSON file or a directory of them (established before start
-    /// returns). May be called more than once.
+    /// returns; other kinds in those files are skipped). May be called more than once.
     pub fn crds(mut self, path: impl Into<PathBuf>) -> Self {
         self.crds.push(path.into());
         self
@@ -162,8 +162,8 @@ impl ServerBuilder {
         let url = format!("http://{addr}");
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
         let state = State::new(addr.to_string(), self.options, shutdown_rx.clone());
-        loader::load(&state, &self.crds)?;
-        loader::load(&state, &self.objects)?;
+        loader::load(&state, &self.crds, loader::Only::Crds)?;
+        loader::load(&state, &self.objects, loader::Only::All)?;
         let kubeconfig = KubeconfigFile::write(&url, self.kubeconfig.as_deref())?;
         let task = tokio::spawn(server::run(listener, state.clone(), shutdown_rx));
         Ok(ServerHandle {

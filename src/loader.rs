@@ -69,12 +69,25 @@ pub fn read_manifests(path: &Path) -> Result<Vec<Value>, Error> {
     Ok(out)
 }
 
-/// Creates every object in the files under `paths`.
-pub fn load(state: &State, paths: &[PathBuf]) -> Result<usize, Error> {
+/// What a preload path contributes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Only {
+    /// Only CustomResourceDefinitions (`--crds`, like envtest's CRD paths: other kinds in the
+    /// same files are skipped).
+    Crds,
+    /// Every object.
+    All,
+}
+
+/// Creates the objects in the files under `paths`.
+pub fn load(state: &State, paths: &[PathBuf], only: Only) -> Result<usize, Error> {
     let mut count = 0;
     for path in paths {
         for file in manifest_files(path)? {
             for obj in read_manifests(&file)? {
+                if only == Only::Crds && obj["kind"] != "CustomResourceDefinition" {
+                    continue;
+                }
                 create(state, &obj).map_err(|e| Error::Load(file.clone(), e.to_string()))?;
                 count += 1;
             }

@@ -222,7 +222,7 @@ pub fn create(
                 return Ok(latest(state, res, stored));
             }
             Err(e) if e.reason == DRY_RUN_SENTINEL.reason => {
-                return Ok(Arc::new(dry_run_object(obj, state.store.current_rv())));
+                return Ok(Arc::new(dry_run_object(obj, 0)));
             }
             Err(e) if e.reason == "AlreadyExists" && generated && attempts < 7 => {
                 attempts += 1;
@@ -242,8 +242,14 @@ static DRY_RUN_SENTINEL: std::sync::LazyLock<ApiError> = std::sync::LazyLock::ne
     e
 });
 
+/// The response of a dry run: what would have been stored, at `rv` (none for a create, which
+/// would only get one from storage).
 fn dry_run_object(mut obj: Value, rv: u64) -> StoredObject {
-    meta_mut(&mut obj).insert("resourceVersion".into(), json!(rv.to_string()));
+    if rv == 0 {
+        meta_mut(&mut obj).remove("resourceVersion");
+    } else {
+        meta_mut(&mut obj).insert("resourceVersion".into(), json!(rv.to_string()));
+    }
     let json = bytes::Bytes::from(serde_json::to_vec(&obj).unwrap_or_default());
     StoredObject {
         value: obj,

@@ -515,3 +515,74 @@ async fn status_without_the_subresource_is_a_plain_field(#[future(awt)] server: 
     );
     let _: Value = created;
 }
+
+#[rstest]
+#[tokio::test]
+async fn dry_run_validates_but_changes_nothing(#[future(awt)] server: TestServer) {
+    use kube::api::PatchParams;
+    server.install_crontab_crd().await;
+    let api = server.crontabs("default");
+    server.create_crontab("default", "real").await;
+    let rv = server.rv();
+    let dry = PostParams {
+        dry_run: true,
+        ..Default::default()
+    };
+
+    let created = api
+        .create(&dry, &CronTab::new("ghost", spec("x")))
+        .await
+        .expect("dry create");
+    assert!(created.metadata.uid.is_some());
+    assert!(created.metadata.resource_version.is_none());
+    assert_eq!(
+        api_error(api.get("ghost").await.expect_err("not stored")).code,
+        404
+    );
+    // Validation still runs.
+    let invalid = api
+        .create(&dry, &CronTab::new("Bad_Name", spec("x")))
+        .await
+        .expect_err("invalid");
+    assert_eq!(api_error(invalid).code, 422);
+    let exists = api
+        .create(&dry, &CronTab::new("real", spec("x")))
+        .await
+        .expect_err("exists");
+    assert_eq!(api_error(exists).code, 409);
+
+    let mut changed = api.get("real").await.expect("get");
+    changed.spec.image = "dry".into();
+    let replaced = api
+        .replace("real", &dry, &changed)
+        .await
+        .expect("dry replace");
+    assert_eq!(replaced.spec.image, "dry");
+    let patched = api
+        .patch(
+            "real",
+            &PatchParams {
+                dry_run: true,
+                ..Default::default()
+            },
+            &Patch::Merge(json!({"spec": {"image": "p"}})),
+        )
+        .await
+        .expect("dry patch");
+    assert_eq!(patched.spec.image, "p");
+    api.delete(
+        "real",
+        &DeleteParams {
+            dry_run: true,
+            ..Default::default()
+        },
+    )
+    .await
+    .expect("dry delete");
+
+    assert_eq!(server.rv(), rv, "no write, no resourceVersion");
+    assert_eq!(
+        api.get("real").await.expect("get").spec.image,
+        "my-awesome-cron-image"
+    );
+}
