@@ -167,7 +167,12 @@ impl Event {
     }
 }
 
-type Table = imbl::OrdMap<ObjectKey, Arc<StoredObject>>;
+/// Keys are behind `Arc`: a write copies the tree nodes on its path, and copying a node clones
+/// every key in it, which must not allocate.
+type Table = imbl::OrdMap<Arc<ObjectKey>, Arc<StoredObject>>;
+
+/// Where an object lives, shared by the indexes.
+type Location = Arc<(GroupResource, ObjectKey)>;
 
 /// Every object at one resourceVersion. Cheap to clone and never changes once published.
 #[derive(Clone, Default)]
@@ -176,9 +181,9 @@ pub struct Snapshot {
     pub rv: u64,
     tables: imbl::HashMap<GroupResource, Table>,
     /// uid -> where the object lives (the garbage collector finds owners by uid).
-    by_uid: imbl::HashMap<Arc<str>, (GroupResource, ObjectKey)>,
+    by_uid: imbl::HashMap<Arc<str>, Location>,
     /// owner uid -> objects naming it in `ownerReferences`.
-    dependents: imbl::HashMap<Arc<str>, imbl::OrdSet<(GroupResource, ObjectKey)>>,
+    dependents: imbl::HashMap<Arc<str>, imbl::OrdSet<Location>>,
 }
 
 /// `metadata.ownerReferences[*].uid` of an object.
@@ -200,13 +205,13 @@ impl Snapshot {
     ) -> Option<Arc<StoredObject>> {
         let table = self.tables.entry(gr.clone()).or_default();
         let prev = match &new {
-            Some(obj) => table.insert(key.clone(), obj.clone()),
+            Some(obj) => table.insert(Arc::new(key.clone()), obj.clone()),
             None => table.remove(key),
         };
         if table.is_empty() {
             self.tables.remove(gr);
         }
-        let entry = (gr.clone(), key.clone());
+        let entry: Location = Arc::new((gr.clone(), key.clone()));
         if let Some(old) = &prev {
             let uid = old.value["metadata"]["uid"].as_str().unwrap_or("");
             self.by_uid.remove(uid);
@@ -235,14 +240,14 @@ impl Snapshot {
 
     /// Where the object with this uid lives.
     pub fn locate_uid(&self, uid: &str) -> Option<(GroupResource, ObjectKey)> {
-        self.by_uid.get(uid).cloned()
+        self.by_uid.get(uid).map(|l| (**l).clone())
     }
 
     /// The objects whose `ownerReferences` name this uid.
     pub fn dependents_of(&self, uid: &str) -> Vec<(GroupResource, ObjectKey)> {
         self.dependents
             .get(uid)
-            .map(|set| set.iter().cloned().collect())
+            .map(|set| set.iter().map(|l| (**l).clone()).collect())
             .unwrap_or_default()
     }
 
@@ -263,6 +268,7 @@ impl Snapshot {
         table
             .into_iter()
             .flat_map(move |t| t.range(start.clone()..))
+            .map(|(k, v)| (&**k, v))
             .take_while(move |(k, _)| namespace.is_none_or(|ns| k.namespace == ns))
     }
 
@@ -282,6 +288,7 @@ impl Snapshot {
         table
             .into_iter()
             .flat_map(move |t| t.range((start.clone(), Bound::Unbounded)))
+            .map(|(k, v)| (&**k, v))
             .skip_while(move |(k, _)| namespace.is_some_and(|ns| k.namespace.as_str() < ns))
             .take_while(move |(k, _)| namespace.is_none_or(|ns| k.namespace == ns))
     }
