@@ -53,7 +53,7 @@ start_server() {
 # normalise: ages, timestamps, uids and resourceVersions differ run to run.
 normalise() {
   sed -E \
-    -e 's/[0-9]+(s|m[0-9]*s?|h[0-9]*m?)$/<age>/' \
+    -e 's/(^| )[0-9]+(s|m|m[0-9]+s|h|h[0-9]+m|d|d[0-9]+h)( |$)/\1<age>\3/g' \
     -e 's/(creationTimestamp: )"[^"]+"/\1"<time>"/' \
     -e 's/(resourceVersion: )"[0-9]+"/\1"<rv>"/' \
     -e 's/(uid: )[0-9a-f-]{36}/\1<uid>/'

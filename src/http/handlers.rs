@@ -12,6 +12,7 @@ use warp::reply::Response;
 use super::list_options::{self, ContinueToken, ListOptions, Match};
 use super::patch::{patch_type, Patch};
 use super::request_info::{self, RequestInfo, Verb};
+use super::table::{self, Columns, IncludeObject};
 use super::watch::{self, Start, WatchRequest};
 use super::{decode_body, error_response, json_response, json_value, plain_not_found, Request};
 use crate::discovery::documents::{Aggregated, AGGREGATED_V2, AGGREGATED_V2BETA1};
@@ -365,6 +366,11 @@ async fn resource_request(
     match info.verb {
         Verb::Get => {
             let obj = rest::get(state, &res, ns, &info.name)?;
+            if let Some(include) = table_request(req) {
+                let shown = versioned(&res, &obj);
+                let table = Columns::for_resource(&res).table(&[&shown], "", include, true);
+                return Ok(json_value(StatusCode::OK, &table));
+            }
             Ok(json_response(StatusCode::OK, encode_object(&res, &obj)))
         }
         Verb::List => list(state, &res, info, req).await,
@@ -383,6 +389,7 @@ async fn resource_request(
                 _ => Start::After(state.store.current_rv()),
             };
             let watch_req = WatchRequest {
+                table: table_request(req).map(|i| (Arc::new(Columns::for_resource(&res)), i)),
                 resource: res.clone(),
                 filter,
                 start,
@@ -621,10 +628,38 @@ async fn list(
             }
         }
     }
+    if let Some(include) = table_request(req) {
+        let shown: Vec<Value> = items.iter().map(|o| versioned(res, o)).collect();
+        let refs: Vec<&Value> = shown.iter().collect();
+        let mut table =
+            Columns::for_resource(res).table(&refs, &meta.rv.to_string(), include, true);
+        if let Some(c) = &meta.continue_token {
+            table["metadata"]["continue"] = json!(c);
+        }
+        if let Some(n) = meta.remaining_item_count {
+            table["metadata"]["remainingItemCount"] = json!(n);
+        }
+        return Ok(json_value(StatusCode::OK, &table));
+    }
     Ok(json_response(
         StatusCode::OK,
         encode_list(res, &meta, items.into_iter()),
     ))
+}
+
+/// `Some(includeObject)` when the client asked for a Table.
+fn table_request(req: &Request) -> Option<IncludeObject> {
+    table::wants_table(req.header("accept"))
+        .then(|| IncludeObject::parse(req.query.get("includeObject")))
+}
+
+/// An object as the requested version shows it, as a tree.
+fn versioned(res: &ApiResource, obj: &StoredObject) -> Value {
+    let mut v = obj.value.clone();
+    if res.version != res.storage_version {
+        v["apiVersion"] = json!(res.api_version());
+    }
+    v
 }
 
 /// The snapshot a list without a continue token reads, by `resourceVersion` and

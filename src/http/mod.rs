@@ -2,10 +2,12 @@
 //! connect a request to the generic REST storage.
 
 pub mod handlers;
+pub mod jsonpath;
 pub mod list_options;
 pub mod patch;
 pub mod protobuf;
 pub mod request_info;
+pub mod table;
 pub mod watch;
 
 use bytes::Bytes;

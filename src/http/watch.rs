@@ -15,6 +15,7 @@ use warp::http::{self, StatusCode};
 use warp::reply::Response;
 
 use super::handlers::{encode_object, Filter};
+use super::table::{Columns, IncludeObject};
 use crate::discovery::ApiResource;
 use crate::error::ApiError;
 use crate::state::State;
@@ -28,6 +29,8 @@ pub struct WatchRequest {
     pub filter: Filter,
     /// Where the stream starts.
     pub start: Start,
+    /// Send each object as a one-row Table (`kubectl get -w`).
+    pub table: Option<(Arc<Columns>, IncludeObject)>,
     /// `allowWatchBookmarks=true`.
     pub bookmarks: bool,
     /// `timeoutSeconds`.
@@ -90,6 +93,9 @@ pub fn serve(state: Arc<State>, req: WatchRequest) -> Response {
 /// built once per event and shared by every watcher.
 fn event_frame(req: &WatchRequest, event: &Event) -> Option<Bytes> {
     let (kind, obj) = translate(req, event)?;
+    if req.table.is_some() {
+        return Some(object_frame(req, kind, &obj));
+    }
     if req.resource.version == req.resource.storage_version {
         let kind_type = match kind {
             "ADDED" => EventType::Added,
@@ -98,7 +104,23 @@ fn event_frame(req: &WatchRequest, event: &Event) -> Option<Bytes> {
         };
         return Some(event.frame(kind_type, || frame(kind, &obj.json)));
     }
-    Some(frame(kind, &encode_object(&req.resource, &obj)))
+    Some(object_frame(req, kind, &obj))
+}
+
+/// A frame for one object, as a Table row when the watcher asked for tables.
+fn object_frame(req: &WatchRequest, kind: &str, obj: &StoredObject) -> Bytes {
+    match &req.table {
+        Some((columns, include)) => {
+            let mut shown = obj.value.clone();
+            if req.resource.version != req.resource.storage_version {
+                shown["apiVersion"] = json!(req.resource.api_version());
+            }
+            let rv = obj.rv.to_string();
+            let table = columns.table(&[&shown], &rv, *include, true);
+            frame(kind, &serde_json::to_vec(&table).unwrap_or_default())
+        }
+        None => frame(kind, &encode_object(&req.resource, obj)),
+    }
 }
 
 /// Decides what a watcher sees of one store event.
@@ -153,7 +175,7 @@ async fn run(
             let initial: Vec<Bytes> = snap
                 .list(&req.resource.gr, ns)
                 .filter(|(k, o)| req.filter.matches(k, &o.value))
-                .map(|(_, o)| frame("ADDED", &encode_object(&req.resource, o)))
+                .map(|(_, o)| object_frame(&req, "ADDED", o))
                 .collect();
             drop(snap);
             for f in initial {

@@ -9,6 +9,7 @@ mod gc;
 mod harness;
 mod lifecycle;
 mod list;
+mod printing;
 mod server;
 mod subresources;
 mod watch;

@@ -1,0 +1,423 @@
+//! `x-kubernetes-embedded-resource` objects (`objectmeta/`): their `metadata` is coerced to
+//! ObjectMeta (unknown fields dropped) and their apiVersion/kind/metadata validated the way the
+//! apiserver validates a top-level object.
+
+use serde_json::{Map, Value};
+
+use super::structural::Node;
+use super::validation::{Seg, VPath};
+use crate::error::{field, StatusCause};
+use crate::strategy::object_meta::{is_dns1123_label, is_label_value, is_qualified_name};
+
+/// The JSON fields of `metav1.ObjectMeta`.
+pub const OBJECT_META_FIELDS: [&str; 15] = [
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+];
+
+fn go_json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn unmarshal_err(v: &Value, field: &str, go_type: &str) -> String {
+    format!(
+        "json: cannot unmarshal {} into Go struct field ObjectMeta.{field} of type {go_type}",
+        go_json_type(v)
+    )
+}
+
+/// Whether `metadata` decodes into ObjectMeta; the error approximates encoding/json's.
+pub fn check_object_meta(meta: &Value) -> Result<(), String> {
+    let m = match meta {
+        Value::Null => return Ok(()),
+        Value::Object(m) => m,
+        other => {
+            return Err(format!(
+                "json: cannot unmarshal {} into Go value of type v1.ObjectMeta",
+                go_json_type(other)
+            ))
+        }
+    };
+    for (k, v) in m {
+        if v.is_null() {
+            continue;
+        }
+        let ok = match k.as_str() {
+            "name" | "generateName" | "namespace" | "selfLink" | "uid" | "resourceVersion" => {
+                v.is_string()
+            }
+            "generation" | "deletionGracePeriodSeconds" => v.is_i64(),
+            "creationTimestamp" | "deletionTimestamp" => v
+                .as_str()
+                .is_some_and(|s| s.is_empty() || chrono::DateTime::parse_from_rfc3339(s).is_ok()),
+            "labels" | "annotations" => v
+                .as_object()
+                .is_some_and(|o| o.values().all(|x| x.is_string() || x.is_null())),
+            "finalizers" => v
+                .as_array()
+                .is_some_and(|a| a.iter().all(|x| x.is_string() || x.is_null())),
+            "ownerReferences" | "managedFields" => v
+                .as_array()
+                .is_some_and(|a| a.iter().all(|x| x.is_object() || x.is_null())),
+            _ => true,
+        };
+        if !ok {
+            let go_type = match k.as_str() {
+                "generation" | "deletionGracePeriodSeconds" => "int64",
+                "creationTimestamp" | "deletionTimestamp" => "v1.Time",
+                "labels" | "annotations" => "map[string]string",
+                "finalizers" => "[]string",
+                "ownerReferences" => "[]v1.OwnerReference",
+                "managedFields" => "[]v1.ManagedFieldsEntry",
+                _ => "string",
+            };
+            return Err(unmarshal_err(v, k, go_type));
+        }
+    }
+    Ok(())
+}
+
+/// Round-trips a valid metadata object through ObjectMeta: unknown fields are removed (and
+/// reported as `<prefix>.<field>`), empty optional fields dropped as `omitempty` does.
+pub fn coerce_meta(meta: &mut Map<String, Value>, prefix: &str, unknown: &mut Vec<String>) {
+    meta.retain(|k, v| {
+        if !OBJECT_META_FIELDS.contains(&k.as_str()) {
+            unknown.push(format!("{prefix}.{k}"));
+            return false;
+        }
+        match v {
+            Value::Null => false,
+            Value::String(s) => !s.is_empty(),
+            Value::Object(o) => !o.is_empty(),
+            Value::Array(a) => !a.is_empty(),
+            Value::Number(_) => !(k == "generation" && v.as_i64() == Some(0)),
+            _ => true,
+        }
+    });
+}
+
+/// `objectmeta.Coerce` below the root: prunes the metadata of embedded resources.
+pub fn coerce(x: &mut Value, s: Option<&Node>, p: &VPath, unknown: &mut Vec<String>) {
+    let Some(s) = s.filter(|s| s.sub_embedded) else {
+        return;
+    };
+    match x {
+        Value::Object(m) => {
+            if s.embedded_resource {
+                if let Some(meta) = m.get_mut("metadata") {
+                    if check_object_meta(meta).is_ok() {
+                        if let Value::Object(mm) = meta {
+                            let prefix = p.child(Seg::Prop("metadata")).field();
+                            coerce_meta(mm, &prefix, unknown);
+                        }
+                    }
+                }
+            }
+            for (k, v) in m.iter_mut() {
+                if let Some(prop) = s.properties.get(k) {
+                    coerce(v, Some(prop), &p.child(Seg::Prop(k)), unknown);
+                } else if s.additional.is_some() {
+                    coerce(v, s.additional_schema(), &p.child(Seg::Key(k)), unknown);
+                }
+            }
+        }
+        Value::Array(a) => {
+            for (i, v) in a.iter_mut().enumerate() {
+                coerce(v, s.items.as_deref(), &p.child(Seg::Index(i)), unknown);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `objectmeta.Validate` below the root: apiVersion, kind and metadata of embedded resources.
+pub fn validate(x: &Value, s: Option<&Node>, p: &VPath, out: &mut Vec<StatusCause>) {
+    let Some(s) = s.filter(|s| s.sub_embedded) else {
+        return;
+    };
+    match x {
+        Value::Object(m) => {
+            if s.embedded_resource {
+                validate_embedded(m, p, out);
+            }
+            for (k, v) in m {
+                if let Some(prop) = s.properties.get(k) {
+                    validate(v, Some(prop), &p.child(Seg::Prop(k)), out);
+                } else if s.additional.is_some() {
+                    validate(v, s.additional_schema(), &p.child(Seg::Key(k)), out);
+                }
+            }
+        }
+        Value::Array(a) => {
+            for (i, v) in a.iter().enumerate() {
+                validate(v, s.items.as_deref(), &p.child(Seg::Index(i)), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+const DNS1035_MSG: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+const DNS1123_LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+const QUALIFIED_NAME_MSG: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+
+fn dns1035_errors(s: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if s.len() > 63 {
+        errs.push("must be no more than 63 characters".to_string());
+    }
+    let b = s.as_bytes();
+    let ok = !b.is_empty()
+        && b[0].is_ascii_lowercase()
+        && (b[b.len() - 1].is_ascii_lowercase() || b[b.len() - 1].is_ascii_digit())
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-');
+    if !ok {
+        errs.push(DNS1035_MSG.to_string());
+    }
+    errs
+}
+
+fn path_segment_errors(name: &str, prefix: bool) -> Vec<String> {
+    if !prefix && (name == "." || name == "..") {
+        return vec![format!("may not be '{name}'")];
+    }
+    let mut errs = Vec::new();
+    for c in ["/", "%"] {
+        if name.contains(c) {
+            errs.push(format!("may not contain '{c}'"));
+        }
+    }
+    errs
+}
+
+fn invalid(path: &str, v: &Value, detail: &str) -> StatusCause {
+    StatusCause {
+        reason: "FieldValueInvalid".into(),
+        message: format!("Invalid value: {}: {detail}", super::gofmt::error_value(v)),
+        field: path.to_string(),
+    }
+}
+
+fn validate_embedded(m: &Map<String, Value>, p: &VPath, out: &mut Vec<StatusCause>) {
+    let fp = |k: &'static str| p.child(Seg::Prop(k)).field();
+    if !m.contains_key("apiVersion") {
+        out.push(field::required(&fp("apiVersion"), ""));
+    }
+    if !m.contains_key("kind") {
+        out.push(field::required(&fp("kind"), ""));
+    }
+    for (k, v) in m {
+        match k.as_str() {
+            "apiVersion" => match v.as_str() {
+                None => out.push(invalid(&fp("apiVersion"), v, "must be a string")),
+                Some("") => out.push(invalid(&fp("apiVersion"), v, "must not be empty")),
+                Some(s) if s.matches('/').count() > 1 => out.push(invalid(
+                    &fp("apiVersion"),
+                    v,
+                    &format!("unexpected GroupVersion string: {s}"),
+                )),
+                Some(_) => {}
+            },
+            "kind" => match v.as_str() {
+                None => out.push(invalid(&fp("kind"), v, "must be a string")),
+                Some("") => out.push(invalid(&fp("kind"), v, "must not be empty")),
+                Some(s) => {
+                    let errs = dns1035_errors(&s.to_lowercase());
+                    if !errs.is_empty() {
+                        out.push(invalid(
+                            &fp("kind"),
+                            v,
+                            &format!(
+                                "may have mixed case, but should otherwise match: {}",
+                                errs.join(",")
+                            ),
+                        ));
+                    }
+                }
+            },
+            "metadata" => match check_object_meta(v) {
+                Err(e) => out.push(invalid(&fp("metadata"), v, &e)),
+                Ok(()) => {
+                    if let Value::Object(meta) = v {
+                        validate_meta(meta, &fp("metadata"), out);
+                    }
+                }
+            },
+            _ => {}
+        }
+    }
+}
+
+/// `ValidateObjectMeta` for an embedded object (create semantics, path-segment names).
+fn validate_meta(meta: &Map<String, Value>, path: &str, out: &mut Vec<StatusCause>) {
+    let s = |k: &str| meta.get(k).and_then(Value::as_str).unwrap_or("");
+    let generate_name = s("generateName");
+    if !generate_name.is_empty() {
+        for msg in path_segment_errors(generate_name, true) {
+            out.push(invalid(
+                &format!("{path}.generateName"),
+                &Value::String(generate_name.into()),
+                &msg,
+            ));
+        }
+    }
+    let name = s("name");
+    if !name.is_empty() {
+        for msg in path_segment_errors(name, false) {
+            out.push(invalid(
+                &format!("{path}.name"),
+                &Value::String(name.into()),
+                &msg,
+            ));
+        }
+    }
+    let ns = s("namespace");
+    if !ns.is_empty() {
+        if ns.len() > 63 {
+            out.push(invalid(
+                &format!("{path}.namespace"),
+                &Value::String(ns.into()),
+                "must be no more than 63 characters",
+            ));
+        }
+        if !is_dns1123_label(ns) {
+            out.push(invalid(
+                &format!("{path}.namespace"),
+                &Value::String(ns.into()),
+                DNS1123_LABEL_MSG,
+            ));
+        }
+    }
+    if let Some(g) = meta.get("generation").and_then(Value::as_i64) {
+        if g < 0 {
+            out.push(invalid(
+                &format!("{path}.generation"),
+                &Value::from(g),
+                "must be greater than or equal to 0",
+            ));
+        }
+    }
+    if let Some(labels) = meta.get("labels").and_then(Value::as_object) {
+        for (k, v) in labels {
+            if !is_qualified_name(k) {
+                out.push(invalid(
+                    &format!("{path}.labels"),
+                    &Value::String(k.clone()),
+                    QUALIFIED_NAME_MSG,
+                ));
+            }
+            let val = v.as_str().unwrap_or("");
+            if !is_label_value(val) {
+                out.push(invalid(
+                    &format!("{path}.labels"),
+                    &Value::String(val.into()),
+                    LABEL_VALUE_MSG,
+                ));
+            }
+        }
+    }
+    if let Some(ann) = meta.get("annotations").and_then(Value::as_object) {
+        let mut total = 0usize;
+        for (k, v) in ann {
+            if !is_qualified_name(&k.to_lowercase()) {
+                out.push(invalid(
+                    &format!("{path}.annotations"),
+                    &Value::String(k.clone()),
+                    QUALIFIED_NAME_MSG,
+                ));
+            }
+            total += k.len() + v.as_str().map_or(0, str::len);
+        }
+        if total > 256 * 1024 {
+            out.push(StatusCause {
+                reason: "FieldValueTooLong".into(),
+                message: "Too long: may not be more than 262144 bytes".into(),
+                field: format!("{path}.annotations"),
+            });
+        }
+    }
+    if let Some(fins) = meta.get("finalizers").and_then(Value::as_array) {
+        for (i, f) in fins.iter().enumerate() {
+            let f = f.as_str().unwrap_or("");
+            if !is_qualified_name(f) {
+                out.push(invalid(
+                    &format!("{path}.finalizers[{i}]"),
+                    &Value::String(f.into()),
+                    QUALIFIED_NAME_MSG,
+                ));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn embedded_schema() -> Node {
+        Node::compile(&json!({"type": "object", "properties": {"foo": {
+            "type": "object", "x-kubernetes-embedded-resource": true,
+            "x-kubernetes-preserve-unknown-fields": true}}}))
+    }
+
+    #[test]
+    fn seed_embedded_pod_is_kept_and_validated() {
+        let n = embedded_schema();
+        let mut obj = json!({"foo": {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "bogus": 1}, "spec": {"containers": []}}});
+        let mut unknown = Vec::new();
+        coerce(&mut obj, Some(&n), &VPath::root(), &mut unknown);
+        assert_eq!(unknown, vec!["foo.metadata.bogus"]);
+        assert_eq!(obj["foo"]["metadata"], json!({"name": "p"}));
+        assert_eq!(obj["foo"]["spec"], json!({"containers": []}));
+        let mut errs = Vec::new();
+        validate(&obj, Some(&n), &VPath::root(), &mut errs);
+        assert!(errs.is_empty(), "{errs:?}");
+    }
+
+    #[test]
+    fn embedded_type_meta_errors() {
+        let n = embedded_schema();
+        let obj = json!({"foo": {"kind": "Not_A_Kind", "metadata": {"name": "a/b"}}});
+        let mut errs = Vec::new();
+        validate(&obj, Some(&n), &VPath::root(), &mut errs);
+        let got: Vec<String> = errs
+            .iter()
+            .map(|c| format!("{}: {}", c.field, c.message))
+            .collect();
+        assert_eq!(got[0], "foo.apiVersion: Required value");
+        assert!(got[1].starts_with("foo.kind: Invalid value: \"Not_A_Kind\": may have mixed case, but should otherwise match: a DNS-1035 label"), "{got:?}");
+        assert_eq!(
+            got[2],
+            "foo.metadata.name: Invalid value: \"a/b\": may not contain '/'"
+        );
+        let obj = json!({"foo": {"apiVersion": 1, "kind": "Pod", "metadata": {"name": 5}}});
+        let mut errs = Vec::new();
+        validate(&obj, Some(&n), &VPath::root(), &mut errs);
+        assert_eq!(errs[0].message, "Invalid value: 1: must be a string");
+        assert_eq!(errs[1].field, "foo.metadata");
+    }
+}

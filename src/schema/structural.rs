@@ -1,0 +1,339 @@
+//! The compiled schema node: one `openAPIV3Schema` node with its keywords decoded once.
+//!
+//! The apiserver keeps two views of a CRD schema: the structural schema (`Structural`: the
+//! properties/items/additionalProperties skeleton plus defaults and `x-kubernetes-*`) for
+//! pruning and defaulting, and the kube-openapi `spec.Schema` (every keyword, junctors included)
+//! for validation. One [`Node`] type serves both: the skeleton is the tree reached without
+//! entering `allOf`/`anyOf`/`oneOf`/`not`, the junctor sub-nodes carry only value validations.
+//! Compilation never fails: keywords of the wrong JSON type are ignored (the CRD was checked by
+//! [`crate::schema::validate_crd_schema`] before it got here).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use super::formats;
+use super::pattern::GoRegex;
+
+/// `additionalProperties`: a boolean or a schema.
+#[derive(Debug, Clone)]
+pub enum Additional {
+    /// `additionalProperties: true|false` (`Allows`, no schema).
+    Bool(bool),
+    /// `additionalProperties: {schema}` (allows, with a schema).
+    Schema(Box<Node>),
+}
+
+/// One compiled schema node.
+#[derive(Debug, Clone, Default)]
+pub struct Node {
+    /// `type` ("" when unset).
+    pub ty: String,
+    /// The types the validator checks: `[type]`, `["integer","string"]` for int-or-string, or none.
+    pub types: Vec<&'static str>,
+    /// `types` as a bit set of [`type_bit`]s (for the hot path).
+    pub type_mask: u8,
+    /// `nullable`.
+    pub nullable: bool,
+    /// `default` (a JSON `null` default counts as no default, as in the apiserver).
+    pub default: Option<Value>,
+    /// `format` after the apiserver strips formats it does not support for the type.
+    pub format: String,
+    /// Whether the string-format registry knows `format` (the format check applies).
+    pub format_known: bool,
+    /// `maximum`.
+    pub maximum: Option<f64>,
+    /// `exclusiveMaximum`.
+    pub exclusive_maximum: bool,
+    /// `minimum`.
+    pub minimum: Option<f64>,
+    /// `exclusiveMinimum`.
+    pub exclusive_minimum: bool,
+    /// `maxLength`.
+    pub max_length: Option<i64>,
+    /// `minLength`.
+    pub min_length: Option<i64>,
+    /// `pattern`, compiled with Go semantics.
+    pub pattern: Option<GoRegex>,
+    /// `maxItems`.
+    pub max_items: Option<i64>,
+    /// `minItems`.
+    pub min_items: Option<i64>,
+    /// `uniqueItems` (rejected in CRDs; still honoured if present).
+    pub unique_items: bool,
+    /// `multipleOf`.
+    pub multiple_of: Option<f64>,
+    /// `enum` (empty means unset).
+    pub enum_values: Vec<Value>,
+    /// `maxProperties`.
+    pub max_properties: Option<i64>,
+    /// `minProperties`.
+    pub min_properties: Option<i64>,
+    /// `required`.
+    pub required: Vec<String>,
+    /// `allOf`.
+    pub all_of: Vec<Node>,
+    /// `anyOf`.
+    pub any_of: Vec<Node>,
+    /// `oneOf`.
+    pub one_of: Vec<Node>,
+    /// `not`.
+    pub not: Option<Box<Node>>,
+    /// `properties`, ordered by name.
+    pub properties: BTreeMap<String, Node>,
+    /// `additionalProperties`.
+    pub additional: Option<Additional>,
+    /// `items` (a single schema; the array form is not supported).
+    pub items: Option<Box<Node>>,
+    /// `x-kubernetes-preserve-unknown-fields: true`.
+    pub preserve_unknown_fields: bool,
+    /// `x-kubernetes-embedded-resource: true`.
+    pub embedded_resource: bool,
+    /// `x-kubernetes-int-or-string: true`.
+    pub int_or_string: bool,
+    /// `x-kubernetes-list-type`.
+    pub list_type: Option<String>,
+    /// `x-kubernetes-list-map-keys`.
+    pub list_map_keys: Vec<String>,
+    /// `x-kubernetes-map-type`.
+    pub map_type: Option<String>,
+    /// Names of the properties that have a `default` (defaulting visits only these).
+    pub defaulted: Vec<String>,
+    /// Whether this node or a structural descendant has a `default` (defaulting skips the rest).
+    pub sub_defaults: bool,
+    /// Names of the properties whose subtree has a default (defaulting descends only into these,
+    /// unless `additionalProperties` has defaults).
+    pub sub_default_props: Vec<String>,
+    /// Whether this node or a structural descendant is an embedded resource.
+    pub sub_embedded: bool,
+    /// Whether this node or a structural descendant is a `set` or `map` list.
+    pub sub_list_types: bool,
+}
+
+fn properties_with_defaults(p: &BTreeMap<String, Node>) -> Vec<String> {
+    p.iter()
+        .filter(|(_, n)| n.default.is_some())
+        .map(|(k, _)| k.clone())
+        .collect()
+}
+
+/// The bit of a JSON schema type name in [`Node::type_mask`] (0 for unknown names).
+pub fn type_bit(t: &str) -> u8 {
+    match t {
+        "object" => 1,
+        "array" => 2,
+        "string" => 4,
+        "integer" => 8,
+        "number" => 16,
+        "boolean" => 32,
+        "null" => 64,
+        _ => 0,
+    }
+}
+
+fn static_type(t: &str) -> Option<&'static str> {
+    Some(match t {
+        "object" => "object",
+        "array" => "array",
+        "string" => "string",
+        "integer" => "integer",
+        "number" => "number",
+        "boolean" => "boolean",
+        "null" => "null",
+        _ => return None,
+    })
+}
+
+fn f64_of(m: &Map<String, Value>, k: &str) -> Option<f64> {
+    m.get(k).and_then(Value::as_f64)
+}
+
+fn i64_of(m: &Map<String, Value>, k: &str) -> Option<i64> {
+    let v = m.get(k)?;
+    v.as_i64().or_else(|| {
+        v.as_f64()
+            .filter(|f| f.fract() == 0.0 && f.abs() < 9.2e18)
+            .map(|f| f as i64)
+    })
+}
+
+fn bool_of(m: &Map<String, Value>, k: &str) -> bool {
+    m.get(k).and_then(Value::as_bool).unwrap_or(false)
+}
+
+fn str_of(m: &Map<String, Value>, k: &str) -> String {
+    m.get(k).and_then(Value::as_str).unwrap_or("").to_string()
+}
+
+fn strings_of(m: &Map<String, Value>, k: &str) -> Vec<String> {
+    m.get(k)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn nodes_of(m: &Map<String, Value>, k: &str, depth: usize) -> Vec<Node> {
+    m.get(k)
+        .and_then(Value::as_array)
+        .map(|a| a.iter().map(|x| Node::compile_at(x, depth + 1)).collect())
+        .unwrap_or_default()
+}
+
+/// Deeper schemas than this are not compiled further (protects the stack on hostile input).
+const MAX_DEPTH: usize = 200;
+
+impl Node {
+    /// Compiles one schema node (and everything below it) from JSON.
+    pub fn compile(v: &Value) -> Node {
+        Node::compile_at(v, 0)
+    }
+
+    fn compile_at(v: &Value, depth: usize) -> Node {
+        let Some(m) = v.as_object() else {
+            return Node::default();
+        };
+        if depth > MAX_DEPTH {
+            return Node::default();
+        }
+        let ty = str_of(m, "type");
+        let int_or_string = bool_of(m, "x-kubernetes-int-or-string");
+        let types: Vec<&'static str> = if int_or_string {
+            vec!["integer", "string"]
+        } else if ty.is_empty() {
+            Vec::new()
+        } else {
+            match static_type(&ty) {
+                Some(t) => vec![t],
+                None => Vec::new(),
+            }
+        };
+        let format = formats::supported_format(&types, &str_of(m, "format"));
+        let pattern = m
+            .get("pattern")
+            .and_then(Value::as_str)
+            .filter(|p| !p.is_empty())
+            .map(GoRegex::new);
+        let properties: BTreeMap<String, Node> = m
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| {
+                p.iter()
+                    .map(|(k, x)| (k.clone(), Node::compile_at(x, depth + 1)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let additional = match m.get("additionalProperties") {
+            Some(Value::Bool(b)) => Some(Additional::Bool(*b)),
+            Some(x @ Value::Object(_)) => {
+                Some(Additional::Schema(Box::new(Node::compile_at(x, depth + 1))))
+            }
+            _ => None,
+        };
+        let items = match m.get("items") {
+            Some(x @ Value::Object(_)) => Some(Box::new(Node::compile_at(x, depth + 1))),
+            _ => None,
+        };
+        let defaulted = properties_with_defaults(&properties);
+        let format_known = formats::is_known(&format);
+        let type_mask = types.iter().fold(0, |m, t| m | type_bit(t));
+        let mut node = Node {
+            type_mask,
+            format_known,
+            defaulted,
+            ty,
+            types,
+            nullable: bool_of(m, "nullable"),
+            default: m.get("default").filter(|d| !d.is_null()).cloned(),
+            format,
+            maximum: f64_of(m, "maximum"),
+            exclusive_maximum: bool_of(m, "exclusiveMaximum"),
+            minimum: f64_of(m, "minimum"),
+            exclusive_minimum: bool_of(m, "exclusiveMinimum"),
+            max_length: i64_of(m, "maxLength"),
+            min_length: i64_of(m, "minLength"),
+            pattern,
+            max_items: i64_of(m, "maxItems"),
+            min_items: i64_of(m, "minItems"),
+            unique_items: bool_of(m, "uniqueItems"),
+            multiple_of: f64_of(m, "multipleOf"),
+            enum_values: m
+                .get("enum")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
+            max_properties: i64_of(m, "maxProperties"),
+            min_properties: i64_of(m, "minProperties"),
+            required: strings_of(m, "required"),
+            all_of: nodes_of(m, "allOf", depth),
+            any_of: nodes_of(m, "anyOf", depth),
+            one_of: nodes_of(m, "oneOf", depth),
+            not: m
+                .get("not")
+                .filter(|x| x.is_object())
+                .map(|x| Box::new(Node::compile_at(x, depth + 1))),
+            properties,
+            additional,
+            items,
+            preserve_unknown_fields: bool_of(m, "x-kubernetes-preserve-unknown-fields"),
+            embedded_resource: bool_of(m, "x-kubernetes-embedded-resource"),
+            int_or_string,
+            list_type: m
+                .get("x-kubernetes-list-type")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            list_map_keys: strings_of(m, "x-kubernetes-list-map-keys"),
+            map_type: m
+                .get("x-kubernetes-map-type")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            ..Node::default()
+        };
+        node.compute_flags();
+        node
+    }
+
+    /// Fills the `sub_*` flags from the node and its structural children.
+    fn compute_flags(&mut self) {
+        let children = self
+            .properties
+            .values()
+            .chain(self.additional_schema())
+            .chain(self.items.as_deref());
+        let (mut d, mut e, mut l) = (false, false, false);
+        for c in children {
+            d |= c.sub_defaults;
+            e |= c.sub_embedded;
+            l |= c.sub_list_types;
+        }
+        self.sub_defaults = d || self.default.is_some();
+        self.sub_default_props = self
+            .properties
+            .iter()
+            .filter(|(_, n)| n.sub_defaults)
+            .map(|(k, _)| k.clone())
+            .collect();
+        self.sub_embedded = e || self.embedded_resource;
+        self.sub_list_types = l || matches!(self.list_type.as_deref(), Some("set") | Some("map"));
+    }
+
+    /// The structural schema of a field of this object: `properties[k]`, else the
+    /// `additionalProperties` schema. `None` when neither applies.
+    pub fn field(&self, k: &str) -> Option<&Node> {
+        self.properties.get(k).or(match &self.additional {
+            Some(Additional::Schema(s)) => Some(s),
+            _ => None,
+        })
+    }
+
+    /// The `additionalProperties` schema, when it is a schema.
+    pub fn additional_schema(&self) -> Option<&Node> {
+        match &self.additional {
+            Some(Additional::Schema(s)) => Some(s),
+            _ => None,
+        }
+    }
+}
