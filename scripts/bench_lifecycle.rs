@@ -51,7 +51,14 @@ fn create(server: &kubefake::ServerHandle, ns: &str, obj: Value) -> String {
     let res = state
         .resource("stable.example.com", "v1", "crontabs")
         .expect("served");
-    let stored = kubefake::rest::create(state, &res, ns, obj, false).expect("create");
+    let stored = kubefake::rest::create(
+        state,
+        &res,
+        ns,
+        obj,
+        &kubefake::rest::WriteOptions::default(),
+    )
+    .expect("create");
     stored.value["metadata"]["uid"]
         .as_str()
         .unwrap_or("")

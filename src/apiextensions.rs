@@ -110,6 +110,8 @@ pub struct Spec {
     pub scope: String,
     /// Versions, in the order given.
     pub versions: Vec<Version>,
+    /// Legacy (v1beta1) `preserveUnknownFields: true`: nothing is pruned.
+    pub preserve_unknown_fields: Option<bool>,
 }
 
 /// The typed view of a stored CRD.
@@ -127,6 +129,11 @@ pub struct Crd {
     pub established: bool,
     /// Whether the CRD is being deleted.
     pub terminating: bool,
+    /// `metadata.generation`: changes exactly when the spec (schemas included) changes.
+    pub generation: i64,
+    /// The resourceVersion of the CRD's last write. Objects written before it may predate its
+    /// defaults, so reads default them.
+    pub resource_version: u64,
 }
 
 impl Crd {
@@ -148,6 +155,8 @@ impl Crd {
                 .get("metadata")
                 .and_then(|m| m.get("deletionTimestamp"))
                 .is_some(),
+            generation: v["metadata"]["generation"].as_i64().unwrap_or(0),
+            resource_version: meta_str(v, "resourceVersion").parse().unwrap_or(0),
         })
     }
 
@@ -375,18 +384,13 @@ fn validate_versions(versions: &[Version]) -> Vec<StatusCause> {
                 &format!("spec.versions[{i}].schema.openAPIV3Schema"),
                 "schemas are required",
             )),
-            Some(schema) => match schema.get("type").and_then(Value::as_str) {
-                None | Some("") => errs.push(field::required(
-                    &format!("{path}.type"),
-                    "must not be empty at the root",
-                )),
-                Some("object") => {}
-                Some(other) => errs.push(field::invalid(
-                    &format!("{path}.type"),
-                    &json!(other),
-                    "must be object at the root",
-                )),
-            },
+            Some(schema) => {
+                let status = versions[i]
+                    .subresources
+                    .as_ref()
+                    .is_some_and(|s| s.status.is_some());
+                errs.extend(crate::schema::validate_crd_schema(schema, &path, status));
+            }
         }
         if shared {
             // Every version lacks a schema: one error per version, as the apiserver reports.

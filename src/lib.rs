@@ -41,6 +41,7 @@ pub mod server;
 pub mod state;
 pub mod store;
 pub mod strategy;
+pub mod warnings;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};

@@ -122,5 +122,12 @@ fn create(state: &State, obj: &Value) -> Result<(), crate::error::ApiError> {
         },
         res.storage_version
     ));
-    rest::create(state, &res, &namespace, stored, false).map(|_| ())
+    rest::create(
+        state,
+        &res,
+        &namespace,
+        stored,
+        &rest::WriteOptions::default(),
+    )
+    .map(|_| ())
 }

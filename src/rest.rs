@@ -18,6 +18,7 @@ use crate::error::{field, ApiError, StatusCause};
 use crate::state::State;
 use crate::store::{GroupResource, ObjectKey, StoredObject, Txn};
 use crate::strategy::object_meta::{self, finalizers, meta_mut, meta_str};
+use crate::strategy::FieldValidation;
 
 /// Which part of an object a write targets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,14 +161,34 @@ pub fn terminating_create_error(res: &ApiResource) -> ApiError {
     err
 }
 
+/// Options of a create or update request.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WriteOptions {
+    /// `dryRun=All`: validate and answer, store nothing.
+    pub dry_run: bool,
+    /// `fieldValidation`.
+    pub fields: FieldValidation,
+}
+
+impl WriteOptions {
+    /// Options of a dry run.
+    pub fn dry_run() -> Self {
+        WriteOptions {
+            dry_run: true,
+            ..Default::default()
+        }
+    }
+}
+
 /// `POST` a new object. `obj` has been decoded and its apiVersion/kind checked.
 pub fn create(
     state: &State,
     res: &ApiResource,
     namespace: &str,
     mut obj: Value,
-    dry_run: bool,
+    opts: &WriteOptions,
 ) -> Result<Arc<StoredObject>, ApiError> {
+    let dry_run = opts.dry_run;
     if res.terminating() {
         return Err(terminating_create_error(res));
     }
@@ -186,6 +207,7 @@ pub fn create(
         return Err(err);
     }
     let strategy = &res.strategy;
+    strategy.decode(&mut obj, opts.fields)?;
     let ns = if res.namespaced { namespace } else { "" };
     object_meta::prepare_for_create(&mut obj, ns, strategy.track_generation());
     strategy.prepare_for_create(&mut obj);
@@ -274,8 +296,9 @@ pub fn update(
     name: &str,
     target: Target,
     source: UpdateSource<'_>,
-    dry_run: bool,
+    opts: &WriteOptions,
 ) -> Result<Arc<StoredObject>, ApiError> {
+    let dry_run = opts.dry_run;
     let key = key_for(res, namespace, name);
     // The handler checks a PUT body against the URL before it looks for the object.
     if let UpdateSource::Replace(body) = &source {
@@ -329,8 +352,9 @@ pub fn update(
             ));
         }
         place_in_request(res, namespace, name, &mut obj)?;
-        object_meta::prepare_for_update(&mut obj, &old.value);
         let strategy = &res.strategy;
+        strategy.decode(&mut obj, opts.fields)?;
+        object_meta::prepare_for_update(&mut obj, &old.value);
         match target {
             Target::Main => strategy.prepare_for_update(&mut obj, &old.value),
             Target::Status => strategy.prepare_for_status_update(&mut obj, &old.value),
@@ -344,7 +368,10 @@ pub fn update(
         }
         let mut errs = object_meta::validate_update(&obj, &old.value);
         errs.extend(validate_finalizer_update(&obj, &old.value));
-        errs.extend(strategy.validate_update(&obj, &old.value));
+        errs.extend(match target {
+            Target::Status => strategy.validate_status_update(&obj, &old.value),
+            _ => strategy.validate_update(&obj, &old.value),
+        });
         if !errs.is_empty() {
             return Err(invalid(res, name, errs));
         }

@@ -62,7 +62,7 @@ impl State {
     ) -> Arc<State> {
         let state = Arc::new(State {
             store: Store::new(options.history_size, options.watch_buffer),
-            registry: ArcSwap::from_pointee(Registry::build(&[], &server_address)),
+            registry: ArcSwap::from_pointee(Registry::build(&[], &server_address, None)),
             rebuild: Mutex::new(()),
             server_address,
             shutdown,
@@ -73,7 +73,7 @@ impl State {
             for name in INITIAL_NAMESPACES {
                 let obj =
                     json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
-                if let Err(e) = rest::create(&state, &ns, "", obj, false) {
+                if let Err(e) = rest::create(&state, &ns, "", obj, &rest::WriteOptions::default()) {
                     tracing::error!(error = %e, "creating initial namespace {name}");
                 }
             }
@@ -97,8 +97,12 @@ impl State {
             .filter_map(|(_, o)| Crd::from_value(&o.value))
             .map(Arc::new)
             .collect();
-        self.registry
-            .store(Arc::new(Registry::build(&crds, &self.server_address)));
+        let previous = self.registry.load_full();
+        self.registry.store(Arc::new(Registry::build(
+            &crds,
+            &self.server_address,
+            Some(&previous),
+        )));
     }
 
     /// Looks up a served resource or fails with the apiserver's 404.

@@ -114,7 +114,7 @@ pub fn process_dependent(state: &State, gr: &GroupResource, key: &ObjectKey) {
             &key.name,
             Target::Main,
             UpdateSource::Patch(&remove),
-            false,
+            &rest::WriteOptions::default(),
         ) {
             tracing::warn!(error = %e, object = %key.name, "garbage collector: removing dangling owner references");
         }
@@ -196,7 +196,7 @@ pub fn process_owner(state: &State, uid: &str) {
                 &dkey.name,
                 Target::Main,
                 UpdateSource::Patch(&unlink),
-                false,
+                &rest::WriteOptions::default(),
             ) {
                 if e.code != 404 {
                     tracing::warn!(error = %e, object = %dkey.name, "garbage collector: orphaning a dependent");
@@ -249,7 +249,7 @@ fn release(state: &State, res: &crate::discovery::ApiResource, key: &ObjectKey, 
         &key.name,
         Target::Main,
         UpdateSource::Patch(&drop_finalizer),
-        false,
+        &rest::WriteOptions::default(),
     ) {
         if e.code != 404 {
             tracing::warn!(error = %e, object = %key.name, "garbage collector: releasing {finalizer}");

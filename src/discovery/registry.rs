@@ -12,7 +12,8 @@ use base64::Engine;
 use sha2::{Digest, Sha256};
 
 use super::documents::Documents;
-use crate::apiextensions::{self, Crd, ScaleSubresource};
+use crate::apiextensions::{self, Crd, ScaleSubresource, Version};
+use crate::schema::Schema;
 use crate::store::{selector, GroupResource};
 use crate::strategy::builtin::{CrdStrategy, NamespaceStrategy};
 use crate::strategy::custom_resource::CustomResourceStrategy;
@@ -74,6 +75,8 @@ pub struct ApiResource {
     pub crd: Option<Arc<Crd>>,
     /// `storageVersionHash` published in discovery.
     pub storage_version_hash: String,
+    /// The compiled structural schema of a custom resource version.
+    pub schema: Option<Arc<Schema>>,
 }
 
 impl ApiResource {
@@ -155,7 +158,7 @@ pub struct Registry {
 
 impl Registry {
     /// Builds the registry for the built-in resources plus every established CRD.
-    pub fn build(crds: &[Arc<Crd>], server_address: &str) -> Registry {
+    pub fn build(crds: &[Arc<Crd>], server_address: &str, previous: Option<&Registry>) -> Registry {
         let mut resources: Vec<Arc<ApiResource>> = builtin_resources();
         let mut crd_groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for crd in crds.iter().filter(|c| c.established) {
@@ -164,6 +167,7 @@ impl Registry {
             for v in crd.spec.versions.iter().filter(|v| v.served) {
                 let subresources = v.subresources.clone().unwrap_or_default();
                 let status = subresources.status.is_some();
+                let schema = compiled_schema(previous, crd, v);
                 resources.push(Arc::new(ApiResource {
                     group: crd.spec.group.clone(),
                     version: v.name.clone(),
@@ -187,7 +191,12 @@ impl Registry {
                     field_selectors: &["metadata.name", "metadata.namespace"],
                     unsupported_field: selector::generic_unsupported_field,
                     strategy: Arc::new(CustomResourceStrategy {
+                        kind: names.kind.clone(),
+                        version: v.name.clone(),
                         status_enabled: status,
+                        scale: subresources.scale.clone(),
+                        schema: schema.clone(),
+                        preserve_unknown_fields: crd.spec.preserve_unknown_fields == Some(true),
                     }),
                     crd: Some(crd.clone()),
                     storage_version_hash: storage_version_hash(
@@ -195,6 +204,7 @@ impl Registry {
                         &storage_version,
                         &names.kind,
                     ),
+                    schema,
                 }));
                 let versions = crd_groups.entry(crd.spec.group.clone()).or_default();
                 if !versions.contains(&v.name) {
@@ -290,6 +300,28 @@ impl Registry {
     }
 }
 
+/// A version's compiled schema: reused from the previous registry when the CRD's spec did not
+/// change (same uid and generation), compiled otherwise. Requests never compile schemas.
+fn compiled_schema(previous: Option<&Registry>, crd: &Crd, v: &Version) -> Option<Arc<Schema>> {
+    let reuse = previous.and_then(|p| {
+        p.by_gvr
+            .values()
+            .find(|r| {
+                r.version == v.name
+                    && r.crd
+                        .as_ref()
+                        .is_some_and(|c| c.uid == crd.uid && c.generation == crd.generation)
+            })
+            .and_then(|r| r.schema.clone())
+    });
+    reuse.or_else(|| {
+        v.schema
+            .as_ref()
+            .and_then(|s| s.get("openAPIV3Schema"))
+            .map(|s| Arc::new(Schema::compile(s)))
+    })
+}
+
 fn builtin_resources() -> Vec<Arc<ApiResource>> {
     vec![
         Arc::new(ApiResource {
@@ -315,6 +347,7 @@ fn builtin_resources() -> Vec<Arc<ApiResource>> {
             strategy: Arc::new(NamespaceStrategy),
             crd: None,
             storage_version_hash: storage_version_hash("", "v1", "Namespace"),
+            schema: None,
         }),
         Arc::new(ApiResource {
             group: apiextensions::GROUP.into(),
@@ -350,6 +383,7 @@ fn builtin_resources() -> Vec<Arc<ApiResource>> {
                 "v1",
                 "CustomResourceDefinition",
             ),
+            schema: None,
         }),
     ]
 }

@@ -18,11 +18,13 @@ use super::{decode_body, error_response, json_response, json_value, plain_not_fo
 use crate::discovery::documents::{Aggregated, AGGREGATED_V2, AGGREGATED_V2BETA1};
 use crate::discovery::ApiResource;
 use crate::error::{field, ApiError};
-use crate::rest::{self, DeleteOptions, Deleted, Propagation, Target, UpdateSource};
+use crate::rest::{self, DeleteOptions, Deleted, Propagation, Target, UpdateSource, WriteOptions};
 use crate::state::State;
 use crate::store::selector::{FieldSelector, LabelSelector};
 use crate::store::{ObjectKey, StoredObject};
+use crate::strategy::FieldValidation;
 use crate::strategy::{self, object_meta::meta_str};
+use crate::warnings;
 
 /// The Kubernetes version kubefake reports and whose API it serves.
 pub const KUBERNETES_VERSION: (&str, &str) = ("1", "33");
@@ -243,13 +245,32 @@ impl Filter {
 
 /// An object as the requested version shows it. Custom resources are stored in their storage
 /// version; with the `None` conversion strategy only `apiVersion` differs between versions.
+/// Objects written before their CRD last changed are defaulted as they are read (and not
+/// written back), as the apiserver defaults what it decodes from storage.
 pub fn encode_object(res: &ApiResource, obj: &StoredObject) -> Bytes {
-    if res.version == res.storage_version {
+    if res.version == res.storage_version && !stale(res, obj) {
         return obj.json.clone();
     }
+    Bytes::from(serde_json::to_vec(&versioned(res, obj)).unwrap_or_default())
+}
+
+/// Whether an object predates its CRD's last change (and so maybe a default).
+fn stale(res: &ApiResource, obj: &StoredObject) -> bool {
+    res.crd
+        .as_ref()
+        .is_some_and(|c| obj.rv < c.resource_version)
+}
+
+/// [`encode_object`]'s view as a tree.
+pub fn versioned(res: &ApiResource, obj: &StoredObject) -> Value {
     let mut v = obj.value.clone();
-    v["apiVersion"] = json!(res.api_version());
-    Bytes::from(serde_json::to_vec(&v).unwrap_or_default())
+    if stale(res, obj) {
+        res.strategy.default_on_read(&mut v);
+    }
+    if res.version != res.storage_version {
+        v["apiVersion"] = json!(res.api_version());
+    }
+    v
 }
 
 /// `metadata` of a list response.
@@ -361,7 +382,7 @@ async fn resource_request(
             ApiError::method_not_allowed()
         });
     }
-    let dry_run = req.query.all("dryRun").any(|v| v == "All");
+    let write = write_options(req)?;
     let ns = info.namespace.as_str();
     match info.verb {
         Verb::Get => {
@@ -400,24 +421,30 @@ async fn resource_request(
         }
         Verb::Create => {
             let obj = decode_object(&res, req)?;
-            let created = rest::create(state, &res, ns, obj, dry_run)?;
-            Ok(json_response(
-                StatusCode::CREATED,
-                encode_object(&res, &created),
+            let (created, warnings) =
+                warnings::collect(|| rest::create(state, &res, ns, obj, &write));
+            Ok(with_warnings(
+                json_response(StatusCode::CREATED, encode_object(&res, &*created?)),
+                warnings,
             ))
         }
         Verb::Update => {
             let obj = decode_object(&res, req)?;
-            let updated = rest::update(
-                state,
-                &res,
-                ns,
-                &info.name,
-                target,
-                UpdateSource::Replace(obj),
-                dry_run,
-            )?;
-            Ok(json_response(StatusCode::OK, encode_object(&res, &updated)))
+            let (updated, warnings) = warnings::collect(|| {
+                rest::update(
+                    state,
+                    &res,
+                    ns,
+                    &info.name,
+                    target,
+                    UpdateSource::Replace(obj),
+                    &write,
+                )
+            });
+            Ok(with_warnings(
+                json_response(StatusCode::OK, encode_object(&res, &*updated?)),
+                warnings,
+            ))
         }
         Verb::Patch => {
             let kind = patch_type(req.header("content-type"), res.crd.is_some())?;
@@ -430,16 +457,21 @@ async fn resource_request(
                 out["apiVersion"] = json!(storage_api_version);
                 Ok(out)
             };
-            let updated = rest::update(
-                state,
-                &res,
-                ns,
-                &info.name,
-                target,
-                UpdateSource::Patch(&apply),
-                dry_run,
-            )?;
-            Ok(json_response(StatusCode::OK, encode_object(&res, &updated)))
+            let (updated, warnings) = warnings::collect(|| {
+                rest::update(
+                    state,
+                    &res,
+                    ns,
+                    &info.name,
+                    target,
+                    UpdateSource::Patch(&apply),
+                    &write,
+                )
+            });
+            Ok(with_warnings(
+                json_response(StatusCode::OK, encode_object(&res, &*updated?)),
+                warnings,
+            ))
         }
         Verb::Delete => {
             let opts = delete_options(req)?;
@@ -499,7 +531,7 @@ fn scale_request(
         return Err(ApiError::not_found(&res.group, &res.plural, &info.name));
     };
     let ns = info.namespace.as_str();
-    let dry_run = req.query.all("dryRun").any(|v| v == "All");
+    let write = write_options(req)?;
     let scale_of = |obj: &StoredObject| -> Result<Response, ApiError> {
         Ok(json_value(
             StatusCode::OK,
@@ -537,7 +569,7 @@ fn scale_request(
                 &info.name,
                 Target::Main,
                 UpdateSource::Patch(&apply),
-                dry_run,
+                &write,
             )?
         }
         _ => {
@@ -554,11 +586,29 @@ fn scale_request(
                 &info.name,
                 Target::Main,
                 UpdateSource::Patch(&apply),
-                dry_run,
+                &write,
             )?
         }
     };
     scale_of(&updated)
+}
+
+/// `dryRun` and `fieldValidation` of a write.
+fn write_options(req: &Request) -> Result<WriteOptions, ApiError> {
+    Ok(WriteOptions {
+        dry_run: req.query.all("dryRun").any(|v| v == "All"),
+        fields: FieldValidation::parse(req.query.get("fieldValidation"))?,
+    })
+}
+
+/// Adds a `Warning` header per warning.
+fn with_warnings(mut resp: Response, warnings: Vec<String>) -> Response {
+    for w in warnings {
+        if let Ok(v) = http::HeaderValue::from_str(&crate::warnings::header_value(&w)) {
+            resp.headers_mut().append("warning", v);
+        }
+    }
+    resp
 }
 
 fn storage_api_version(res: &ApiResource) -> String {
@@ -651,15 +701,6 @@ async fn list(
 fn table_request(req: &Request) -> Option<IncludeObject> {
     table::wants_table(req.header("accept"))
         .then(|| IncludeObject::parse(req.query.get("includeObject")))
-}
-
-/// An object as the requested version shows it, as a tree.
-fn versioned(res: &ApiResource, obj: &StoredObject) -> Value {
-    let mut v = obj.value.clone();
-    if res.version != res.storage_version {
-        v["apiVersion"] = json!(res.api_version());
-    }
-    v
 }
 
 /// The snapshot a list without a continue token reads, by `resourceVersion` and

@@ -1,18 +1,143 @@
-//! The strategy of every custom resource: the status/spec split and generation rules that depend
-//! on whether the CRD version enables the `/status` subresource. Schema validation, pruning and
-//! defaulting plug in here as they are built.
+//! The strategy of every custom resource: the structural-schema pipeline (prune -> drop
+//! non-nullable nulls -> default -> validate, in the apiserver's order), the status/spec split
+//! and generation rules that depend on the `/status` subresource, and the `/scale` checks.
 
-use serde_json::Value;
+use std::sync::Arc;
 
-use super::{bump_generation, Strategy};
+use serde_json::{json, Value};
+
+use super::{bump_generation, FieldValidation, Strategy};
+use crate::apiextensions::ScaleSubresource;
+use crate::error::{field, ApiError, StatusCause};
+use crate::schema::Schema;
 
 /// Strategy for one served version of a CRD.
 pub struct CustomResourceStrategy {
+    /// Kind (for decode errors).
+    pub kind: String,
+    /// Version served (for decode errors).
+    pub version: String,
     /// Whether `/status` is enabled: main-resource writes then leave `.status` alone.
     pub status_enabled: bool,
+    /// The `/scale` paths, when enabled.
+    pub scale: Option<ScaleSubresource>,
+    /// The version's compiled schema (none only for legacy `preserveUnknownFields: true`).
+    pub schema: Option<Arc<Schema>>,
+    /// Legacy `spec.preserveUnknownFields: true`: nothing is pruned.
+    pub preserve_unknown_fields: bool,
+}
+
+fn nested_i64(obj: &Value, path: &str) -> Result<Option<i64>, String> {
+    let found = path
+        .split('.')
+        .filter(|s| !s.is_empty())
+        .try_fold(obj, |v, seg| v.get(seg));
+    match found {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v.as_i64().map(Some).ok_or_else(|| {
+            format!(
+                "{} accessor error: {} is of the type {}, expected int64",
+                path.trim_start_matches('.'),
+                v,
+                match v {
+                    Value::String(_) => "string",
+                    Value::Bool(_) => "bool",
+                    Value::Number(_) => "float64",
+                    Value::Array(_) => "[]interface {}",
+                    _ => "map[string]interface {}",
+                }
+            )
+        }),
+    }
+}
+
+impl CustomResourceStrategy {
+    /// The `/scale` rules on the replicas paths: integers, not negative, within int32.
+    fn validate_scale(&self, obj: &Value, status: bool) -> Vec<StatusCause> {
+        let Some(scale) = &self.scale else {
+            return Vec::new();
+        };
+        let path = if status {
+            &scale.status_replicas_path
+        } else {
+            &scale.spec_replicas_path
+        };
+        let mut errs = Vec::new();
+        match nested_i64(obj, path) {
+            Err(e) => errs.push(field::invalid(path, &json!(0), &e)),
+            Ok(Some(n)) if n < 0 => errs.push(field::invalid(
+                path,
+                &json!(n),
+                "should be a non-negative integer",
+            )),
+            Ok(Some(n)) if n > i64::from(i32::MAX) => errs.push(field::invalid(
+                path,
+                &json!(n),
+                &format!("should be less than or equal to {}", i32::MAX),
+            )),
+            _ => {}
+        }
+        if status {
+            if let Some(sel) = &scale.label_selector_path {
+                let found = sel
+                    .split('.')
+                    .filter(|s| !s.is_empty())
+                    .try_fold(obj, |v, seg| v.get(seg));
+                if let Some(v) = found.filter(|v| !v.is_null() && !v.is_string()) {
+                    errs.push(field::invalid(sel, v, "must be a string"));
+                }
+            }
+        }
+        errs
+    }
 }
 
 impl Strategy for CustomResourceStrategy {
+    fn decode(&self, obj: &mut Value, fields: FieldValidation) -> Result<(), ApiError> {
+        let Some(schema) = &self.schema else {
+            return Ok(());
+        };
+        if !self.preserve_unknown_fields {
+            let unknown = schema.prune(obj);
+            if !unknown.is_empty() {
+                match fields {
+                    FieldValidation::Ignore => {}
+                    FieldValidation::Warn => {
+                        for path in &unknown {
+                            crate::warnings::warn(format!("unknown field {path:?}"));
+                        }
+                    }
+                    FieldValidation::Strict => {
+                        let listed: Vec<String> = unknown
+                            .iter()
+                            .map(|p| format!("unknown field {p:?}"))
+                            .collect();
+                        return Err(ApiError::bad_request(format!(
+                            "{} in version {:?} cannot be handled as a {}: strict decoding error: {}",
+                            self.kind,
+                            self.version,
+                            self.kind,
+                            listed.join(", ")
+                        )));
+                    }
+                }
+            }
+        }
+        schema.apply_defaults(obj);
+        Ok(())
+    }
+
+    fn default_on_read(&self, obj: &mut Value) -> bool {
+        match &self.schema {
+            Some(schema) if schema.root().sub_defaults => {
+                let before = obj.clone();
+                schema.apply_defaults(obj);
+                *obj != before
+            }
+            _ => false,
+        }
+    }
+
     fn prepare_for_create(&self, obj: &mut Value) {
         if self.status_enabled {
             if let Some(o) = obj.as_object_mut() {
@@ -34,27 +159,107 @@ impl Strategy for CustomResourceStrategy {
         }
         bump_generation(obj, old, self.status_enabled);
     }
+
+    fn validate(&self, obj: &Value) -> Vec<StatusCause> {
+        let mut errs = match &self.schema {
+            Some(schema) => schema.validate(obj, None),
+            None => Vec::new(),
+        };
+        errs.extend(self.validate_scale(obj, false));
+        errs
+    }
+
+    fn validate_update(&self, obj: &Value, old: &Value) -> Vec<StatusCause> {
+        let mut errs = match &self.schema {
+            Some(schema) => schema.validate(obj, Some(old)),
+            None => Vec::new(),
+        };
+        errs.extend(self.validate_scale(obj, false));
+        errs
+    }
+
+    fn validate_status_update(&self, obj: &Value, old: &Value) -> Vec<StatusCause> {
+        let mut errs = Vec::new();
+        if let (Some(schema), Some(status)) = (&self.schema, obj.get("status")) {
+            if let Some(node) = schema.root().field("status") {
+                errs.extend(Schema::validate_at(
+                    node,
+                    status,
+                    old.get("status"),
+                    "status",
+                ));
+            }
+        }
+        errs.extend(self.validate_scale(obj, true));
+        errs
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+
+    fn strategy(status: bool, schema: Option<Value>) -> CustomResourceStrategy {
+        CustomResourceStrategy {
+            kind: "CronTab".into(),
+            version: "v1".into(),
+            status_enabled: status,
+            scale: None,
+            schema: schema.map(|s| Arc::new(Schema::compile(&s))),
+            preserve_unknown_fields: false,
+        }
+    }
 
     #[test]
     fn status_is_server_owned_only_with_the_subresource() {
-        let with = CustomResourceStrategy {
-            status_enabled: true,
-        };
+        let with = strategy(true, None);
         let mut obj = json!({"metadata": {}, "status": {"x": 1}});
         with.prepare_for_create(&mut obj);
         assert!(obj.get("status").is_none());
 
-        let without = CustomResourceStrategy {
-            status_enabled: false,
-        };
+        let without = strategy(false, None);
         let mut obj = json!({"metadata": {}, "status": {"x": 1}});
         without.prepare_for_create(&mut obj);
         assert_eq!(obj["status"]["x"], 1);
+    }
+
+    #[test]
+    fn decode_prunes_and_defaults_and_strict_refuses() {
+        let s = strategy(
+            false,
+            Some(
+                json!({"type": "object", "properties": {"spec": {"type": "object",
+                "properties": {"replicas": {"type": "integer", "default": 1}}}}}),
+            ),
+        );
+        let mut obj = json!({"metadata": {"name": "a"}, "spec": {"someRandomField": 42}});
+        s.decode(&mut obj, FieldValidation::Ignore)
+            .expect("decodes");
+        assert_eq!(obj["spec"], json!({"replicas": 1}));
+        let mut obj = json!({"metadata": {"name": "a"}, "spec": {"someRandomField": 42}});
+        let err = s
+            .decode(&mut obj, FieldValidation::Strict)
+            .expect_err("strict");
+        assert_eq!(
+            err.message,
+            "CronTab in version \"v1\" cannot be handled as a CronTab: strict decoding error: unknown field \"spec.someRandomField\""
+        );
+    }
+
+    #[test]
+    fn scale_paths_are_validated() {
+        let mut s = strategy(false, None);
+        s.scale = Some(ScaleSubresource {
+            spec_replicas_path: ".spec.replicas".into(),
+            status_replicas_path: ".status.replicas".into(),
+            label_selector_path: None,
+        });
+        let errs = s.validate(&json!({"spec": {"replicas": -1}}));
+        assert_eq!(errs[0].field, ".spec.replicas");
+        assert_eq!(
+            errs[0].message,
+            "Invalid value: -1: should be a non-negative integer"
+        );
+        assert!(s.validate(&json!({"spec": {"replicas": 3}})).is_empty());
     }
 }

@@ -12,8 +12,34 @@ pub mod scale;
 
 use serde_json::Value;
 
-use crate::error::StatusCause;
+use crate::error::{ApiError, StatusCause};
 use object_meta::NameRule;
+
+/// What unknown fields in a request body do (`fieldValidation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FieldValidation {
+    /// Dropped silently.
+    Ignore,
+    /// Dropped, with a `Warning` header each (the default).
+    #[default]
+    Warn,
+    /// The request fails with 400.
+    Strict,
+}
+
+impl FieldValidation {
+    /// Parses the `fieldValidation` query parameter.
+    pub fn parse(v: Option<&str>) -> Result<FieldValidation, ApiError> {
+        match v {
+            None | Some("") | Some("Warn") => Ok(FieldValidation::Warn),
+            Some("Ignore") => Ok(FieldValidation::Ignore),
+            Some("Strict") => Ok(FieldValidation::Strict),
+            Some(other) => Err(ApiError::bad_request(format!(
+                "invalid fieldValidation directive: {other}"
+            ))),
+        }
+    }
+}
 
 /// How one resource treats its objects. Every method has the generic registry's default.
 pub trait Strategy: Send + Sync {
@@ -29,6 +55,18 @@ pub trait Strategy: Send + Sync {
 
     /// Whether a PUT without `metadata.resourceVersion` is accepted (last write wins).
     fn allow_unconditional_update(&self) -> bool {
+        false
+    }
+
+    /// The codec step every written body goes through first, as the apiserver's decoder does
+    /// for custom resources: unknown fields pruned (reported per `fields`), defaults applied.
+    fn decode(&self, _obj: &mut Value, _fields: FieldValidation) -> Result<(), ApiError> {
+        Ok(())
+    }
+
+    /// Defaults for an object read from storage that was written before a default existed.
+    /// Returns whether anything changed (reads then serialise the defaulted copy).
+    fn default_on_read(&self, _obj: &mut Value) -> bool {
         false
     }
 
@@ -67,6 +105,11 @@ pub trait Strategy: Send + Sync {
     /// Field errors on update, beyond the shared ObjectMeta rules.
     fn validate_update(&self, obj: &Value, _old: &Value) -> Vec<StatusCause> {
         self.validate(obj)
+    }
+
+    /// Field errors of a write to `/status` (only what that write may change is validated).
+    fn validate_status_update(&self, obj: &Value, old: &Value) -> Vec<StatusCause> {
+        self.validate_update(obj, old)
     }
 
     /// Called on the first DELETE of an object: a strategy that needs cleanup before the object

@@ -496,7 +496,16 @@ async fn resource_versions_are_global_and_increasing(#[future(awt)] server: Test
 #[rstest]
 #[tokio::test]
 async fn status_without_the_subresource_is_a_plain_field(#[future(awt)] server: TestServer) {
-    server.install_crontab_crd().await;
+    let mut crd = crate::harness::crontab_crd();
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"] =
+        json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
+    let (status, _) = server
+        .post(
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            &crd,
+        )
+        .await;
+    assert_eq!(status, 201);
     let body = json!({"apiVersion": "stable.example.com/v1", "kind": "CronTab", "metadata": {"name": "s"}, "status": {"ok": true}});
     let (status, created) = server
         .post(
