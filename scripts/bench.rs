@@ -738,6 +738,8 @@ struct WatchRow {
     /// CPU time of this process (split into server and clients in `split` rows) and of the
     /// rest of the machine, from the first create until the last watcher finished.
     cpu: CpuSplit,
+    /// Peak bytes queued in the kernel between the server and the watchers.
+    sockets: SocketBacklog,
     watchers: usize,
     /// CronTabs created (E): every watcher must receive exactly this many ADDED events.
     events: usize,
@@ -1083,6 +1085,7 @@ async fn bench_watch_row(
         }
     }
     let next = Arc::new(AtomicUsize::new(0));
+    let sampler = SocketSampler::start(server.addr().port());
     let cpu_before = thread_cpu();
     let t0 = Instant::now();
     let pace = config.pace.map(|rate| (t0, rate));
@@ -1112,11 +1115,13 @@ async fn bench_watch_row(
         );
     }
     let cpu = CpuSplit::since(&cpu_before);
+    let sockets = sampler.finish();
     server.shutdown().await;
 
     let mut row = WatchRow {
         config,
         cpu,
+        sockets,
         watchers,
         events,
         write_time: write_end - t0,
@@ -1485,6 +1490,91 @@ fn server_sockets_nodelay(_port: u16) -> usize {
     0
 }
 
+/// How often `SocketSampler` reads the socket queues.
+const SOCKET_SAMPLE_INTERVAL: Duration = Duration::from_millis(50);
+
+/// Peak bytes the kernel held in a row's established TCP connections: written by the server
+/// but not yet taken by the client (the server sockets' send queues), and received but not yet
+/// read by the client application (the client sockets' receive queues).
+#[derive(Default, Clone, Copy)]
+struct SocketBacklog {
+    server_send: u64,
+    client_recv: u64,
+}
+
+/// A thread that samples `/proc/net/tcp{,6}` (Linux) every `SOCKET_SAMPLE_INTERVAL` for the
+/// connections of the server on `port`, until stopped.
+struct SocketSampler {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<SocketBacklog>,
+}
+
+impl SocketSampler {
+    fn start(port: u16) -> Self {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut peak = SocketBacklog::default();
+            while !flag.load(Ordering::Relaxed) {
+                let now = socket_queues(port);
+                peak.server_send = peak.server_send.max(now.server_send);
+                peak.client_recv = peak.client_recv.max(now.client_recv);
+                std::thread::sleep(SOCKET_SAMPLE_INTERVAL);
+            }
+            peak
+        });
+        SocketSampler { stop, thread }
+    }
+
+    fn finish(self) -> SocketBacklog {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.join().unwrap_or_default()
+    }
+}
+
+/// The queues of the established connections to and from `port` right now.
+fn socket_queues(port: u16) -> SocketBacklog {
+    let mut now = SocketBacklog::default();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let Ok(text) = std::fs::read_to_string(table) else {
+            continue;
+        };
+        // "sl local_address rem_address st tx_queue:rx_queue ...", addresses as HEXIP:HEXPORT.
+        for line in text.lines().skip(1) {
+            let fields: Vec<&str> = line.split_whitespace().take(5).collect();
+            let [_, local, remote, state, queues] = fields[..] else {
+                continue;
+            };
+            if state != "01" {
+                continue; // not ESTABLISHED
+            }
+            let port_of = |address: &str| {
+                address
+                    .rsplit(':')
+                    .next()
+                    .and_then(|p| u16::from_str_radix(p, 16).ok())
+            };
+            let Some((tx, rx)) = queues.split_once(':') else {
+                continue;
+            };
+            let (tx, rx) = (
+                u64::from_str_radix(tx, 16).unwrap_or(0),
+                u64::from_str_radix(rx, 16).unwrap_or(0),
+            );
+            if port_of(local) == Some(port) {
+                now.server_send += tx;
+            } else if port_of(remote) == Some(port) {
+                now.client_recv += rx;
+            }
+        }
+    }
+    now
+}
+
+fn mb(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
+}
+
 /// On-CPU time of this process's threads, and the machine's busy time, at one instant.
 struct ThreadCpu {
     at: Instant,
@@ -1685,7 +1775,7 @@ fn print_watch_diagnosis(report: &WatchReport) {
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     println!(
-        "{:<52} {:>6} {:>9} {:>9} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9} {:>6} {:>6}",
+        "{:<52} {:>6} {:>9} {:>9} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9} {:>6} {:>6} {:>9} {:>9}",
         "configuration",
         "E",
         "creates/s",
@@ -1697,7 +1787,9 @@ fn print_watch_diagnosis(report: &WatchReport) {
         "server",
         "clients",
         "busy",
-        "others"
+        "others",
+        "srv send",
+        "cli recv"
     );
     for row in &report.diagnosis {
         let cpu = &row.cpu;
@@ -1708,7 +1800,7 @@ fn print_watch_diagnosis(report: &WatchReport) {
             (String::new(), String::new())
         };
         println!(
-            "{:<52} {:>6} {:>9.0} {:>9.0} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9} {:>6} {:>6}",
+            "{:<52} {:>6} {:>9.0} {:>9.0} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9} {:>6} {:>6} {:>9} {:>9}",
             row.config.describe(),
             row.events,
             row.creates_per_second(),
@@ -1720,12 +1812,14 @@ fn print_watch_diagnosis(report: &WatchReport) {
             server,
             clients,
             cpu.share(cpu.process()),
-            cpu.share(cpu.others)
+            cpu.share(cpu.others),
+            mb(row.sockets.server_send),
+            mb(row.sockets.client_recv)
         );
     }
     println!(
         "  (CPU/event: this process's CPU time per delivered event (server + writers + watchers), split into server and clients \
-         when the server has its own threads; busy: this process's share of all CPUs over the row; others: other processes' share)"
+         when the server has its own threads; busy: this process's share of all CPUs over the row; others: other processes' share; srv send / cli recv as above)"
     );
     for row in &report.diagnosis {
         for problem in row.problems.iter().take(2) {
@@ -1764,7 +1858,7 @@ fn print_watch(report: &WatchReport) {
         report.load_average
     );
     println!(
-        "{:>8} {:>7} {:>9} {:>9} {:>9} {:>10} {:>11} {:>11} {:>9} {:>6} {:>6}  {:<14}",
+        "{:>8} {:>7} {:>9} {:>9} {:>9} {:>10} {:>11} {:>11} {:>9} {:>6} {:>6} {:>9} {:>9}  {:<14}",
         "watchers",
         "E",
         "creates/s",
@@ -1776,11 +1870,13 @@ fn print_watch(report: &WatchReport) {
         "CPU/event",
         "busy",
         "others",
+        "srv send",
+        "cli recv",
         "zero loss"
     );
     for row in rows {
         println!(
-            "{:>8} {:>7} {:>9.0} {:>9} {:>9.0} {:>10.0} {:>11} {:>11} {:>9} {:>6} {:>6}  {} ({}/{} watchers)",
+            "{:>8} {:>7} {:>9.0} {:>9} {:>9.0} {:>10.0} {:>11} {:>11} {:>9} {:>6} {:>6} {:>9} {:>9}  {} ({}/{} watchers)",
             row.watchers,
             row.events,
             row.creates_per_second(),
@@ -1792,6 +1888,8 @@ fn print_watch(report: &WatchReport) {
             us(row.cpu.process() / row.delivered.max(1) as u32),
             row.cpu.share(row.cpu.process()),
             row.cpu.share(row.cpu.others),
+            mb(row.sockets.server_send),
+            mb(row.sockets.client_recv),
             pass_fail(row.zero_loss()),
             row.lossless_watchers,
             row.watchers
@@ -1801,8 +1899,10 @@ fn print_watch(report: &WatchReport) {
         "  (delivered = ADDED events received over all watchers; events/s = delivered / (first create sent -> last event parsed); \
          drain = last create response -> last event parsed; CPU/event = this process's CPU time (server, writers and \
          watchers) per delivered event; busy = this process's share of all CPUs during the row, others = other processes' \
-         share; zero loss = every watcher got exactly E ADDED events with strictly increasing resourceVersions, no ERROR, \
-         no duplicate)"
+         share; srv send / cli recv = peak bytes the kernel held in the server sockets' send queues (written by the server, \
+         not yet taken by the client) and in the client sockets' receive queues (not yet read by the watchers), sampled \
+         every {SOCKET_SAMPLE_INTERVAL:?} from /proc/net/tcp; zero loss = every watcher got exactly E ADDED events with \
+         strictly increasing resourceVersions, no ERROR, no duplicate)"
     );
     for row in rows {
         for problem in &row.problems {

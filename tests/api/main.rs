@@ -10,6 +10,7 @@ mod harness;
 mod lifecycle;
 mod list;
 mod printing;
+mod schema;
 mod server;
 mod subresources;
 mod watch;
