@@ -33,5 +33,28 @@ check "CRDs print CREATED AT" \
 'NAME                          CREATED AT
 crontabs.stable.example.com   <time>' "$crd_out"
 
+expect "kubectl explain from the published OpenAPI" 0 \
+'GROUP:      stable.example.com
+KIND:       CronTab
+VERSION:    v1
+
+FIELD: spec <Object>
+
+
+DESCRIPTION:
+    <empty>
+FIELDS:
+  cronSpec	<string>
+    <no description>
+
+  image	<string>
+    <no description>
+
+  replicas	<integer>
+    <no description>
+
+' \
+  -- explain crontab.spec
+
 stop_server
 finish

@@ -44,6 +44,8 @@ pub struct Documents {
     pub aggregated_api: Aggregated,
     /// Aggregated `/apis`.
     pub aggregated_apis: Aggregated,
+    /// `/openapi/v2` and `/openapi/v3`.
+    pub openapi: super::openapi::OpenApi,
 }
 
 fn bytes(v: &Value) -> Bytes {
@@ -230,6 +232,7 @@ impl Documents {
                 .collect(),
         );
         Documents {
+            openapi: super::openapi::OpenApi::render(resources, "v1.33.0"),
             api,
             apis,
             resource_lists,

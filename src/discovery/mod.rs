@@ -2,6 +2,7 @@
 //! snapshot, swapped when a CRD changes) and the discovery documents rendered from it.
 
 pub mod documents;
+pub mod openapi;
 pub mod registry;
 
 pub use registry::{ApiResource, Registry};

@@ -83,7 +83,9 @@ fn non_resource_request(state: &State, req: &Request) -> Result<Response, ApiErr
         ["apis", group] => Ok(docs.groups.get(*group).map_or_else(plain_not_found, |b| {
             json_response(StatusCode::OK, b.clone())
         })),
-        ["openapi", "v2"] => Ok(openapi_v2(req)),
+        ["openapi", "v2"] => Ok(openapi_v2(req, &docs.openapi.v2)),
+        ["openapi", "v3"] => Ok(json_response(StatusCode::OK, docs.openapi.v3_index.clone())),
+        ["openapi", "v3", rest @ ..] => Ok(openapi_v3(req, &docs.openapi, &rest.join("/"))),
         ["apis", group, version] => Ok(docs
             .resource_lists
             .get(&(group.to_string(), version.to_string()))
@@ -94,12 +96,12 @@ fn non_resource_request(state: &State, req: &Request) -> Result<Response, ApiErr
     }
 }
 
-/// `/openapi/v2`. Until kubefake publishes schemas, an empty document: kubectl requires this
-/// path to exist (in protobuf) before it validates or applies anything, and skips client-side
-/// validation of kinds the document does not describe, exactly as with an aggregated API.
-fn openapi_v2(req: &Request) -> Response {
-    let accept = req.header("accept");
-    if accept.contains("protobuf") {
+/// `/openapi/v2`: the JSON document. kubectl asks for it in protobuf only, to validate on the
+/// client when the server cannot; kubefake validates on the server and says so in
+/// `/openapi/v3`, so it answers protobuf requests with an empty (valid) document, for which
+/// kubectl skips client-side validation.
+fn openapi_v2(req: &Request, json_doc: &Bytes) -> Response {
+    if req.header("accept").contains("protobuf") {
         // gnostic `openapi_v2.Document { swagger: "2.0" }`: field 1, length-delimited.
         let mut resp = Response::new(Bytes::from_static(b"\x0a\x032.0").into());
         resp.headers_mut().insert(
@@ -110,12 +112,29 @@ fn openapi_v2(req: &Request) -> Response {
         );
         return resp;
     }
-    let (major, minor) = KUBERNETES_VERSION;
-    json_value(
-        StatusCode::OK,
-        &json!({"swagger": "2.0", "info": {"title": "Kubernetes", "version": format!("v{major}.{minor}.0")},
-                "paths": {}, "definitions": {}}),
-    )
+    json_response(StatusCode::OK, json_doc.clone())
+}
+
+/// `/openapi/v3/<group-version>`: immutable (cacheable) when asked for by its current hash.
+fn openapi_v3(req: &Request, openapi: &crate::discovery::openapi::OpenApi, path: &str) -> Response {
+    let Some(doc) = openapi.v3.get(path) else {
+        return plain_not_found();
+    };
+    let mut resp = json_response(StatusCode::OK, doc.body.clone());
+    let immutable = req.query.get("hash") == Some(doc.hash.as_str());
+    let cache = if immutable {
+        "public, immutable"
+    } else {
+        "no-cache, private"
+    };
+    resp.headers_mut().insert(
+        http::header::CACHE_CONTROL,
+        http::HeaderValue::from_static(cache),
+    );
+    if let Ok(etag) = http::HeaderValue::from_str(&format!("\"{}\"", doc.hash)) {
+        resp.headers_mut().insert(http::header::ETAG, etag);
+    }
+    resp
 }
 
 fn version_info() -> Value {

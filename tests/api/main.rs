@@ -9,6 +9,7 @@ mod gc;
 mod harness;
 mod lifecycle;
 mod list;
+mod openapi;
 mod printing;
 mod schema;
 mod server;
