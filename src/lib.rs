@@ -16,19 +16,35 @@
 //!   graceful shutdown that ends watch streams first.
 //! - [`http::request_info`]: `(method, path)` -> verb, group, version, namespace, resource, name,
 //!   subresource. Pure.
-//! - [`http::handlers`]: discovery documents and one thin function per verb; [`http::patch`],
-//!   [`http::watch`] for the verbs that need more.
-//! - [`discovery`]: the resource registry (an immutable snapshot swapped when CRDs change) and the
-//!   discovery documents rendered from it once.
+//! - [`http::handlers`]: discovery documents and one thin function per verb;
+//!   [`http::list_options`] (resourceVersion semantics, pages), [`http::patch`],
+//!   [`http::watch`], [`http::table`] (server-side printing, with [`http::jsonpath`]) for what
+//!   the verbs need.
+//! - [`discovery`]: the resource registry (an immutable snapshot swapped when CRDs change), and
+//!   the discovery and OpenAPI documents rendered from it once.
 //! - [`rest`]: the generic REST storage, one implementation of every verb for every resource.
 //! - [`strategy`]: what differs per resource (server-owned fields, validation, generation,
-//!   deletion); [`apiextensions`] holds the CRD type and its validation.
-//! - [`store`]: objects, the one write path, the global resourceVersion, watch fan-out and the
-//!   event history.
+//!   deletion, `/scale`); [`apiextensions`] holds the CRD type and its validation; [`schema`] the
+//!   structural-schema pipeline of custom resources (prune, default, validate).
+//! - [`store`]: objects, the one write path, the global resourceVersion, watch fan-out, the
+//!   event history and snapshots for consistent lists; [`store::selector`] label and field
+//!   selectors.
 //! - [`controllers`]: what kube-controller-manager and apiextensions-apiserver would run: CRD
-//!   establishing and cleanup, namespace lifecycle.
+//!   establishing and cleanup, namespace lifecycle, the garbage collector; drained as a work
+//!   queue right after the write that caused the work.
+//! - [`warnings`]: `Warning` headers raised anywhere in a write.
+//!
+//! # Invariants
+//! - One write path, totally ordered: every change takes the next global resourceVersion inside
+//!   [`store::Store::write`], which publishes the snapshot, records the events and broadcasts them
+//!   in that order. Reads take no lock; no lock is held across an `.await`.
+//! - A watcher sees every event after its starting resourceVersion, in order, or a 410 ERROR.
+//! - Schemas, discovery and OpenAPI documents are built when CRDs change, never per request.
+//! - Every rejection is a `Status` with the apiserver's reason, code and message, and changes
+//!   nothing.
 
 pub mod apiextensions;
+pub mod cel;
 pub mod controllers;
 pub mod discovery;
 pub mod error;

@@ -14,7 +14,10 @@ use super::patch::{patch_type, Patch};
 use super::request_info::{self, RequestInfo, Verb};
 use super::table::{self, Columns, IncludeObject};
 use super::watch::{self, Start, WatchRequest};
-use super::{decode_body, error_response, json_response, json_value, plain_not_found, Request};
+use super::{
+    decode_body, decode_body_fields, error_response, json_response, json_value, plain_not_found,
+    Request,
+};
 use crate::discovery::documents::{Aggregated, AGGREGATED_V2, AGGREGATED_V2BETA1};
 use crate::discovery::ApiResource;
 use crate::error::{field, ApiError};
@@ -439,17 +442,18 @@ async fn resource_request(
             Ok(watch::serve(state.clone(), watch_req))
         }
         Verb::Create => {
-            let obj = decode_object(&res, req)?;
-            let (created, warnings) =
-                warnings::collect(|| rest::create(state, &res, ns, obj, &write));
+            let (created, warnings) = warnings::collect(|| {
+                let obj = decode_object(&res, req, write.fields)?;
+                rest::create(state, &res, ns, obj, &write)
+            });
             Ok(with_warnings(
                 json_response(StatusCode::CREATED, encode_object(&res, &*created?)),
                 warnings,
             ))
         }
         Verb::Update => {
-            let obj = decode_object(&res, req)?;
             let (updated, warnings) = warnings::collect(|| {
+                let obj = decode_object(&res, req, write.fields)?;
                 rest::update(
                     state,
                     &res,
@@ -776,8 +780,35 @@ async fn wait_for_resource_version(state: &State, rv: u64) -> Result<(), ApiErro
 
 /// Decodes a create/update body and checks its apiVersion and kind against the endpoint, as the
 /// apiserver's decoder and `ValidateTypeMeta` do. Returns the object in the storage version.
-fn decode_object(res: &ApiResource, req: &Request) -> Result<Value, ApiError> {
-    let mut obj = decode_body(req, &res.kind, res.crd.is_none())?;
+fn decode_object(
+    res: &ApiResource,
+    req: &Request,
+    fields: FieldValidation,
+) -> Result<Value, ApiError> {
+    let (mut obj, duplicates) = decode_body_fields(req, &res.kind, res.crd.is_none())?;
+    if !duplicates.is_empty() {
+        match fields {
+            FieldValidation::Ignore => {}
+            FieldValidation::Warn => {
+                for d in &duplicates {
+                    warnings::warn(format!("duplicate field {d:?}"));
+                }
+            }
+            FieldValidation::Strict => {
+                let listed: Vec<String> = duplicates
+                    .iter()
+                    .map(|d| format!("duplicate field {d:?}"))
+                    .collect();
+                return Err(ApiError::bad_request(format!(
+                    "{} in version {:?} cannot be handled as a {}: strict decoding error: {}",
+                    res.kind,
+                    res.version,
+                    res.kind,
+                    listed.join(", ")
+                )));
+            }
+        }
+    }
     let expected = res.api_version();
     let api_version = obj
         .get("apiVersion")

@@ -2,6 +2,7 @@
 //! connect a request to the generic REST storage.
 
 pub mod handlers;
+pub mod json_dups;
 pub mod jsonpath;
 pub mod list_options;
 pub mod patch;
@@ -134,20 +135,33 @@ pub fn plain_not_found() -> Response {
 /// `expected_kind` names the type in the apiserver's decode-error message; `builtin` allows the
 /// protobuf encoding that client-go and kubectl use for built-in kinds.
 pub fn decode_body(req: &Request, expected_kind: &str, builtin: bool) -> Result<Value, ApiError> {
+    decode_body_fields(req, expected_kind, builtin).map(|(v, _)| v)
+}
+
+/// [`decode_body`], also returning the paths of duplicated JSON keys (for `fieldValidation`).
+pub fn decode_body_fields(
+    req: &Request,
+    expected_kind: &str,
+    builtin: bool,
+) -> Result<(Value, Vec<String>), ApiError> {
+    let mut duplicates = Vec::new();
     let content_type = req.header("content-type");
     let media = media_type(content_type);
     let value: Result<Value, String> = match media.as_str() {
         "application/vnd.kubernetes.protobuf" if builtin => {
-            return protobuf::decode(&req.body).map_err(|e| {
+            return protobuf::decode(&req.body).map(|v| (v, Vec::new())).map_err(|e| {
                 ApiError::bad_request(format!(
                     "the object provided is unrecognized (must be of type {expected_kind}): {e} ({})",
                     summarize(&req.body)
                 ))
             });
         }
-        "" | "application/json" | "*/*" => {
-            serde_json::from_slice(&req.body).map_err(|e| e.to_string())
-        }
+        "" | "application/json" | "*/*" => json_dups::parse(&req.body)
+            .map(|(v, dups)| {
+                duplicates = dups;
+                v
+            })
+            .map_err(|e| e.to_string()),
         "application/yaml" | "application/x-yaml" | "text/yaml" => {
             let text = std::str::from_utf8(&req.body).map_err(|e| e.to_string());
             text.and_then(|t| serde_saphyr::from_str::<Value>(t).map_err(|e| e.to_string()))
@@ -164,7 +178,7 @@ pub fn decode_body(req: &Request, expected_kind: &str, builtin: bool) -> Result<
         }
     };
     match value {
-        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(v @ Value::Object(_)) => Ok((v, duplicates)),
         Ok(other) => Err(ApiError::bad_request(format!(
             "the object provided is unrecognized (must be of type {expected_kind}): couldn't get version/kind; json parse error: json: cannot unmarshal {} into Go value of type struct {{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }} ({})",
             go_json_type(&other),

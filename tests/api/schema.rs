@@ -277,3 +277,31 @@ async fn non_structural_and_bad_default_schemas_are_rejected(#[future(awt)] serv
         "{body}"
     );
 }
+
+#[rstest]
+#[tokio::test]
+async fn duplicate_fields_follow_field_validation(#[future(awt)] server: TestServer) {
+    server.install_crontab_crd().await;
+    let body = r#"{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"dup"},"spec":{"image":"a","image":"b"}}"#;
+    let post = |query: &str| {
+        server
+            .http
+            .post(server.url(&format!("{CRONTABS}{query}")))
+            .header("content-type", "application/json")
+            .body(body)
+    };
+    let (status, err) = server.send(post("?fieldValidation=Strict")).await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        err["message"],
+        r#"CronTab in version "v1" cannot be handled as a CronTab: strict decoding error: duplicate field "spec.image""#
+    );
+    let resp = post("").send().await.expect("post");
+    assert_eq!(resp.status(), 201);
+    assert_eq!(
+        resp.headers()["warning"],
+        r#"299 - "duplicate field \"spec.image\"""#
+    );
+    let created: Value = resp.json().await.expect("json");
+    assert_eq!(created["spec"]["image"], "b", "the last value wins");
+}

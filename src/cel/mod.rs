@@ -1,0 +1,1 @@
+//! CEL validation rules (placeholder while the module is written).
