@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Every kubectl script, against a fresh `kubefake serve` each. Exits non-zero if any differs
+# Every client script (kubectl, and the Python client), against a fresh `kubefake serve` each. Exits non-zero if any differs
 # from what a real cluster prints.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 cargo build --quiet --bin kubefake || exit 1
 status=0
-for script in scripts/walkthrough.sh scripts/watch.sh scripts/lifecycle.sh scripts/printing.sh scripts/schema.sh; do
+for script in scripts/walkthrough.sh scripts/watch.sh scripts/lifecycle.sh scripts/printing.sh scripts/schema.sh scripts/python-client.sh; do
   echo "== $script"
   bash "$script" || status=1
 done

@@ -1,0 +1,100 @@
+"""The official Python client against kubefake: namespaces, a CRD, custom objects (create, get,
+list, patch, delete), a watch, and an error Status. Run by scripts/python-client.sh."""
+
+import sys
+import threading
+
+from kubernetes import client, config, watch
+from kubernetes.client.rest import ApiException
+
+config.load_kube_config(config_file=sys.argv[1])
+core = client.CoreV1Api()
+ext = client.ApiextensionsV1Api()
+custom = client.CustomObjectsApi()
+
+failures = []
+
+
+def check(name, ok):
+    print(("ok   " if ok else "FAIL ") + name)
+    if not ok:
+        failures.append(name)
+
+
+names = [ns.metadata.name for ns in core.list_namespace().items]
+check("initial namespaces", names == ["default", "kube-node-lease", "kube-public", "kube-system"])
+
+core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name="py")))
+check("create a namespace", core.read_namespace("py").status.phase == "Active")
+
+crd = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "crontabs.stable.example.com"},
+    "spec": {
+        "group": "stable.example.com",
+        "scope": "Namespaced",
+        "names": {"plural": "crontabs", "singular": "crontab", "kind": "CronTab", "shortNames": ["ct"]},
+        "versions": [{
+            "name": "v1", "served": True, "storage": True,
+            "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {
+                "type": "object", "properties": {
+                    "cronSpec": {"type": "string"}, "image": {"type": "string"},
+                    "replicas": {"type": "integer", "maximum": 10}}}}}},
+        }],
+    },
+}
+created = ext.create_custom_resource_definition(crd)
+conditions = {c.type: c.status for c in created.status.conditions}
+check("CRD established", conditions.get("Established") == "True")
+
+args = ("stable.example.com", "v1", "py", "crontabs")
+seen = []
+
+
+def watcher():
+    w = watch.Watch()
+    for event in w.stream(custom.list_namespaced_custom_object, *args, timeout_seconds=5):
+        seen.append((event["type"], event["object"]["metadata"]["name"]))
+        if event["type"] == "DELETED":
+            w.stop()
+
+
+thread = threading.Thread(target=watcher)
+thread.start()
+
+body = {"apiVersion": "stable.example.com/v1", "kind": "CronTab",
+        "metadata": {"name": "py-cron"}, "spec": {"cronSpec": "* * * * */5", "image": "img", "replicas": 1}}
+custom.create_namespaced_custom_object(*args, body)
+got = custom.get_namespaced_custom_object(*args, "py-cron")
+check("create and get a custom object", got["spec"]["image"] == "img" and got["metadata"]["generation"] == 1)
+items = custom.list_namespaced_custom_object(*args)["items"]
+check("list", [i["metadata"]["name"] for i in items] == ["py-cron"])
+patched = custom.patch_namespaced_custom_object(*args, "py-cron", {"spec": {"replicas": 3}})
+check("merge patch", patched["spec"]["replicas"] == 3 and patched["metadata"]["generation"] == 2)
+
+try:
+    custom.patch_namespaced_custom_object(*args, "py-cron", {"spec": {"replicas": 30}})
+    check("invalid patch refused", False)
+except ApiException as e:
+    check("invalid patch refused with 422", e.status == 422 and "should be less than or equal to 10" in e.body)
+
+custom.delete_namespaced_custom_object(*args, "py-cron")
+thread.join(timeout=10)
+check("watch saw every change", seen == [("ADDED", "py-cron"), ("MODIFIED", "py-cron"), ("DELETED", "py-cron")])
+
+try:
+    custom.get_namespaced_custom_object(*args, "py-cron")
+    check("deleted object is gone", False)
+except ApiException as e:
+    check("deleted object is 404", e.status == 404)
+
+core.delete_namespace("py")
+try:
+    core.read_namespace("py")
+    check("namespace deleted", False)
+except ApiException as e:
+    check("namespace deleted", e.status == 404)
+
+print(f"python client: {len(failures)} failed" if failures else "python client: all checks passed")
+sys.exit(1 if failures else 0)
