@@ -44,6 +44,7 @@
 //!   nothing.
 
 pub mod apiextensions;
+pub mod apply;
 pub mod cel;
 pub mod controllers;
 pub mod discovery;

@@ -1,0 +1,1086 @@
+use serde_json::{json, Value};
+
+use super::*;
+use crate::schema::Schema;
+
+const V: &str = "example.com/v1";
+const T1: &str = "2024-01-01T00:00:01Z";
+const T2: &str = "2024-01-01T00:00:02Z";
+const T3: &str = "2024-01-01T00:00:03Z";
+
+fn schema() -> Schema {
+    Schema::compile(&json!({
+        "type": "object",
+        "properties": {
+            "spec": {"type": "object", "properties": {
+                "replicas": {"type": "integer"},
+                "image": {"type": "string"},
+                "ports": {
+                    "type": "array",
+                    "x-kubernetes-list-type": "map",
+                    "x-kubernetes-list-map-keys": ["name"],
+                    "items": {"type": "object", "properties": {
+                        "name": {"type": "string"},
+                        "port": {"type": "integer"},
+                        "protocol": {"type": "string"}
+                    }}
+                },
+                "tags": {"type": "array", "x-kubernetes-list-type": "set",
+                         "items": {"type": "string"}},
+                "args": {"type": "array", "items": {"type": "string"}},
+                "selector": {"type": "object", "x-kubernetes-map-type": "atomic",
+                             "additionalProperties": {"type": "string"}},
+                "env": {"type": "object", "additionalProperties": {"type": "string"}},
+                "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+            }},
+            "status": {"type": "object", "properties": {"phase": {"type": "string"}}}
+        }
+    }))
+}
+
+fn obj(spec: Value) -> Value {
+    json!({"apiVersion": V, "kind": "Widget", "metadata": {"name": "w"}, "spec": spec})
+}
+
+fn do_apply(
+    s: &Schema,
+    live: Option<&Value>,
+    config: &Value,
+    manager: &str,
+    force: bool,
+    now: &str,
+) -> Result<Value, Conflicts> {
+    apply(live, config, manager, "", V, force, Some(s.root()), now)
+}
+
+fn entries(o: &Value) -> Vec<ManagedFields> {
+    read_managed_fields(o).expect("managedFields decode")
+}
+
+fn entry<'a>(o: &'a [ManagedFields], manager: &str) -> &'a ManagedFields {
+    o.iter()
+        .find(|e| e.manager == manager)
+        .unwrap_or_else(|| panic!("no entry for {manager}"))
+}
+
+fn fields(o: &Value, manager: &str) -> Value {
+    entry(&entries(o), manager).fields.to_fields_v1()
+}
+
+fn without_mf(o: &Value) -> Value {
+    let mut o = o.clone();
+    strip_managed_fields(&mut o);
+    o
+}
+
+#[test]
+fn create_by_apply() {
+    let s = schema();
+    let mut config = obj(json!({"replicas": 1, "ports": [{"name": "http", "port": 80}]}));
+    config["metadata"]["labels"] = json!({"app": "w"});
+    let out = do_apply(&s, None, &config, "mgr", false, T1).unwrap();
+    assert_eq!(without_mf(&out), config);
+    assert_eq!(
+        out["metadata"]["managedFields"],
+        json!([{
+            "manager": "mgr",
+            "operation": "Apply",
+            "apiVersion": V,
+            "time": T1,
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {
+                "f:metadata": {"f:labels": {"f:app": {}}},
+                "f:spec": {
+                    "f:replicas": {},
+                    "f:ports": {"k:{\"name\":\"http\"}": {".": {}, "f:name": {}, "f:port": {}}}
+                }
+            }
+        }])
+    );
+}
+
+#[test]
+fn merge_two_appliers() {
+    let s = schema();
+    let a = do_apply(&s, None, &obj(json!({"replicas": 1})), "a", false, T1).unwrap();
+    let b = do_apply(
+        &s,
+        Some(&a),
+        &obj(json!({"image": "nginx"})),
+        "b",
+        false,
+        T2,
+    )
+    .unwrap();
+    assert_eq!(b["spec"], json!({"replicas": 1, "image": "nginx"}));
+    assert_eq!(fields(&b, "a"), json!({"f:spec": {"f:replicas": {}}}));
+    assert_eq!(fields(&b, "b"), json!({"f:spec": {"f:image": {}}}));
+    let e = entries(&b);
+    assert_eq!(entry(&e, "a").time, T1);
+    assert_eq!(entry(&e, "b").time, T2);
+}
+
+#[test]
+fn conflict_message_and_status() {
+    let s = schema();
+    let a = do_apply(&s, None, &obj(json!({"replicas": 1})), "a", false, T1).unwrap();
+    let err = do_apply(&s, Some(&a), &obj(json!({"replicas": 2})), "b", false, T2).unwrap_err();
+    assert_eq!(
+        err.message(),
+        "Apply failed with 1 conflict: conflict with \"a\": .spec.replicas"
+    );
+    let api = err.to_api_error("example.com", "widgets", "w");
+    assert_eq!(api.code, 409);
+    assert_eq!(api.reason, "Conflict");
+    assert_eq!(
+        api.to_status(),
+        json!({
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "Apply failed with 1 conflict: conflict with \"a\": .spec.replicas",
+            "reason": "Conflict",
+            "details": {"causes": [{
+                "reason": "FieldManagerConflict",
+                "message": "conflict with \"a\"",
+                "field": ".spec.replicas"
+            }]},
+            "code": 409
+        })
+    );
+    // The same value is no conflict: both own it.
+    let b = do_apply(&s, Some(&a), &obj(json!({"replicas": 1})), "b", false, T2).unwrap();
+    assert_eq!(without_mf(&b), without_mf(&a));
+    assert_eq!(fields(&b, "a"), fields(&b, "b"));
+    // A co-owner that changed nothing gets no time, as in the apiserver.
+    assert_eq!(entry(&entries(&b), "b").time, "");
+}
+
+#[test]
+fn conflicts_with_update_managers_and_several_fields() {
+    let s = schema();
+    let mut created =
+        obj(json!({"replicas": 1, "image": "a", "ports": [{"name": "p", "port": 1}]}));
+    created["metadata"]["uid"] = json!("u1");
+    record_update(
+        None,
+        &mut created,
+        "kubectl-create",
+        "",
+        V,
+        Some(s.root()),
+        T1,
+    );
+    let err = do_apply(
+        &s,
+        Some(&created),
+        &obj(json!({"replicas": 2, "image": "b", "ports": [{"name": "p", "port": 2}]})),
+        "ssa",
+        false,
+        T2,
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.message(),
+        "Apply failed with 3 conflicts: conflicts with \"kubectl-create\" using example.com/v1:\n\
+         - .spec.image\n- .spec.replicas\n- .spec.ports[name=\"p\"].port"
+    );
+    let api = err.to_api_error("example.com", "widgets", "w");
+    let causes = &api.details.as_ref().unwrap().causes;
+    assert_eq!(causes.len(), 3);
+    assert_eq!(
+        causes[0].message,
+        "conflict with \"kubectl-create\" using example.com/v1"
+    );
+    // Two managers, sorted by identity; a status-subresource manager is named so.
+    let mut st = created.clone();
+    st["status"] = json!({"phase": "Ready"});
+    let st_new = apply(
+        Some(&created),
+        &json!({"apiVersion": V, "kind": "Widget", "metadata": {"name": "w"},
+                "status": {"phase": "Ready"}}),
+        "ctrl",
+        "status",
+        V,
+        false,
+        Some(s.root()),
+        T2,
+    )
+    .unwrap();
+    let mut cfg = obj(json!({"image": "b"}));
+    cfg["status"] = json!({"phase": "Done"});
+    let err = do_apply(&s, Some(&st_new), &cfg, "ssa", false, T3).unwrap_err();
+    assert_eq!(
+        err.message(),
+        "Apply failed with 2 conflicts: conflicts with \"ctrl\" with subresource \"status\":\n\
+         - .status.phase\n\
+         conflicts with \"kubectl-create\" using example.com/v1:\n- .spec.image"
+    );
+}
+
+#[test]
+fn force_takes_ownership() {
+    let s = schema();
+    let a = do_apply(
+        &s,
+        None,
+        &obj(json!({"replicas": 1, "image": "x"})),
+        "a",
+        false,
+        T1,
+    )
+    .unwrap();
+    let b = do_apply(&s, Some(&a), &obj(json!({"replicas": 2})), "b", true, T2).unwrap();
+    assert_eq!(b["spec"], json!({"replicas": 2, "image": "x"}));
+    assert_eq!(fields(&b, "a"), json!({"f:spec": {"f:image": {}}}));
+    assert_eq!(fields(&b, "b"), json!({"f:spec": {"f:replicas": {}}}));
+    // a re-applying its old config now conflicts with b.
+    let err = do_apply(
+        &s,
+        Some(&b),
+        &obj(json!({"replicas": 1, "image": "x"})),
+        "a",
+        false,
+        T3,
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.message(),
+        "Apply failed with 1 conflict: conflict with \"b\": .spec.replicas"
+    );
+}
+
+#[test]
+fn list_map_entries_shared_by_two_managers() {
+    let s = schema();
+    let a = do_apply(
+        &s,
+        None,
+        &obj(json!({"ports": [{"name": "a", "port": 1}]})),
+        "a",
+        false,
+        T1,
+    )
+    .unwrap();
+    let b = do_apply(
+        &s,
+        Some(&a),
+        &obj(json!({"ports": [{"name": "b", "port": 2}]})),
+        "b",
+        false,
+        T2,
+    )
+    .unwrap();
+    assert_eq!(
+        b["spec"]["ports"],
+        json!([{"name": "a", "port": 1}, {"name": "b", "port": 2}])
+    );
+    assert_eq!(
+        fields(&b, "a"),
+        json!({"f:spec": {"f:ports": {"k:{\"name\":\"a\"}": {".": {}, "f:name": {}, "f:port": {}}}}})
+    );
+    assert_eq!(
+        fields(&b, "b"),
+        json!({"f:spec": {"f:ports": {"k:{\"name\":\"b\"}": {".": {}, "f:name": {}, "f:port": {}}}}})
+    );
+    // b drops its entry: a's stays.
+    let b2 = do_apply(&s, Some(&b), &obj(json!({"replicas": 3})), "b", false, T3).unwrap();
+    assert_eq!(b2["spec"]["ports"], json!([{"name": "a", "port": 1}]));
+    assert_eq!(fields(&b2, "b"), json!({"f:spec": {"f:replicas": {}}}));
+    // a drops its only field: the list item goes, and so does its now-empty entry.
+    let bare = json!({"apiVersion": V, "kind": "Widget", "metadata": {"name": "w"}});
+    let a2 = do_apply(&s, Some(&b2), &bare, "a", false, T3).unwrap();
+    assert_eq!(a2["spec"], json!({"replicas": 3}));
+    assert!(entries(&a2).iter().all(|e| e.manager != "a"));
+    // (`spec: {}` instead would make a the owner of spec itself.)
+    let a3 = do_apply(&s, Some(&b2), &obj(json!({})), "a", false, T3).unwrap();
+    assert_eq!(fields(&a3, "a"), json!({"f:spec": {}}));
+    // b can change a field of a's item only by force.
+    let err = do_apply(
+        &s,
+        Some(&b),
+        &obj(json!({"ports": [{"name": "a", "port": 9}, {"name": "b", "port": 2}]})),
+        "b",
+        false,
+        T3,
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.message(),
+        "Apply failed with 1 conflict: conflict with \"a\": .spec.ports[name=\"a\"].port"
+    );
+}
+
+#[test]
+fn removal_on_reapply() {
+    let s = schema();
+    let a = do_apply(
+        &s,
+        None,
+        &obj(json!({"replicas": 1, "image": "x", "env": {"A": "1", "B": "2"}})),
+        "a",
+        false,
+        T1,
+    )
+    .unwrap();
+    let a2 = do_apply(
+        &s,
+        Some(&a),
+        &obj(json!({"replicas": 1, "env": {"A": "1"}})),
+        "a",
+        false,
+        T2,
+    )
+    .unwrap();
+    assert_eq!(a2["spec"], json!({"replicas": 1, "env": {"A": "1"}}));
+    assert_eq!(entry(&entries(&a2), "a").time, T2);
+    // A field another manager also owns survives.
+    let b = do_apply(&s, Some(&a), &obj(json!({"image": "x"})), "b", false, T2).unwrap();
+    let a3 = do_apply(&s, Some(&b), &obj(json!({"replicas": 1})), "a", false, T3).unwrap();
+    assert_eq!(a3["spec"], json!({"replicas": 1, "image": "x"}));
+    assert_eq!(fields(&a3, "a"), json!({"f:spec": {"f:replicas": {}}}));
+    assert_eq!(fields(&a3, "b"), json!({"f:spec": {"f:image": {}}}));
+    // Removing the whole spec from the config removes it all.
+    let a4 = do_apply(
+        &s,
+        Some(&a),
+        &json!({"apiVersion": V, "kind": "Widget",
+        "metadata": {"name": "w"}}),
+        "a",
+        false,
+        T3,
+    )
+    .unwrap();
+    assert!(a4.get("spec").is_none(), "{a4}");
+}
+
+#[test]
+fn set_lists_union() {
+    let s = schema();
+    let a = do_apply(&s, None, &obj(json!({"tags": ["x", "y"]})), "a", false, T1).unwrap();
+    let b = do_apply(
+        &s,
+        Some(&a),
+        &obj(json!({"tags": ["z", "x"]})),
+        "b",
+        false,
+        T2,
+    )
+    .unwrap();
+    // smd's merge order: applied items new to the list go before the shared item that follows.
+    assert_eq!(b["spec"]["tags"], json!(["z", "x", "y"]));
+    assert_eq!(
+        fields(&b, "b"),
+        json!({"f:spec": {"f:tags": {"v:\"x\"": {}, "v:\"z\"": {}}}})
+    );
+    let a2 = do_apply(&s, Some(&b), &obj(json!({"tags": ["x"]})), "a", false, T3).unwrap();
+    assert_eq!(a2["spec"]["tags"], json!(["z", "x"]));
+}
+
+#[test]
+fn atomic_lists_and_maps_replace() {
+    let s = schema();
+    let a = do_apply(
+        &s,
+        None,
+        &obj(json!({"args": ["1", "2"], "selector": {"a": "1", "b": "2"}})),
+        "a",
+        false,
+        T1,
+    )
+    .unwrap();
+    assert_eq!(
+        fields(&a, "a"),
+        json!({"f:spec": {"f:args": {}, "f:selector": {}}})
+    );
+    let err = do_apply(&s, Some(&a), &obj(json!({"args": ["3"]})), "b", false, T2).unwrap_err();
+    assert_eq!(
+        err.message(),
+        "Apply failed with 1 conflict: conflict with \"a\": .spec.args"
+    );
+    let b = do_apply(
+        &s,
+        Some(&a),
+        &obj(json!({"args": ["3"], "selector": {"c": "3"}})),
+        "b",
+        true,
+        T2,
+    )
+    .unwrap();
+    assert_eq!(b["spec"], json!({"args": ["3"], "selector": {"c": "3"}}));
+    assert!(entries(&b).iter().all(|e| e.manager != "a"));
+}
+
+#[test]
+fn reapply_is_a_noop() {
+    let s = schema();
+    let config = obj(
+        json!({"replicas": 1, "ports": [{"name": "a", "port": 1}], "tags": ["t"],
+        "free": {"x": {"y": 1}}}),
+    );
+    let a = do_apply(&s, None, &config, "a", false, T1).unwrap();
+    let again = do_apply(&s, Some(&a), &config, "a", false, T2).unwrap();
+    assert_eq!(again, a);
+    // Integers written as floats are the same value.
+    let again = do_apply(
+        &s,
+        Some(&a),
+        &obj(json!({"replicas": 1.0, "ports": [{"name": "a",
+        "port": 1}], "tags": ["t"], "free": {"x": {"y": 1}}})),
+        "a",
+        false,
+        T2,
+    )
+    .unwrap();
+    assert_eq!(again, a);
+}
+
+#[test]
+fn preserve_unknown_fields_are_granular_maps() {
+    let s = schema();
+    let a = do_apply(
+        &s,
+        None,
+        &obj(json!({"free": {"x": {"y": 1}, "l": [1]}})),
+        "a",
+        false,
+        T1,
+    )
+    .unwrap();
+    assert_eq!(
+        fields(&a, "a"),
+        json!({"f:spec": {"f:free": {"f:x": {".": {}, "f:y": {}}, "f:l": {}}}})
+    );
+}
+
+#[test]
+fn schemaless_objects() {
+    let config = json!({"apiVersion": "v1", "kind": "Thing", "metadata": {"name": "t",
+        "labels": {"a": "b"}, "finalizers": ["f"]}, "data": {"k": "v"}, "list": [1, 2]});
+    let a = apply(None, &config, "a", "", "v1", false, None, T1).unwrap();
+    assert_eq!(
+        fields(&a, "a"),
+        json!({"f:metadata": {"f:labels": {"f:a": {}}, "f:finalizers": {"v:\"f\"": {}}},
+               "f:data": {".": {}, "f:k": {}}, "f:list": {}})
+    );
+    let b = apply(
+        Some(&a),
+        &json!({"apiVersion": "v1", "kind": "Thing", "metadata": {"name": "t",
+            "finalizers": ["g"]}, "data": {"j": "w"}}),
+        "b",
+        "",
+        "v1",
+        false,
+        None,
+        T2,
+    )
+    .unwrap();
+    assert_eq!(b["metadata"]["finalizers"], json!(["f", "g"]));
+    assert_eq!(b["data"], json!({"j": "w", "k": "v"}));
+}
+
+#[test]
+fn record_update_takes_ownership() {
+    let s = schema();
+    let mut created = obj(json!({"replicas": 1, "image": "x"}));
+    created["metadata"]["uid"] = json!("u1");
+    created["metadata"]["labels"] = json!({"app": "w"});
+    record_update(
+        None,
+        &mut created,
+        "kubectl-create",
+        "",
+        V,
+        Some(s.root()),
+        T1,
+    );
+    assert_eq!(
+        created["metadata"]["managedFields"],
+        json!([{
+            "manager": "kubectl-create", "operation": "Update", "apiVersion": V, "time": T1,
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+                         "f:spec": {".": {}, "f:image": {}, "f:replicas": {}}}
+        }])
+    );
+    let mut edited = created.clone();
+    edited["spec"]["replicas"] = json!(5);
+    record_update(
+        Some(&created),
+        &mut edited,
+        "kubectl-edit",
+        "",
+        V,
+        Some(s.root()),
+        T2,
+    );
+    let e = entries(&edited);
+    assert_eq!(
+        entry(&e, "kubectl-create").fields.to_fields_v1(),
+        json!({"f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+               "f:spec": {".": {}, "f:image": {}}})
+    );
+    assert_eq!(entry(&e, "kubectl-create").time, T1);
+    assert_eq!(
+        entry(&e, "kubectl-edit").fields.to_fields_v1(),
+        json!({"f:spec": {"f:replicas": {}}})
+    );
+    // An update that changes nothing leaves managedFields alone.
+    let mut same = edited.clone();
+    record_update(Some(&edited), &mut same, "other", "", V, Some(s.root()), T3);
+    assert_eq!(same, edited);
+    // The same manager through another apiVersion gets another entry; removal drops ownership.
+    let mut removed = edited.clone();
+    removed["spec"].as_object_mut().unwrap().remove("replicas");
+    record_update(
+        Some(&edited),
+        &mut removed,
+        "kubectl-edit",
+        "",
+        "example.com/v2",
+        Some(s.root()),
+        T3,
+    );
+    assert!(entries(&removed)
+        .iter()
+        .all(|e| e.manager != "kubectl-edit"));
+    // An applier loses a field an updater changes, without conflict.
+    let a = do_apply(
+        &s,
+        Some(&edited),
+        &obj(json!({"image": "x"})),
+        "ssa",
+        false,
+        T2,
+    )
+    .unwrap();
+    let mut upd = a.clone();
+    upd["spec"]["image"] = json!("y");
+    record_update(Some(&a), &mut upd, "ctl", "", V, Some(s.root()), T3);
+    assert!(entries(&upd).iter().all(|e| e.manager != "ssa"));
+}
+
+#[test]
+fn untracked_objects_start_at_first_apply() {
+    let s = schema();
+    let mut live = obj(json!({"replicas": 1}));
+    live["metadata"]["uid"] = json!("u1");
+    // Updates of an untracked existing object stay untracked.
+    let mut upd = live.clone();
+    upd["spec"]["replicas"] = json!(2);
+    record_update(Some(&live), &mut upd, "ctl", "", V, Some(s.root()), T1);
+    assert!(upd["metadata"].get("managedFields").is_none());
+    // The first apply records what was there as before-first-apply.
+    let a = do_apply(&s, Some(&upd), &obj(json!({"image": "x"})), "a", false, T2).unwrap();
+    let e = entries(&a);
+    assert_eq!(entry(&e, "before-first-apply").operation, "Update");
+    assert_eq!(
+        entry(&e, "before-first-apply").fields.to_fields_v1(),
+        json!({"f:spec": {".": {}, "f:replicas": {}}})
+    );
+    let err = do_apply(&s, Some(&a), &obj(json!({"replicas": 3})), "a", false, T3).unwrap_err();
+    assert_eq!(
+        err.message(),
+        "Apply failed with 1 conflict: conflict with \"before-first-apply\" using example.com/v1: .spec.replicas"
+    );
+    // managedFields: [] in an update resets them.
+    let mut reset = a.clone();
+    reset["metadata"]["managedFields"] = json!([]);
+    record_update(Some(&a), &mut reset, "ctl", "", V, Some(s.root()), T3);
+    assert!(reset["metadata"].get("managedFields").is_none());
+}
+
+#[test]
+fn status_subresource_apply() {
+    let s = schema();
+    let a = do_apply(&s, None, &obj(json!({"replicas": 1})), "a", false, T1).unwrap();
+    let mut cfg = obj(json!({"replicas": 7}));
+    cfg["status"] = json!({"phase": "Ready"});
+    let st = apply(
+        Some(&a),
+        &cfg,
+        "ctrl",
+        "status",
+        V,
+        false,
+        Some(s.root()),
+        T2,
+    );
+    // spec is a reset field of status writes: neither owned nor in conflict.
+    let st = st.unwrap();
+    let e = entries(&st);
+    assert_eq!(entry(&e, "ctrl").subresource, "status");
+    assert_eq!(
+        entry(&e, "ctrl").fields.to_fields_v1(),
+        json!({"f:status": {"f:phase": {}}})
+    );
+}
+
+#[test]
+fn kubectl_upgrade_from_client_side_apply() {
+    let s = schema();
+    let mut created = obj(json!({"replicas": 1}));
+    created["metadata"]["uid"] = json!("u1");
+    let last = obj(json!({"replicas": 1}));
+    created["metadata"]["annotations"] = json!({LAST_APPLIED: go_json(&last) + "\n"});
+    record_update(
+        None,
+        &mut created,
+        "kubectl-client-side-apply",
+        "",
+        V,
+        Some(s.root()),
+        T1,
+    );
+    // Only kubectl may take over the fields last applied client-side.
+    let cfg = obj(json!({"replicas": 2}));
+    assert!(do_apply(&s, Some(&created), &cfg, "other", false, T2).is_err());
+    let out = do_apply(&s, Some(&created), &cfg, "kubectl", false, T2).unwrap();
+    assert_eq!(out["spec"]["replicas"], 2);
+    assert_eq!(
+        out["metadata"]["annotations"][LAST_APPLIED],
+        json!(go_json(&cfg) + "\n")
+    );
+}
+
+#[test]
+fn fields_v1_round_trip() {
+    let v = json!({
+        "f:metadata": {"f:labels": {".": {}, "f:a": {}}},
+        "f:spec": {"f:ports": {"k:{\"name\":\"a\",\"port\":80}": {".": {}, "f:name": {}}},
+                   "f:tags": {"v:\"x<y\"": {}, "v:3": {}}, "f:idx": {"i:0": {}}},
+        "x:unknown": {}
+    });
+    let set = FieldSet::from_fields_v1(&v).unwrap();
+    let mut want = v.clone();
+    want.as_object_mut().unwrap().remove("x:unknown");
+    want["f:spec"]["f:tags"] = json!({"v:\"x\\u003cy\"": {}, "v:3": {}});
+    assert_eq!(set.to_fields_v1(), want);
+    assert!(!set.is_empty());
+    assert!(FieldSet::from_fields_v1(&json!({})).unwrap().is_empty());
+    assert!(FieldSet::from_fields_v1(&json!({"f": {}})).is_err());
+    assert!(FieldSet::from_fields_v1(&json!({"fx": {}})).is_err());
+    assert!(FieldSet::from_fields_v1(&json!({"k:[1]": {}})).is_err());
+    assert!(FieldSet::from_fields_v1(&json!([])).is_err());
+    // Key order inside k: is by name whatever the input order.
+    let set = FieldSet::from_fields_v1(&json!({"k:{\"b\":1,\"a\":2}": {}})).unwrap();
+    assert_eq!(set.to_fields_v1(), json!({"k:{\"a\":2,\"b\":1}": {}}));
+}
+
+#[test]
+fn managed_fields_decoding_errors() {
+    let bad = |e: Value| read_managed_fields(&json!({"metadata": {"managedFields": [e]}}));
+    assert_eq!(
+        bad(
+            json!({"manager": "m", "operation": "Patch", "apiVersion": "v1",
+                   "fieldsType": "FieldsV1"})
+        )
+        .unwrap_err(),
+        "operation must be `Apply` or `Update`"
+    );
+    assert_eq!(
+        bad(json!({"manager": "m", "operation": "Apply", "fieldsType": "FieldsV1"})).unwrap_err(),
+        "apiVersion must not be empty"
+    );
+    assert_eq!(
+        bad(
+            json!({"manager": "m", "operation": "Apply", "apiVersion": "v1",
+                   "fieldsType": "FieldsV2"})
+        )
+        .unwrap_err(),
+        "invalid fieldsType \"FieldsV2\" in managed fields entry 0"
+    );
+    // Undecodable managedFields on the live object do not break an update: it starts afresh.
+    let s = schema();
+    let mut live = obj(json!({"replicas": 1}));
+    live["metadata"]["managedFields"] = json!([{"operation": "Bad"}]);
+    let mut new = live.clone();
+    new["spec"]["replicas"] = json!(2);
+    record_update(None, &mut new, "m", "", V, Some(s.root()), T1);
+    assert_eq!(entries(&new).len(), 1);
+}
+
+#[test]
+fn default_manager_from_user_agent() {
+    for (ua, want) in [
+        ("kubectl/v1.30.0 (linux/amd64) kubernetes/abcdef", "kubectl"),
+        ("my-controller", "my-controller"),
+        ("", ""),
+        ("a\u{1}b\tc/x", "abc"),
+        ("kube-rs/0.90", "kube-rs"),
+    ] {
+        assert_eq!(default_manager(ua), want, "{ua:?}");
+    }
+    assert_eq!(default_manager(&"x".repeat(300)).len(), 128);
+    assert_eq!(default_manager(&"é".repeat(100)).len(), 128);
+}
+
+#[test]
+fn validate_config_errors() {
+    let s = schema();
+    let ok = obj(json!({"ports": [{"name": "a"}], "free": {"anything": 1}}));
+    assert_eq!(validate_config(&ok, Some(s.root())), Ok(()));
+    assert_eq!(
+        validate_config(
+            &obj(json!({"ports": [{"name": "a"}, {"name": "a"}]})),
+            Some(s.root())
+        ),
+        Err(".spec.ports: duplicate entries for key [name=\"a\"]".into())
+    );
+    assert_eq!(
+        validate_config(&obj(json!({"ports": [{"port": 1}]})), Some(s.root())),
+        Err(
+            ".spec.ports: element 0: associative list with keys has an element that omits all \
+             key fields [\"name\"] (and doesn't have default values for any key fields)"
+                .into()
+        )
+    );
+    assert_eq!(
+        validate_config(&obj(json!({"bogus": 1})), Some(s.root())),
+        Err(".spec.bogus: field not declared in schema".into())
+    );
+    assert!(validate_config(&obj(json!({"bogus": 1})), None).is_ok());
+}
+
+fn random_value(rng: &mut fastrand::Rng, depth: u32) -> Value {
+    let keys = [
+        "spec",
+        "ports",
+        "name",
+        "tags",
+        "args",
+        "replicas",
+        "free",
+        "metadata",
+        "labels",
+        "selector",
+        "status",
+        "x",
+        "finalizers",
+        "ownerReferences",
+        "uid",
+        "managedFields",
+    ];
+    match rng.u32(0..if depth > 4 { 5 } else { 8 }) {
+        0 => Value::Null,
+        1 => json!(rng.bool()),
+        2 => json!(rng.i64(-3..3)),
+        3 => json!(rng.f64()),
+        4 => json!(keys[rng.usize(0..keys.len())]),
+        5 | 6 => {
+            let mut m = Map::new();
+            for _ in 0..rng.usize(0..4) {
+                m.insert(
+                    keys[rng.usize(0..keys.len())].into(),
+                    random_value(rng, depth + 1),
+                );
+            }
+            Value::Object(m)
+        }
+        _ => Value::Array(
+            (0..rng.usize(0..4))
+                .map(|_| random_value(rng, depth + 1))
+                .collect(),
+        ),
+    }
+}
+
+#[test]
+fn arbitrary_json_never_panics() {
+    let s = schema();
+    let mut rng = fastrand::Rng::with_seed(7);
+    for i in 0..3000 {
+        let live = random_value(&mut rng, 0);
+        let config = random_value(&mut rng, 0);
+        let schema = if i % 2 == 0 { Some(s.root()) } else { None };
+        let force = rng.bool();
+        let _ = FieldSet::from_fields_v1(&live);
+        let _ = read_managed_fields(&live);
+        let _ = validate_config(&config, schema);
+        let _ = default_manager(&config.to_string());
+        let first = apply(Some(&live), &config, "a", "", V, force, schema, T1);
+        if let Ok(first) = &first {
+            let other = random_value(&mut rng, 0);
+            if let Err(c) = apply(Some(first), &other, "b", "status", V, false, schema, T2) {
+                let _ = c.to_api_error("g", "r", "n");
+            }
+            let again = apply(Some(first), &config, "a", "", V, force, schema, T2);
+            if force {
+                assert!(again.is_ok());
+            }
+        }
+        let mut new = config.clone();
+        record_update(Some(&live), &mut new, "u", "", V, schema, T1);
+        let mut new2 = live.clone();
+        record_update(None, &mut new2, "u", "", V, schema, T1);
+        let _ = apply(Some(&new2), &config, "kubectl", "", V, false, schema, T2);
+    }
+}
+
+/// structured-merge-diff's merge vectors (typed/merge_test.go, "struct grab bag" and
+/// "associative list"): live, applied, merged.
+const SMD_MERGE_VECTORS: &[(&str, &str, &str)] = &[
+    (
+        r#"{"numeric":1}"#,
+        r#"{"numeric":3.14159}"#,
+        r#"{"numeric":3.14159}"#,
+    ),
+    (
+        r#"{"numeric":3.14159}"#,
+        r#"{"numeric":1}"#,
+        r#"{"numeric":1}"#,
+    ),
+    (
+        r#"{"string":"aoeu"}"#,
+        r#"{"bool":true}"#,
+        r#"{"string":"aoeu","bool":true}"#,
+    ),
+    (
+        r#"{"setStr":["a","b","c"]}"#,
+        r#"{"setStr":["a","b"]}"#,
+        r#"{"setStr":["a","b","c"]}"#,
+    ),
+    (
+        r#"{"setStr":["a","b"]}"#,
+        r#"{"setStr":["a","b","c"]}"#,
+        r#"{"setStr":["a","b","c"]}"#,
+    ),
+    (
+        r#"{"setStr":["a","b","c"]}"#,
+        r#"{"setStr":[]}"#,
+        r#"{"setStr":["a","b","c"]}"#,
+    ),
+    (
+        r#"{"setStr":[]}"#,
+        r#"{"setStr":["a","b","c"]}"#,
+        r#"{"setStr":["a","b","c"]}"#,
+    ),
+    (
+        r#"{"setStr":["a","b"]}"#,
+        r#"{"setStr":["b","a"]}"#,
+        r#"{"setStr":["b","a"]}"#,
+    ),
+    (
+        r#"{"setStr":["a","b","c"]}"#,
+        r#"{"setStr":["d","e","f"]}"#,
+        r#"{"setStr":["a","b","c","d","e","f"]}"#,
+    ),
+    (
+        r#"{"setStr":["a","b","c"]}"#,
+        r#"{"setStr":["c","d","e","f"]}"#,
+        r#"{"setStr":["a","b","c","d","e","f"]}"#,
+    ),
+    (
+        r#"{"setStr":["a","b","c","g","f"]}"#,
+        r#"{"setStr":["c","d","e","f"]}"#,
+        r#"{"setStr":["a","b","c","g","d","e","f"]}"#,
+    ),
+    (
+        r#"{"setStr":["a","b","c"]}"#,
+        r#"{"setStr":["d","e","f","x","y","z"]}"#,
+        r#"{"setStr":["a","b","c","d","e","f","x","y","z"]}"#,
+    ),
+    (
+        r#"{"setStr":["c","d","e","f"]}"#,
+        r#"{"setStr":["a","c","e"]}"#,
+        r#"{"setStr":["a","c","d","e","f"]}"#,
+    ),
+    (
+        r#"{"setStr":["a","b","c","x","y","z"]}"#,
+        r#"{"setStr":["d","e","f"]}"#,
+        r#"{"setStr":["a","b","c","x","y","z","d","e","f"]}"#,
+    ),
+    (
+        r#"{"setStr":["a","b","c","x","y","z"]}"#,
+        r#"{"setStr":["d","e","f","x","y","z"]}"#,
+        r#"{"setStr":["a","b","c","d","e","f","x","y","z"]}"#,
+    ),
+    (
+        r#"{"setStr":["c","a","g","f"]}"#,
+        r#"{"setStr":["c","f","a","g"]}"#,
+        r#"{"setStr":["c","f","a","g"]}"#,
+    ),
+    (
+        r#"{"setStr":["a","b","c","d"]}"#,
+        r#"{"setStr":["d","e","f","a"]}"#,
+        r#"{"setStr":["b","c","d","e","f","a"]}"#,
+    ),
+    (
+        r#"{"setStr":["c","d","e","f","g","h","i","j"]}"#,
+        r#"{"setStr":["2","h","3","e","4","k","l"]}"#,
+        r#"{"setStr":["c","d","f","g","2","h","i","j","3","e","4","k","l"]}"#,
+    ),
+    (
+        r#"{"setStr":["a","b","c","d","e","f","g","h","i","j"]}"#,
+        r#"{"setStr":["1","b","2","h","3","e","4","k","l"]}"#,
+        r#"{"setStr":["a","1","b","c","d","f","g","2","h","i","j","3","e","4","k","l"]}"#,
+    ),
+    (
+        r#"{"setStr":["a","b","b"]}"#,
+        r#"{"setStr":["c"]}"#,
+        r#"{"setStr":["a","b","b","c"]}"#,
+    ),
+    (
+        r#"{"setStr":["a","b","b"]}"#,
+        r#"{"setStr":["b"]}"#,
+        r#"{"setStr":["a","b"]}"#,
+    ),
+    (
+        r#"{"setStr":["a","b","b"]}"#,
+        r#"{"setStr":["a"]}"#,
+        r#"{"setStr":["a","b","b"]}"#,
+    ),
+    (
+        r#"{"setStr":["a","b","c","d","e","c"]}"#,
+        r#"{"setStr":["1","b","2","e","d"]}"#,
+        r#"{"setStr":["a","1","b","c","2","e","c","d"]}"#,
+    ),
+    (
+        r#"{"setStr":["a","b","c","d","e","c"]}"#,
+        r#"{"setStr":["1","b","2","c","e","d"]}"#,
+        r#"{"setStr":["a","1","b","2","c","e","d"]}"#,
+    ),
+    (
+        r#"{"setStr":["a","a","b","b"]}"#,
+        r#"{"setStr":["b","c","d"]}"#,
+        r#"{"setStr":["a","a","b","c","d"]}"#,
+    ),
+    (
+        r#"{"setStr":["a","a","b","b"]}"#,
+        r#"{"setStr":[]}"#,
+        r#"{"setStr":["a","a","b","b"]}"#,
+    ),
+    (
+        r#"{"setBool":[true]}"#,
+        r#"{"setBool":[false]}"#,
+        r#"{"setBool":[true, false]}"#,
+    ),
+    (
+        r#"{"setNumeric":[1,2,3.14159]}"#,
+        r#"{"setNumeric":[1,2,3]}"#,
+        r#"{"setNumeric":[1,2,3.14159,3]}"#,
+    ),
+    (
+        r#"{"setStr":["c","a","g","f","c","a"]}"#,
+        r#"{"setStr":["c","f","a","g"]}"#,
+        r#"{"setStr":["c","f","a","g"]}"#,
+    ),
+    (
+        r#"{"setNumeric":[1,2,3.14159,1,2]}"#,
+        r#"{"setNumeric":[1,2,3]}"#,
+        r#"{"setNumeric":[1,2,3.14159,3]}"#,
+    ),
+    (
+        r#"{"setBool":[true,false,true]}"#,
+        r#"{"setBool":[false]}"#,
+        r#"{"setBool":[true,false,true]}"#,
+    ),
+    (
+        r#"{"setBool":[true,false,true]}"#,
+        r#"{"setBool":[true]}"#,
+        r#"{"setBool":[true, false]}"#,
+    ),
+    (
+        r#"{"list":[{"key":"a","id":1,"value":{"a":"a"}}]}"#,
+        r#"{"list":[{"key":"a","id":1,"value":{"a":"a"}}]}"#,
+        r#"{"list":[{"key":"a","id":1,"value":{"a":"a"}}]}"#,
+    ),
+    (
+        r#"{"list":[{"key":"a","id":1,"value":{"a":"a"}}]}"#,
+        r#"{"list":[{"key":"a","id":2,"value":{"a":"a"}}]}"#,
+        r#"{"list":[{"key":"a","id":1,"value":{"a":"a"}},{"key":"a","id":2,"value":{"a":"a"}}]}"#,
+    ),
+    (
+        r#"{"list":[{"key":"a","id":1},{"key":"b","id":1}]}"#,
+        r#"{"list":[{"key":"a","id":1},{"key":"a","id":2}]}"#,
+        r#"{"list":[{"key":"a","id":1},{"key":"b","id":1},{"key":"a","id":2}]}"#,
+    ),
+    (
+        r#"{"list":[{"key":"b","id":2}]}"#,
+        r#"{"list":[{"key":"a","id":1},{"key":"b","id":2},{"key":"c","id":3}]}"#,
+        r#"{"list":[{"key":"a","id":1},{"key":"b","id":2},{"key":"c","id":3}]}"#,
+    ),
+    (
+        r#"{"list":[{"key":"a","id":1},{"key":"b","id":2},{"key":"c","id":3}]}"#,
+        r#"{"list":[{"key":"c","id":3},{"key":"b","id":2}]}"#,
+        r#"{"list":[{"key":"a","id":1},{"key":"c","id":3},{"key":"b","id":2}]}"#,
+    ),
+    (
+        r#"{"list":[{"key":"a","id":1},{"key":"b","id":2},{"key":"c","id":3}]}"#,
+        r#"{"list":[{"key":"c","id":3},{"key":"a","id":1}]}"#,
+        r#"{"list":[{"key":"b","id":2},{"key":"c","id":3},{"key":"a","id":1}]}"#,
+    ),
+    (
+        r#"{"atomicList":["a","a","a"]}"#,
+        r#"{"atomicList":null}"#,
+        r#"{"atomicList":null}"#,
+    ),
+    (
+        r#"{"atomicList":["a","b","c"]}"#,
+        r#"{"atomicList":[]}"#,
+        r#"{"atomicList":[]}"#,
+    ),
+    (
+        r#"{"atomicList":["a","a","a"]}"#,
+        r#"{"atomicList":["a","a"]}"#,
+        r#"{"atomicList":["a","a"]}"#,
+    ),
+    (
+        r#"{"list":[{"key":"a","id":1,"bv":true},{"key":"b","id":2},{"key":"a","id":1,"bv":false,"nv":2}]}"#,
+        r#"{"list":[{"key":"a","id":1,"nv":3},{"key":"c","id":3},{"key":"b","id":2}]}"#,
+        r#"{"list":[{"key":"a","id":1,"nv":3},{"key":"c","id":3},{"key":"b","id":2}]}"#,
+    ),
+    (
+        r#"{"list":[{"key":"a","id":1,"nv":1},{"key":"a","id":1,"nv":2}]}"#,
+        r#"{"list":[]}"#,
+        r#"{"list":[{"key":"a","id":1,"nv":1},{"key":"a","id":1,"nv":2}]}"#,
+    ),
+    (
+        r#"{"list":[{"key":"a","id":1,"nv":1},{"key":"a","id":1,"nv":2}]}"#,
+        r#"{}"#,
+        r#"{"list":[{"key":"a","id":1,"nv":1},{"key":"a","id":1,"nv":2}]}"#,
+    ),
+];
+
+#[test]
+fn smd_merge_vectors() {
+    let s = Schema::compile(&json!({"type": "object", "properties": {
+        "numeric": {"type": "number"},
+        "string": {"type": "string"},
+        "bool": {"type": "boolean"},
+        "setStr": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+        "setBool": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "boolean"}},
+        "setNumeric": {"type": "array", "x-kubernetes-list-type": "set",
+                       "items": {"type": "number"}},
+        "atomicList": {"type": "array", "items": {"type": "string"}},
+        "list": {"type": "array", "x-kubernetes-list-type": "map",
+                 "x-kubernetes-list-map-keys": ["key", "id"],
+                 "items": {"type": "object", "properties": {
+                     "key": {"type": "string"}, "id": {"type": "number"},
+                     "value": {"type": "object", "additionalProperties": {"type": "string"}},
+                     "bv": {"type": "boolean"}, "nv": {"type": "number"}}}}
+    }}));
+    let parse = |t: &str| serde_json::from_str::<Value>(t).unwrap();
+    for (live, applied, want) in SMD_MERGE_VECTORS {
+        let got = typed::merge(
+            Some(&parse(live)),
+            Some(&parse(applied)),
+            typed::Ty::Node(s.root(), false),
+        );
+        assert_eq!(got, Some(parse(want)), "{live} + {applied}");
+    }
+    // Null and empty containers (the "null/empty" vectors): the applied one wins.
+    for (live, applied) in [
+        ("{}", r#"{"inner":{}}"#),
+        ("{}", r#"{"inner":null}"#),
+        (r#"{"inner":null}"#, r#"{"inner":{}}"#),
+        (r#"{"inner":{}}"#, r#"{"inner":null}"#),
+        (r#"{"inner":[]}"#, r#"{"inner":null}"#),
+        (r#"{"inner":null}"#, r#"{"inner":[]}"#),
+    ] {
+        let got = typed::merge(
+            Some(&parse(live)),
+            Some(&parse(applied)),
+            typed::Ty::Deduced,
+        );
+        assert_eq!(got, Some(parse(applied)), "{live} + {applied}");
+    }
+}

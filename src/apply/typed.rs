@@ -1,0 +1,771 @@
+//! The typed operations of structured-merge-diff (`typed` package) over JSON values and a view of
+//! the compiled structural schema: `ToFieldSet`, `Merge`, `Compare`, `RemoveItems` and
+//! `EnsureNamedFieldsAreMembers`.
+//!
+//! The schema view follows kube-openapi's `schemaconv` (how the apiserver turns a CRD schema into
+//! an smd schema): `type: object` is a map (granular unless `x-kubernetes-map-type: atomic`) whose
+//! declared properties are "named fields"; unknown keys use `additionalProperties`, or are deduced
+//! when the object preserves unknown fields or declares no properties; a node without `type` may
+//! hold anything; lists are atomic unless `x-kubernetes-list-type` is `set` or `map`; a list
+//! without `items` holds atomic values. `metadata` at the root is ObjectMeta (labels/annotations
+//! granular maps, finalizers a set, ownerReferences a map list keyed by uid, the rest scalars).
+//! Deduced values (no schema) are maps merged per key and atomic lists.
+//!
+//! Where smd fails with a typed-conversion error (a map list item without keys, duplicates in an
+//! applied list, a value of the wrong kind), these functions never fail: such a list or value is
+//! treated as atomic. [`super::validate_config`] reports those errors for the caller to reject.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Map, Value};
+
+use super::fieldpath::{values_equal, FieldSet, PathElement};
+use crate::schema::structural::{Additional, Node};
+
+/// The smd type of a value position.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Ty<'a> {
+    /// The object root: the CRD schema (if any) plus apiVersion, kind and ObjectMeta.
+    Root(Option<&'a Node>),
+    /// A schema node; the flag says whether an ancestor preserves unknown fields.
+    Node(&'a Node, bool),
+    /// `__untyped_deduced_`: the kind follows the value; maps granular, lists atomic.
+    Deduced,
+    /// `__untyped_atomic_`: anything, always atomic.
+    UntypedAtomic,
+    /// `ObjectMeta`.
+    Meta,
+    /// `metadata.ownerReferences`.
+    OwnerRefs,
+    /// One `OwnerReference`.
+    OwnerRef,
+    /// `map[string]string` (labels, annotations).
+    StrMap,
+    /// `[]string` with `listType=set` (finalizers).
+    StrSet,
+    /// A scalar.
+    Scalar,
+    /// An atomic list (`metadata.managedFields`).
+    AtomicList,
+}
+
+/// Which kinds of value a type accepts.
+struct Kinds {
+    map: bool,
+    list: bool,
+    scalar: bool,
+}
+
+/// How a list's items are identified.
+pub(crate) enum ListKind<'a> {
+    Atomic,
+    Set,
+    Map(Vec<&'a str>),
+}
+
+/// The list view of a type.
+pub(crate) struct ListTy<'a> {
+    pub(crate) kind: ListKind<'a>,
+    pub(crate) elem: Ty<'a>,
+}
+
+const META_SCALARS: &[&str] = &[
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+];
+
+const OWNER_REF_FIELDS: &[&str] = &[
+    "apiVersion",
+    "kind",
+    "name",
+    "uid",
+    "controller",
+    "blockOwnerDeletion",
+];
+
+impl<'a> Ty<'a> {
+    fn kinds(self) -> Kinds {
+        let (map, list, scalar) = match self {
+            Ty::Root(_) | Ty::Meta | Ty::OwnerRef | Ty::StrMap => (true, false, false),
+            Ty::Node(n, _) => match n.ty.as_str() {
+                "object" => (true, false, false),
+                "array" => (false, true, false),
+                "" => (true, true, true),
+                _ => (false, false, true),
+            },
+            Ty::Deduced | Ty::UntypedAtomic => (true, true, true),
+            Ty::OwnerRefs | Ty::StrSet | Ty::AtomicList => (false, true, false),
+            Ty::Scalar => (false, false, true),
+        };
+        Kinds { map, list, scalar }
+    }
+
+    fn map_atomic(self) -> bool {
+        match self {
+            Ty::Node(n, _) => n.map_type.as_deref() == Some("atomic"),
+            Ty::UntypedAtomic => true,
+            _ => false,
+        }
+    }
+
+    /// The type of field `k` of a map, and whether it is a declared ("named") field.
+    pub(crate) fn field(self, k: &str) -> (Ty<'a>, bool) {
+        match self {
+            Ty::Root(schema) => match k {
+                "apiVersion" | "kind" => (Ty::Scalar, true),
+                "metadata" => (Ty::Meta, true),
+                _ => match schema {
+                    Some(n) => node_field(n, n.preserve_unknown_fields, k),
+                    None => (Ty::Deduced, false),
+                },
+            },
+            Ty::Node(n, p) => node_field(n, p || n.preserve_unknown_fields, k),
+            Ty::UntypedAtomic => (Ty::UntypedAtomic, false),
+            Ty::Meta => match k {
+                "labels" | "annotations" => (Ty::StrMap, true),
+                "finalizers" => (Ty::StrSet, true),
+                "ownerReferences" => (Ty::OwnerRefs, true),
+                "managedFields" => (Ty::AtomicList, true),
+                _ if META_SCALARS.contains(&k) => (Ty::Scalar, true),
+                _ => (Ty::Deduced, false),
+            },
+            Ty::OwnerRef if OWNER_REF_FIELDS.contains(&k) => (Ty::Scalar, true),
+            Ty::StrMap => (Ty::Scalar, false),
+            _ => (Ty::Deduced, false),
+        }
+    }
+
+    /// The list view of this type.
+    pub(crate) fn list(self) -> ListTy<'a> {
+        match self {
+            Ty::Node(n, p) => {
+                let p = p || n.preserve_unknown_fields;
+                let kind = match n.list_type.as_deref() {
+                    Some("set") => ListKind::Set,
+                    Some("map") if !n.list_map_keys.is_empty() => {
+                        ListKind::Map(n.list_map_keys.iter().map(String::as_str).collect())
+                    }
+                    // A map list without keys is a set in smd (of maps: an error).
+                    Some("map") => ListKind::Set,
+                    _ => ListKind::Atomic,
+                };
+                let elem = match &n.items {
+                    Some(items) => Ty::Node(items, p),
+                    None => Ty::UntypedAtomic,
+                };
+                ListTy { kind, elem }
+            }
+            Ty::StrSet => ListTy {
+                kind: ListKind::Set,
+                elem: Ty::Scalar,
+            },
+            Ty::OwnerRefs => ListTy {
+                kind: ListKind::Map(vec!["uid"]),
+                elem: Ty::OwnerRef,
+            },
+            Ty::UntypedAtomic | Ty::AtomicList => ListTy {
+                kind: ListKind::Atomic,
+                elem: Ty::UntypedAtomic,
+            },
+            _ => ListTy {
+                kind: ListKind::Atomic,
+                elem: Ty::Deduced,
+            },
+        }
+    }
+
+    /// The schema default of a key field of a map list's items.
+    fn key_default(self, name: &str) -> Option<&'a Value> {
+        match self {
+            Ty::Node(n, _) => n.properties.get(name).and_then(|p| p.default.as_ref()),
+            _ => None,
+        }
+    }
+}
+
+/// Whether a map of this type accepts any value (smd's `atom.Map != nil`).
+pub(crate) fn accepts_map(ty: Ty) -> bool {
+    ty.kinds().map
+}
+
+/// Whether a list of this type accepts any value.
+pub(crate) fn accepts_list(ty: Ty) -> bool {
+    ty.kinds().list
+}
+
+/// Whether smd rejects field `k` of a map of this type as "field not declared in schema" (a
+/// struct without an element type).
+pub(crate) fn undeclared(ty: Ty, k: &str) -> bool {
+    match ty {
+        Ty::Root(Some(n)) => {
+            !matches!(k, "apiVersion" | "kind" | "metadata")
+                && !n.properties.contains_key(k)
+                && match &n.additional {
+                    Some(Additional::Schema(_)) | Some(Additional::Bool(true)) => false,
+                    Some(Additional::Bool(false)) => true,
+                    None => !n.preserve_unknown_fields,
+                }
+        }
+        Ty::Node(n, p) => {
+            !n.properties.contains_key(k)
+                && match &n.additional {
+                    Some(Additional::Schema(_)) | Some(Additional::Bool(true)) => false,
+                    Some(Additional::Bool(false)) => true,
+                    None => !(p || n.preserve_unknown_fields || n.properties.is_empty()),
+                }
+        }
+        Ty::Meta => {
+            !META_SCALARS.contains(&k)
+                && !matches!(
+                    k,
+                    "labels" | "annotations" | "finalizers" | "ownerReferences" | "managedFields"
+                )
+        }
+        Ty::OwnerRef => !OWNER_REF_FIELDS.contains(&k),
+        _ => false,
+    }
+}
+
+fn node_field<'a>(n: &'a Node, preserve: bool, k: &str) -> (Ty<'a>, bool) {
+    if let Some(c) = n.properties.get(k) {
+        return (Ty::Node(c, preserve), true);
+    }
+    match &n.additional {
+        Some(Additional::Schema(s)) => (Ty::Node(s, preserve), false),
+        // `additionalProperties: false` or undeclared fields of a struct are a typed-conversion
+        // error in smd; they are deduced here.
+        _ => (Ty::Deduced, false),
+    }
+}
+
+/// How a value is handled under a type (smd's `deduceAtom` + `handleAtom`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum K {
+    Leaf,
+    Map,
+    List,
+}
+
+fn kind(v: &Value, ty: Ty) -> K {
+    let k = ty.kinds();
+    match v {
+        Value::Object(_) if k.map => K::Map,
+        Value::Array(_) if k.list => K::List,
+        Value::Null if k.map => K::Map,
+        Value::Null if k.scalar => K::Leaf,
+        Value::Null if k.list => K::List,
+        _ => K::Leaf,
+    }
+}
+
+/// The path element of a list item, `None` when the item cannot be identified.
+pub(crate) fn item_pe(lt: &ListTy, item: &Value) -> Option<PathElement> {
+    match &lt.kind {
+        ListKind::Atomic => None,
+        ListKind::Set => match item {
+            Value::Null | Value::Object(_) | Value::Array(_) => None,
+            v => Some(PathElement::Value(v.clone())),
+        },
+        ListKind::Map(keys) => {
+            let obj = item.as_object()?;
+            let mut fields: Vec<(String, Value)> = Vec::new();
+            for k in keys {
+                if let Some(v) = obj.get(*k) {
+                    fields.push((k.to_string(), v.clone()));
+                } else if let Some(d) = lt.elem.key_default(k) {
+                    fields.push((k.to_string(), d.clone()));
+                }
+            }
+            if fields.is_empty() {
+                return None;
+            }
+            fields.sort_by(|a, b| a.0.cmp(&b.0));
+            fields.dedup_by(|a, b| a.0 == b.0);
+            Some(PathElement::Key(fields))
+        }
+    }
+}
+
+/// The path elements of every item, or `None` if one cannot be identified.
+fn list_pes(items: &[Value], lt: &ListTy) -> Option<Vec<PathElement>> {
+    items.iter().map(|i| item_pe(lt, i)).collect()
+}
+
+fn is_empty_map(v: &Value) -> bool {
+    v.as_object().is_some_and(Map::is_empty)
+}
+
+// ---------------------------------------------------------------------------------------------
+// ToFieldSet
+
+/// smd's `ToFieldSet`: every field the value sets. Struct (named) fields holding children are not
+/// members themselves; map keys, list items, leaves, nulls and empty maps are.
+pub(crate) fn to_set(v: &Value, ty: Ty) -> FieldSet {
+    let mut out = FieldSet::default();
+    let mut path = Vec::new();
+    walk_set(v, ty, &mut path, &mut out);
+    out
+}
+
+fn walk_set(v: &Value, ty: Ty, path: &mut Vec<PathElement>, out: &mut FieldSet) {
+    match kind(v, ty) {
+        K::Leaf => out.insert(path),
+        K::Map => {
+            if ty.map_atomic() {
+                out.insert(path);
+                return;
+            }
+            let Some(m) = v.as_object() else { return };
+            for (k, cv) in m {
+                let (cty, named) = ty.field(k);
+                path.push(PathElement::Field(k.clone()));
+                walk_set(cv, cty, path, out);
+                if cv.is_null() || is_empty_map(cv) || !named {
+                    out.insert(path);
+                }
+                path.pop();
+            }
+        }
+        K::List => {
+            let lt = ty.list();
+            if matches!(lt.kind, ListKind::Atomic) {
+                out.insert(path);
+                return;
+            }
+            let Some(items) = v.as_array() else { return };
+            let Some(pes) = list_pes(items, &lt) else {
+                out.insert(path);
+                return;
+            };
+            let mut counts: BTreeMap<&PathElement, usize> = BTreeMap::new();
+            for pe in &pes {
+                *counts.entry(pe).or_default() += 1;
+            }
+            for (pe, n) in &counts {
+                if *n > 1 {
+                    path.push((*pe).clone());
+                    out.insert(path);
+                    path.pop();
+                }
+            }
+            for (item, pe) in items.iter().zip(&pes) {
+                if counts.get(pe).copied().unwrap_or(0) > 1 {
+                    continue;
+                }
+                path.push(pe.clone());
+                walk_set(item, lt.elem, path, out);
+                out.insert(path);
+                path.pop();
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Merge
+
+/// smd's `Merge` of `r` (the applied configuration) into `l` (the live object): leaves and atomic
+/// values take `r`, maps merge per key, associative lists per item (keeping `l`'s order for its
+/// items and inserting `r`'s new items where smd does).
+pub(crate) fn merge(l: Option<&Value>, r: Option<&Value>, ty: Ty) -> Option<Value> {
+    let k = match (l, r) {
+        (_, Some(r)) => kind(r, ty),
+        (Some(l), None) => kind(l, ty),
+        (None, None) => return None,
+    };
+    let leaf = || r.or(l).cloned();
+    match k {
+        K::Leaf => leaf(),
+        K::Map => {
+            let lm = l.and_then(Value::as_object);
+            let rm = r.and_then(Value::as_object);
+            let empty = |m: Option<&Map<String, Value>>| m.is_none_or(Map::is_empty);
+            if ty.map_atomic() || (empty(lm) && empty(rm)) {
+                return leaf();
+            }
+            let keys: BTreeSet<&String> = lm
+                .into_iter()
+                .flat_map(Map::keys)
+                .chain(rm.into_iter().flat_map(Map::keys))
+                .collect();
+            let mut out = Map::new();
+            for key in keys {
+                let cty = ty.field(key).0;
+                if let Some(v) = merge(
+                    lm.and_then(|m| m.get(key)),
+                    rm.and_then(|m| m.get(key)),
+                    cty,
+                ) {
+                    out.insert(key.clone(), v);
+                }
+            }
+            (!out.is_empty()).then_some(Value::Object(out))
+        }
+        K::List => {
+            let la = l
+                .and_then(Value::as_array)
+                .map(Vec::as_slice)
+                .unwrap_or(&[]);
+            let ra = r
+                .and_then(Value::as_array)
+                .map(Vec::as_slice)
+                .unwrap_or(&[]);
+            let lt = ty.list();
+            if matches!(lt.kind, ListKind::Atomic) || (la.is_empty() && ra.is_empty()) {
+                return leaf();
+            }
+            let (Some(lpes), Some(rpes)) = (list_pes(la, &lt), list_pes(ra, &lt)) else {
+                return leaf();
+            };
+            let mut r_obs: BTreeMap<&PathElement, &Value> = BTreeMap::new();
+            for (pe, item) in rpes.iter().zip(ra) {
+                if r_obs.insert(pe, item).is_some() {
+                    // Duplicates in an applied list are an smd error; replace the list whole.
+                    return leaf();
+                }
+            }
+            let out = merge_list_items(la, &lpes, &rpes, &r_obs, &lt);
+            (!out.is_empty()).then_some(Value::Array(out))
+        }
+    }
+}
+
+/// smd's `visitListItems` of the merging walker.
+fn merge_list_items(
+    la: &[Value],
+    lpes: &[PathElement],
+    rpes: &[PathElement],
+    r_obs: &BTreeMap<&PathElement, &Value>,
+    lt: &ListTy,
+) -> Vec<Value> {
+    // Duplicated live items are not merged with the applied one: they count as null.
+    let mut l_obs: BTreeMap<&PathElement, Option<&Value>> = BTreeMap::new();
+    for (pe, item) in lpes.iter().zip(la) {
+        l_obs
+            .entry(pe)
+            .and_modify(|v| *v = None)
+            .or_insert(Some(item));
+    }
+    let null = Value::Null;
+    let l_child =
+        |pe: &PathElement| -> Option<&Value> { l_obs.get(pe).map(|v| v.unwrap_or(&null)) };
+    let mut shared: std::collections::VecDeque<&PathElement> =
+        rpes.iter().filter(|pe| l_obs.contains_key(pe)).collect();
+    let mut next_shared = shared.pop_front();
+    let mut merged_rhs: BTreeSet<&PathElement> = BTreeSet::new();
+    let mut out = Vec::new();
+    let (llen, rlen) = (lpes.len(), rpes.len());
+    let (mut li, mut ri) = (0, 0);
+    while li < llen || ri < rlen {
+        if li < llen && ri < rlen {
+            let pe = &lpes[li];
+            if *pe == rpes[ri] {
+                merged_rhs.insert(pe);
+                if let Some(v) = merge(l_child(pe), r_obs.get(pe).copied(), lt.elem) {
+                    out.push(v);
+                }
+                li += 1;
+                ri += 1;
+                next_shared = shared.pop_front();
+                continue;
+            }
+            if r_obs.contains_key(pe) && next_shared.is_some_and(|n| n != pe) {
+                li += 1;
+                continue;
+            }
+        }
+        if li < llen {
+            let pe = &lpes[li];
+            if !r_obs.contains_key(pe) {
+                if let Some(v) = merge(Some(&la[li]), None, lt.elem) {
+                    out.push(v);
+                }
+                li += 1;
+                continue;
+            } else if merged_rhs.contains(pe) {
+                li += 1;
+            }
+        }
+        if ri < rlen {
+            let pe = &rpes[ri];
+            merged_rhs.insert(pe);
+            if let Some(v) = merge(l_child(pe), r_obs.get(pe).copied(), lt.elem) {
+                out.push(v);
+            }
+            ri += 1;
+            if next_shared.is_some_and(|n| n == pe) {
+                next_shared = shared.pop_front();
+            }
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compare
+
+/// smd's `Comparison`: leaves (and whole added/removed containers) that differ.
+#[derive(Debug, Default)]
+pub(crate) struct Comparison {
+    pub(crate) removed: FieldSet,
+    pub(crate) modified: FieldSet,
+    pub(crate) added: FieldSet,
+}
+
+impl Comparison {
+    /// Drops paths under `ignored` from all three sets (smd's `ExcludeFields`).
+    pub(crate) fn exclude(&mut self, ignored: &FieldSet) {
+        self.removed = self.removed.recursive_difference(ignored);
+        self.modified = self.modified.recursive_difference(ignored);
+        self.added = self.added.recursive_difference(ignored);
+    }
+}
+
+/// smd's `Compare` of `l` (before) and `r` (after).
+pub(crate) fn compare(l: &Value, r: &Value, ty: Ty) -> Comparison {
+    let mut c = Comparison::default();
+    let mut path = Vec::new();
+    compare_at(Some(l), Some(r), ty, &mut path, &mut c);
+    c
+}
+
+fn compare_at(
+    l: Option<&Value>,
+    r: Option<&Value>,
+    ty: Ty,
+    path: &mut Vec<PathElement>,
+    c: &mut Comparison,
+) {
+    let leafed = match (l, r) {
+        (None, None) => return,
+        (Some(lv), None) => compare_handle(kind(lv, ty), l, r, ty, path, c),
+        (None, Some(rv)) => compare_handle(kind(rv, ty), l, r, ty, path, c),
+        (Some(lv), Some(rv)) => {
+            let (kl, kr) = (kind(lv, ty), kind(rv, ty));
+            if kl != kr {
+                compare_handle(kl, l, r, ty, path, c);
+            }
+            compare_handle(kr, l, r, ty, path, c)
+        }
+    };
+    if !leafed {
+        if l.is_none() {
+            c.added.insert(path);
+        } else if r.is_none() {
+            c.removed.insert(path);
+        }
+    }
+}
+
+fn compare_leaf(
+    l: Option<&Value>,
+    r: Option<&Value>,
+    path: &[PathElement],
+    c: &mut Comparison,
+) -> bool {
+    match (l, r) {
+        (None, _) => c.added.insert(path),
+        (_, None) => c.removed.insert(path),
+        (Some(a), Some(b)) => {
+            if !values_equal(a, b) {
+                c.modified.insert(path)
+            }
+        }
+    }
+    true
+}
+
+/// Returns whether the position was handled as a leaf.
+fn compare_handle(
+    k: K,
+    l: Option<&Value>,
+    r: Option<&Value>,
+    ty: Ty,
+    path: &mut Vec<PathElement>,
+    c: &mut Comparison,
+) -> bool {
+    match k {
+        K::Leaf => compare_leaf(l, r, path, c),
+        K::Map => {
+            let lm = l.and_then(Value::as_object);
+            let rm = r.and_then(Value::as_object);
+            let empty = |m: Option<&Map<String, Value>>| m.is_none_or(Map::is_empty);
+            if ty.map_atomic() || (empty(lm) && empty(rm)) {
+                return compare_leaf(l, r, path, c);
+            }
+            let keys: BTreeSet<&String> = lm
+                .into_iter()
+                .flat_map(Map::keys)
+                .chain(rm.into_iter().flat_map(Map::keys))
+                .collect();
+            for key in keys {
+                let cty = ty.field(key).0;
+                path.push(PathElement::Field(key.clone()));
+                compare_at(
+                    lm.and_then(|m| m.get(key)),
+                    rm.and_then(|m| m.get(key)),
+                    cty,
+                    path,
+                    c,
+                );
+                path.pop();
+            }
+            false
+        }
+        K::List => {
+            let la = l.and_then(Value::as_array);
+            let ra = r.and_then(Value::as_array);
+            let lt = ty.list();
+            let empty = |a: Option<&Vec<Value>>| a.is_none_or(Vec::is_empty);
+            if matches!(lt.kind, ListKind::Atomic) || (empty(la) && empty(ra)) {
+                return compare_leaf(l, r, path, c);
+            }
+            let la = la.map(Vec::as_slice).unwrap_or(&[]);
+            let ra = ra.map(Vec::as_slice).unwrap_or(&[]);
+            let (Some(lpes), Some(rpes)) = (list_pes(la, &lt), list_pes(ra, &lt)) else {
+                return compare_leaf(l, r, path, c);
+            };
+            compare_list_items(la, &lpes, ra, &rpes, &lt, path, c);
+            false
+        }
+    }
+}
+
+fn compare_list_items(
+    la: &[Value],
+    lpes: &[PathElement],
+    ra: &[Value],
+    rpes: &[PathElement],
+    lt: &ListTy,
+    path: &mut Vec<PathElement>,
+    c: &mut Comparison,
+) {
+    let mut all: Vec<&PathElement> = Vec::new();
+    let mut lvals: BTreeMap<&PathElement, Vec<&Value>> = BTreeMap::new();
+    for (pe, item) in lpes.iter().zip(la) {
+        let e = lvals.entry(pe).or_default();
+        if e.is_empty() {
+            all.push(pe);
+        }
+        e.push(item);
+    }
+    let mut rvals: BTreeMap<&PathElement, Vec<&Value>> = BTreeMap::new();
+    for (pe, item) in rpes.iter().zip(ra) {
+        let e = rvals.entry(pe).or_default();
+        if e.is_empty() && !lvals.contains_key(pe) {
+            all.push(pe);
+        }
+        e.push(item);
+    }
+    for pe in all {
+        let ll = lvals.get(pe).map(Vec::as_slice).unwrap_or(&[]);
+        let rl = rvals.get(pe).map(Vec::as_slice).unwrap_or(&[]);
+        path.push(pe.clone());
+        if ll.len() <= 1 && rl.len() <= 1 {
+            compare_at(ll.first().copied(), rl.first().copied(), lt.elem, path, c);
+        } else if ll.len() >= 2 && rl.len() >= 2 {
+            let same = ll.len() == rl.len() && ll.iter().zip(rl).all(|(a, b)| values_equal(a, b));
+            if !same {
+                c.modified.insert(path);
+            }
+        } else if ll.len() >= 2 {
+            if let Some(first) = rl.first() {
+                compare_at(None, Some(first), lt.elem, path, c);
+            }
+            c.removed.insert(path);
+        } else {
+            if let Some(first) = ll.first() {
+                compare_at(Some(first), None, lt.elem, path, c);
+            }
+            c.added.insert(path);
+        }
+        path.pop();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// RemoveItems
+
+/// smd's `RemoveItems`: `v` without the members of `to_remove` (a member removes the whole
+/// value at its path). `None` is smd's nil: a container left empty becomes `null` in its parent.
+pub(crate) fn remove_items(v: &Value, to_remove: &FieldSet, ty: Ty) -> Option<Value> {
+    match kind(v, ty) {
+        K::Leaf => Some(v.clone()),
+        K::Map => {
+            let m = v.as_object()?;
+            if m.is_empty() || ty.map_atomic() {
+                return None;
+            }
+            let mut out = Map::new();
+            for (k, val) in m {
+                let pe = PathElement::Field(k.clone());
+                if to_remove.has_member(&pe) {
+                    continue;
+                }
+                let nv = match to_remove.child(&pe) {
+                    Some(sub) => remove_items(val, sub, ty.field(k).0).unwrap_or(Value::Null),
+                    None => val.clone(),
+                };
+                out.insert(k.clone(), nv);
+            }
+            (!out.is_empty()).then_some(Value::Object(out))
+        }
+        K::List => {
+            let items = v.as_array()?;
+            let lt = ty.list();
+            if items.is_empty() || matches!(lt.kind, ListKind::Atomic) {
+                return None;
+            }
+            let Some(pes) = list_pes(items, &lt) else {
+                return Some(v.clone());
+            };
+            let mut out = Vec::new();
+            for (item, pe) in items.iter().zip(&pes) {
+                if to_remove.has_member(pe) {
+                    continue;
+                }
+                out.push(match to_remove.child(pe) {
+                    Some(sub) => remove_items(item, sub, lt.elem).unwrap_or(Value::Null),
+                    None => item.clone(),
+                });
+            }
+            (!out.is_empty()).then_some(Value::Array(out))
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// EnsureNamedFieldsAreMembers
+
+/// smd's `EnsureNamedFieldsAreMembers`: also makes members of the declared (struct) fields that
+/// only have members below them, so that removing the set removes those structs too.
+pub(crate) fn ensure_named(s: &FieldSet, ty: Option<Ty>) -> FieldSet {
+    let (members, children) = s.parts();
+    let mut members = members.clone();
+    let mut out_children = BTreeMap::new();
+    let map_ty = ty.filter(|t| t.kinds().map);
+    let list_ty = ty.filter(|t| t.kinds().list);
+    for (pe, child) in children {
+        let cty = match pe {
+            PathElement::Field(name) => map_ty.map(|t| {
+                let (ct, named) = t.field(name);
+                if named {
+                    members.insert(pe.clone());
+                }
+                ct
+            }),
+            PathElement::Key(_) => list_ty.map(|t| t.list().elem),
+            _ => None,
+        };
+        out_children.insert(pe.clone(), ensure_named(child, cty));
+    }
+    FieldSet::from_parts(members, out_children)
+}
