@@ -162,12 +162,15 @@ pub fn terminating_create_error(res: &ApiResource) -> ApiError {
 }
 
 /// Options of a create or update request.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct WriteOptions {
     /// `dryRun=All`: validate and answer, store nothing.
     pub dry_run: bool,
     /// `fieldValidation`.
     pub fields: FieldValidation,
+    /// The field manager recorded in `managedFields` (operation Update). `None` for writes that
+    /// are not tracked: server-side apply records its own, the controllers' writes are not.
+    pub field_manager: Option<String>,
 }
 
 impl WriteOptions {
@@ -211,6 +214,17 @@ pub fn create(
     let ns = if res.namespaced { namespace } else { "" };
     object_meta::prepare_for_create(&mut obj, ns, strategy.track_generation());
     strategy.prepare_for_create(&mut obj);
+    if let Some(manager) = &opts.field_manager {
+        crate::apply::record_update(
+            None,
+            &mut obj,
+            manager,
+            "",
+            &res.api_version(),
+            res.schema.as_ref().map(|s| s.root()),
+            &object_meta::now_rfc3339(),
+        );
+    }
     let mut errs = object_meta::validate_create(&obj, strategy.name_rule());
     errs.extend(strategy.validate(&obj));
     let name = meta_str(&obj, "name").to_string();
@@ -365,6 +379,22 @@ pub fn update(
                 obj["spec"]["finalizers"] = finalizers;
                 obj["metadata"] = meta;
             }
+        }
+        if let Some(manager) = &opts.field_manager {
+            let subresource = match target {
+                Target::Main => "",
+                Target::Status => "status",
+                Target::Finalize => "finalize",
+            };
+            crate::apply::record_update(
+                Some(&old.value),
+                &mut obj,
+                manager,
+                subresource,
+                &res.api_version(),
+                res.schema.as_ref().map(|s| s.root()),
+                &object_meta::now_rfc3339(),
+            );
         }
         let mut errs = object_meta::validate_update(&obj, &old.value);
         errs.extend(validate_finalizer_update(&obj, &old.value));

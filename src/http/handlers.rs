@@ -469,6 +469,11 @@ async fn resource_request(
                 warnings,
             ))
         }
+        Verb::Patch
+            if super::media_type(req.header("content-type")) == "application/apply-patch+yaml" =>
+        {
+            server_side_apply(state, &res, info, req, target, &write)
+        }
         Verb::Patch => {
             let kind = patch_type(req.header("content-type"), res.crd.is_some())?;
             let patch = Patch::parse(kind, &req.body)?;
@@ -618,10 +623,150 @@ fn scale_request(
 
 /// `dryRun` and `fieldValidation` of a write.
 fn write_options(req: &Request) -> Result<WriteOptions, ApiError> {
+    let field_manager = match req.query.get("fieldManager") {
+        Some(m) if !m.is_empty() => m.to_string(),
+        _ => crate::apply::default_manager(req.header("user-agent")),
+    };
     Ok(WriteOptions {
         dry_run: req.query.all("dryRun").any(|v| v == "All"),
         fields: FieldValidation::parse(req.query.get("fieldValidation"))?,
+        field_manager: Some(field_manager),
     })
+}
+
+/// `PATCH` with `application/apply-patch+yaml`: server-side apply. Creates the object when it
+/// does not exist; otherwise merges the applier's configuration by the schema, tracking field
+/// ownership in `managedFields`, and answers 409 when another manager owns a field it would
+/// change (unless `force=true`).
+fn server_side_apply(
+    state: &State,
+    res: &ApiResource,
+    info: &RequestInfo,
+    req: &Request,
+    target: Target,
+    write: &WriteOptions,
+) -> Result<Response, ApiError> {
+    let Some(manager) = req.query.get("fieldManager").filter(|m| !m.is_empty()) else {
+        return Err(ApiError::invalid(
+            "meta.k8s.io",
+            "PatchOptions",
+            "",
+            vec![field::required(
+                "fieldManager",
+                "is required for apply patch",
+            )],
+        ));
+    };
+    let force = req.query.flag("force");
+    let text = std::str::from_utf8(&req.body)
+        .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+    let mut config: Value = serde_saphyr::from_str(text)
+        .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+    if !config.is_object() {
+        return Err(ApiError::bad_request(
+            "error decoding YAML: the apply configuration is not an object",
+        ));
+    }
+    if config["metadata"]
+        .get("managedFields")
+        .is_some_and(|m| !m.is_null())
+    {
+        return Err(ApiError::bad_request("metadata.managedFields must be nil"));
+    }
+    let api_version = config["apiVersion"].as_str().unwrap_or("");
+    if api_version != res.api_version() {
+        return Err(ApiError::bad_request(format!(
+            "the API version in the data ({api_version}) does not match the expected API version ({})",
+            res.api_version()
+        )));
+    }
+    let kind = config["kind"].as_str().unwrap_or("");
+    if kind != res.kind {
+        return Err(ApiError::bad_request(format!(
+            "the kind in the data ({kind}) does not match the expected kind ({})",
+            res.kind
+        )));
+    }
+    let name = meta_str(&config, "name");
+    if !name.is_empty() && name != info.name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({name}) does not match the name on the URL ({})",
+            info.name
+        )));
+    }
+    let schema = res.schema.as_ref().map(|s| s.root());
+    if let Err(e) = crate::apply::validate_config(&config, schema) {
+        let ns = if res.namespaced {
+            format!("{}/", info.namespace)
+        } else {
+            String::new()
+        };
+        return Err(ApiError::internal(format!(
+            "failed to create typed patch object ({ns}{}; {}, Kind={}): {e}",
+            info.name,
+            res.api_version(),
+            res.kind
+        )));
+    }
+    let subresource = match target {
+        Target::Status => "status",
+        _ => {
+            // The main resource does not take status when /status exists.
+            if res.status_subresource {
+                if let Some(o) = config.as_object_mut() {
+                    o.remove("status");
+                }
+            }
+            ""
+        }
+    };
+    let ns = info.namespace.as_str();
+    let untracked = WriteOptions {
+        field_manager: None,
+        ..write.clone()
+    };
+    let storage = storage_api_version(res);
+    let merged = |live: Option<&Value>| -> Result<Value, ApiError> {
+        let now = crate::strategy::object_meta::now_rfc3339();
+        let mut out = crate::apply::apply(
+            live,
+            &config,
+            manager,
+            subresource,
+            &res.api_version(),
+            force,
+            schema,
+            &now,
+        )
+        .map_err(|c| c.to_api_error(&res.group, &res.plural, &info.name))?;
+        out["apiVersion"] = json!(storage);
+        Ok(out)
+    };
+    let exists = rest::get(state, res, ns, &info.name).is_ok();
+    let (result, warnings) = warnings::collect(|| {
+        if !exists && target == Target::Main {
+            let mut obj = merged(None)?;
+            crate::strategy::object_meta::meta_mut(&mut obj)
+                .insert("name".into(), json!(info.name));
+            return rest::create(state, res, ns, obj, &untracked).map(|o| (StatusCode::CREATED, o));
+        }
+        let apply = |current: &Value| merged(Some(current));
+        rest::update(
+            state,
+            res,
+            ns,
+            &info.name,
+            target,
+            UpdateSource::Patch(&apply),
+            &untracked,
+        )
+        .map(|o| (StatusCode::OK, o))
+    });
+    let (status, obj) = result?;
+    Ok(with_warnings(
+        json_response(status, encode_object(res, &obj)),
+        warnings,
+    ))
 }
 
 /// Adds a `Warning` header per warning.
