@@ -389,7 +389,13 @@ fn validate_versions(versions: &[Version]) -> Vec<StatusCause> {
                     .subresources
                     .as_ref()
                     .is_some_and(|s| s.status.is_some());
-                errs.extend(crate::schema::validate_crd_schema(schema, &path, status));
+                let schema_errs = crate::schema::validate_crd_schema(schema, &path, status);
+                if schema_errs.is_empty() {
+                    if let Err(cel_errs) = crate::cel::Rules::compile(schema, &path) {
+                        errs.extend(cel_errs);
+                    }
+                }
+                errs.extend(schema_errs);
             }
         }
         if shared {

@@ -13,6 +13,7 @@ use sha2::{Digest, Sha256};
 
 use super::documents::Documents;
 use crate::apiextensions::{self, Crd, ScaleSubresource, Version};
+use crate::cel::Rules;
 use crate::schema::Schema;
 use crate::store::{selector, GroupResource};
 use crate::strategy::builtin::{CrdStrategy, NamespaceStrategy};
@@ -77,6 +78,8 @@ pub struct ApiResource {
     pub storage_version_hash: String,
     /// The compiled structural schema of a custom resource version.
     pub schema: Option<Arc<Schema>>,
+    /// Its compiled `x-kubernetes-validations` rules, if any.
+    pub rules: Option<Arc<Rules>>,
 }
 
 impl ApiResource {
@@ -167,7 +170,7 @@ impl Registry {
             for v in crd.spec.versions.iter().filter(|v| v.served) {
                 let subresources = v.subresources.clone().unwrap_or_default();
                 let status = subresources.status.is_some();
-                let schema = compiled_schema(previous, crd, v);
+                let (schema, rules) = compiled_schema(previous, crd, v);
                 resources.push(Arc::new(ApiResource {
                     group: crd.spec.group.clone(),
                     version: v.name.clone(),
@@ -196,6 +199,7 @@ impl Registry {
                         status_enabled: status,
                         scale: subresources.scale.clone(),
                         schema: schema.clone(),
+                        rules: rules.clone(),
                         preserve_unknown_fields: crd.spec.preserve_unknown_fields == Some(true),
                     }),
                     crd: Some(crd.clone()),
@@ -205,6 +209,7 @@ impl Registry {
                         &names.kind,
                     ),
                     schema,
+                    rules,
                 }));
                 let versions = crd_groups.entry(crd.spec.group.clone()).or_default();
                 if !versions.contains(&v.name) {
@@ -302,24 +307,31 @@ impl Registry {
 
 /// A version's compiled schema: reused from the previous registry when the CRD's spec did not
 /// change (same uid and generation), compiled otherwise. Requests never compile schemas.
-fn compiled_schema(previous: Option<&Registry>, crd: &Crd, v: &Version) -> Option<Arc<Schema>> {
+fn compiled_schema(
+    previous: Option<&Registry>,
+    crd: &Crd,
+    v: &Version,
+) -> (Option<Arc<Schema>>, Option<Arc<Rules>>) {
     let reuse = previous.and_then(|p| {
-        p.by_gvr
-            .values()
-            .find(|r| {
-                r.version == v.name
-                    && r.crd
-                        .as_ref()
-                        .is_some_and(|c| c.uid == crd.uid && c.generation == crd.generation)
-            })
-            .and_then(|r| r.schema.clone())
+        p.by_gvr.values().find(|r| {
+            r.version == v.name
+                && r.crd
+                    .as_ref()
+                    .is_some_and(|c| c.uid == crd.uid && c.generation == crd.generation)
+        })
     });
-    reuse.or_else(|| {
-        v.schema
-            .as_ref()
-            .and_then(|s| s.get("openAPIV3Schema"))
-            .map(|s| Arc::new(Schema::compile(s)))
-    })
+    if let Some(r) = reuse {
+        return (r.schema.clone(), r.rules.clone());
+    }
+    let Some(raw) = v.schema.as_ref().and_then(|s| s.get("openAPIV3Schema")) else {
+        return (None, None);
+    };
+    // A stored CRD passed validation, so its rules compile; a failure here only drops them.
+    let rules = Rules::compile(raw, "")
+        .ok()
+        .filter(|r| !r.is_empty())
+        .map(Arc::new);
+    (Some(Arc::new(Schema::compile(raw))), rules)
 }
 
 fn builtin_resources() -> Vec<Arc<ApiResource>> {
@@ -348,6 +360,7 @@ fn builtin_resources() -> Vec<Arc<ApiResource>> {
             crd: None,
             storage_version_hash: storage_version_hash("", "v1", "Namespace"),
             schema: None,
+            rules: None,
         }),
         Arc::new(ApiResource {
             group: apiextensions::GROUP.into(),
@@ -384,6 +397,7 @@ fn builtin_resources() -> Vec<Arc<ApiResource>> {
                 "CustomResourceDefinition",
             ),
             schema: None,
+            rules: None,
         }),
     ]
 }

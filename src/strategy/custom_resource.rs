@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use super::{bump_generation, FieldValidation, Strategy};
 use crate::apiextensions::ScaleSubresource;
+use crate::cel::Rules;
 use crate::error::{field, ApiError, StatusCause};
 use crate::schema::Schema;
 
@@ -23,6 +24,8 @@ pub struct CustomResourceStrategy {
     pub scale: Option<ScaleSubresource>,
     /// The version's compiled schema (none only for legacy `preserveUnknownFields: true`).
     pub schema: Option<Arc<Schema>>,
+    /// The version's compiled CEL rules (`x-kubernetes-validations`), if any.
+    pub rules: Option<Arc<Rules>>,
     /// Legacy `spec.preserveUnknownFields: true`: nothing is pruned.
     pub preserve_unknown_fields: bool,
 }
@@ -165,6 +168,10 @@ impl Strategy for CustomResourceStrategy {
             Some(schema) => schema.validate(obj, None),
             None => Vec::new(),
         };
+        if let Some(rules) = &self.rules {
+            let cel = rules.validate(obj, None, &errs);
+            errs.extend(cel);
+        }
         errs.extend(self.validate_scale(obj, false));
         errs
     }
@@ -174,6 +181,10 @@ impl Strategy for CustomResourceStrategy {
             Some(schema) => schema.validate(obj, Some(old)),
             None => Vec::new(),
         };
+        if let Some(rules) = &self.rules {
+            let cel = rules.validate(obj, Some(old), &errs);
+            errs.extend(cel);
+        }
         errs.extend(self.validate_scale(obj, false));
         errs
     }
@@ -189,6 +200,10 @@ impl Strategy for CustomResourceStrategy {
                     "status",
                 ));
             }
+        }
+        if let Some(rules) = &self.rules {
+            let cel = rules.validate(obj, Some(old), &errs);
+            errs.extend(cel);
         }
         errs.extend(self.validate_scale(obj, true));
         errs
@@ -206,6 +221,7 @@ mod tests {
             status_enabled: status,
             scale: None,
             schema: schema.map(|s| Arc::new(Schema::compile(&s))),
+            rules: None,
             preserve_unknown_fields: false,
         }
     }
