@@ -980,7 +980,7 @@ fn generated_rules_and_objects_never_panic() {
             parts.push(g.pick(&ops));
             parts.push(g.pick(&atoms));
         }
-        if g.next() % 8 == 0 {
+        if g.next().is_multiple_of(8) {
             let at = (g.next() as usize) % (parts.len() + 1);
             parts.insert(at, g.pick(&junk));
         }
