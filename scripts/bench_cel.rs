@@ -47,13 +47,19 @@ async fn main() {
     let server = kubefake::Server::start().await.expect("start");
     let http = reqwest::Client::new();
     let resp = http
-        .post(format!("{}/apis/apiextensions.k8s.io/v1/customresourcedefinitions", server.url()))
+        .post(format!(
+            "{}/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            server.url()
+        ))
         .json(&crd())
         .send()
         .await
         .expect("crd");
     assert_eq!(resp.status(), 201, "{:?}", resp.text().await);
-    let url = format!("{}/apis/stable.example.com/v1/namespaces/default/crontabs", server.url());
+    let url = format!(
+        "{}/apis/stable.example.com/v1/namespaces/default/crontabs",
+        server.url()
+    );
     let start = Instant::now();
     let mut tasks = Vec::new();
     for c in 0..CLIENTS {
@@ -61,7 +67,12 @@ async fn main() {
         tasks.push(tokio::spawn(async move {
             let http = reqwest::Client::new();
             for i in (c..CREATES).step_by(CLIENTS) {
-                let resp = http.post(&url).json(&crontab(&format!("ct-{i}"))).send().await.expect("create");
+                let resp = http
+                    .post(&url)
+                    .json(&crontab(&format!("ct-{i}")))
+                    .send()
+                    .await
+                    .expect("create");
                 assert_eq!(resp.status(), 201);
             }
         }));
