@@ -13,7 +13,7 @@ fi
 bin=${KUBEFAKE_BIN:-}
 if [ -z "$bin" ]; then
   cargo build --quiet --bin kubefake
-  bin="$root/target/debug/kubefake"
+  bin="${CARGO_TARGET_DIR:-$root/target}/debug/kubefake"
 fi
 
 work=$(mktemp -d)

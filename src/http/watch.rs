@@ -51,6 +51,9 @@ pub enum Start {
     After(u64),
 }
 
+/// The most bytes of queued events sent as one chunk.
+const MAX_CHUNK: usize = 256 * 1024;
+
 /// One line of a watch stream.
 fn frame(kind: &str, object: &[u8]) -> Bytes {
     let mut out = Vec::with_capacity(object.len() + 32);
@@ -215,15 +218,34 @@ async fn run(
     loop {
         tokio::select! {
             received = events.recv() => match received {
-                Ok(event) => {
-                    if event.rv <= last_rv {
-                        continue;
-                    }
-                    last_rv = event.rv;
-                    if let Some(f) = event_frame(&req, &event) {
-                        if !send(f).await {
-                            return;
+                Ok(first) => {
+                    // Events already queued go out in one chunk: one write to the socket for a
+                    // burst instead of one per event.
+                    let mut chunk = Vec::new();
+                    let mut next = Some(first);
+                    let mut lagged = false;
+                    while let Some(event) = next.take() {
+                        if event.rv > last_rv {
+                            last_rv = event.rv;
+                            if let Some(f) = event_frame(&req, &event) {
+                                chunk.extend_from_slice(&f);
+                            }
                         }
+                        if chunk.len() < MAX_CHUNK {
+                            match events.try_recv() {
+                                Ok(e) => next = Some(e),
+                                Err(broadcast::error::TryRecvError::Lagged(_)) => lagged = true,
+                                Err(_) => {}
+                            }
+                        }
+                    }
+                    if !chunk.is_empty() && !send(Bytes::from(chunk)).await {
+                        return;
+                    }
+                    if lagged {
+                        let oldest = state.store.oldest_rv();
+                        let _ = send(error_frame(&too_old(last_rv, oldest.max(last_rv + 1)))).await;
+                        return;
                     }
                 }
                 Err(broadcast::error::RecvError::Lagged(_)) => {
