@@ -19,22 +19,24 @@ pub fn default(x: &mut Value, s: Option<&Node>) {
     }
     match x {
         Value::Object(m) => {
-            for k in &s.defaulted {
-                let Some(prop) = s.properties.get(k) else {
-                    continue;
-                };
-                let Some(d) = &prop.default else { continue };
-                match m.get_mut(k.as_str()) {
-                    None => {
-                        m.insert(k.clone(), d.clone());
+            if !s.defaulted.is_empty() {
+                // `s.defaulted` names the properties with a default; walking `properties`
+                // instead spares a lookup of each.
+                for (k, prop) in &s.properties {
+                    let Some(d) = &prop.default else { continue };
+                    match m.get_mut(k.as_str()) {
+                        None => {
+                            m.insert(k.clone(), d.clone());
+                        }
+                        Some(v) if non_nullable_null(v, Some(prop)) => *v = d.clone(),
+                        Some(_) => {}
                     }
-                    Some(v) if non_nullable_null(v, Some(prop)) => *v = d.clone(),
-                    Some(_) => {}
                 }
             }
             if s.additional_schema().is_some_and(|a| a.sub_defaults) {
+                let mut props = s.prop_cursor(m.len());
                 for (k, v) in m.iter_mut() {
-                    if let Some(prop) = s.properties.get(k) {
+                    if let Some(prop) = props.get(k) {
                         default(v, Some(prop));
                     } else {
                         let add = s.additional_schema();
@@ -45,10 +47,12 @@ pub fn default(x: &mut Value, s: Option<&Node>) {
                     }
                 }
             } else {
-                // Only properties with defaults below them can change.
-                for k in &s.sub_default_props {
-                    if let (Some(v), Some(prop)) = (m.get_mut(k.as_str()), s.properties.get(k)) {
-                        default(v, Some(prop));
+                // Only properties with defaults below them can change (`s.sub_default_props`).
+                for (k, prop) in &s.properties {
+                    if prop.sub_defaults {
+                        if let Some(v) = m.get_mut(k.as_str()) {
+                            default(v, Some(prop));
+                        }
                     }
                 }
             }

@@ -18,14 +18,18 @@ fn duplicate(p: &VPath, i: usize, v: &Value) -> StatusCause {
 
 /// Validates the list sets and maps below an object (the root of a custom resource).
 pub fn validate_object(m: &Map<String, Value>, s: &Node, p: &VPath, out: &mut Vec<StatusCause>) {
+    if !s.sub_list_types {
+        return;
+    }
     if let Some(add) = s.additional_schema() {
         for (k, v) in m {
             validate_value(v, add, &p.child(Seg::Key(k)), out);
         }
     }
     if !s.properties.is_empty() {
+        let mut props = s.prop_cursor(m.len());
         for (k, v) in m {
-            if let Some(sub) = s.properties.get(k) {
+            if let Some(sub) = props.get(k) {
                 validate_value(v, sub, &p.child(Seg::Prop(k)), out);
             }
         }
@@ -105,33 +109,34 @@ fn validate_map(a: &[Value], s: &Node, p: &VPath, out: &mut Vec<StatusCause>) {
     if a.len() <= 1 {
         return;
     }
-    let keys: Vec<Value> = a
-        .iter()
-        .map(|x| {
-            let mut key = Map::new();
-            if let Some(m) = x.as_object() {
-                for k in &s.list_map_keys {
-                    if let Some(v) = m.get(k) {
-                        key.insert(k.clone(), v.clone());
-                    }
-                }
-            }
-            Value::Object(key)
-        })
-        .collect();
-    let ids: Vec<Ident> = if s.list_map_keys.len() == 1 {
-        keys.iter()
-            .map(|k| match k.as_object().and_then(|m| m.values().next()) {
+    let ids: Vec<Ident> = if let [key] = s.list_map_keys.as_slice() {
+        a.iter()
+            .map(|x| match x.as_object().and_then(|m| m.get(key)) {
                 None => Ident::Unspecified,
                 Some(v) => ident(v),
             })
             .collect()
     } else {
-        keys.iter().map(|k| Ident::Compound(go_json(k))).collect()
+        a.iter()
+            .map(|x| Ident::Compound(go_json(&map_key(x, s))))
+            .collect()
     };
     for i in non_unique(&ids) {
-        out.push(duplicate(p, i, &keys[i]));
+        out.push(duplicate(p, i, &map_key(&a[i], s)));
     }
+}
+
+/// The map-list key of an element: an object of its `x-kubernetes-list-map-keys` fields.
+fn map_key(x: &Value, s: &Node) -> Value {
+    let mut key = Map::new();
+    if let Some(m) = x.as_object() {
+        for k in &s.list_map_keys {
+            if let Some(v) = m.get(k) {
+                key.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    Value::Object(key)
 }
 
 #[cfg(test)]

@@ -4,7 +4,8 @@
 
 use serde_json::Value;
 
-use super::structural::Node;
+use super::structural::{maps_are_sorted, Node};
+use super::validation::{Seg, VPath};
 
 const META_FIELDS: [&str; 3] = ["apiVersion", "kind", "metadata"];
 
@@ -12,56 +13,37 @@ fn is_meta(k: &str) -> bool {
     META_FIELDS.contains(&k)
 }
 
-/// Unknown-field paths being collected, with the current parent path as a reusable buffer.
+/// Unknown-field paths being collected.
 #[derive(Default)]
 pub struct Tracker {
-    path: String,
     /// Paths of the removed fields.
     pub unknown: Vec<String>,
 }
 
 impl Tracker {
-    fn record(&mut self, k: &str) {
-        let mut p = self.path.clone();
-        if !p.is_empty() {
-            p.push('.');
-        }
-        p.push_str(k);
-        self.unknown.push(p);
-    }
-
-    fn push_key(&mut self, k: &str) -> usize {
-        let len = self.path.len();
-        if len > 0 {
-            self.path.push('.');
-        }
-        self.path.push_str(k);
-        len
-    }
-
-    fn push_index(&mut self, i: usize) -> usize {
-        let len = self.path.len();
-        self.path.push('[');
-        self.path.push_str(&i.to_string());
-        self.path.push(']');
-        len
-    }
-
-    fn pop(&mut self, len: usize) {
-        self.path.truncate(len);
+    /// Records the removal of field `k` of the object at `p`. Paths are rendered only here: on
+    /// the happy path pruning builds no strings.
+    fn record(&mut self, p: &VPath, k: &str) {
+        self.unknown.push(p.child(Seg::Prop(k)).field());
     }
 }
 
 /// Prunes `obj` against `s`. `resource_root` treats the node as an embedded resource (its
 /// apiVersion/kind/metadata are kept), as the apiserver does for the object root.
 pub fn prune(obj: &mut Value, s: &Node, resource_root: bool, t: &mut Tracker) {
-    prune_node(obj, Some(s), resource_root, t);
+    prune_node(obj, Some(s), resource_root, &VPath::root(), t);
 }
 
-fn prune_node(x: &mut Value, s: Option<&Node>, embedded_override: bool, t: &mut Tracker) {
+fn prune_node(
+    x: &mut Value,
+    s: Option<&Node>,
+    embedded_override: bool,
+    p: &VPath,
+    t: &mut Tracker,
+) {
     if let Some(s) = s {
         if s.preserve_unknown_fields {
-            skip_prune(x, s, embedded_override, t);
+            skip_prune(x, s, embedded_override, p, t);
             return;
         }
     }
@@ -69,76 +51,83 @@ fn prune_node(x: &mut Value, s: Option<&Node>, embedded_override: bool, t: &mut 
         Value::Object(m) => {
             let Some(s) = s else {
                 for k in m.keys() {
-                    t.record(k);
+                    t.record(p, k);
                 }
                 m.clear();
                 return;
             };
             let embedded = embedded_override || s.embedded_resource;
-            m.retain(|k, v| {
+            // Known fields are pruned in place; unknown ones, which are rare, are collected and
+            // removed afterwards (rebuilding the map with `retain` would cost on every object).
+            let mut unknown: Vec<String> = Vec::new();
+            let mut props = s.prop_cursor(m.len());
+            for (k, v) in m.iter_mut() {
                 if embedded && is_meta(k) {
-                    return true;
+                    continue;
                 }
-                if let Some(prop) = s.properties.get(k) {
-                    let l = t.push_key(k);
-                    prune_node(v, Some(prop), false, t);
-                    t.pop(l);
-                    true
+                if let Some(prop) = props.get(k) {
+                    prune_node(v, Some(prop), false, &p.child(Seg::Prop(k)), t);
                 } else if s.additional.is_some() {
-                    let l = t.push_key(k);
-                    prune_node(v, s.additional_schema(), false, t);
-                    t.pop(l);
-                    true
+                    prune_node(v, s.additional_schema(), false, &p.child(Seg::Prop(k)), t);
                 } else {
-                    if !is_meta(k) || !t.path.is_empty() {
-                        t.record(k);
-                    }
-                    false
+                    unknown.push(k.clone());
                 }
-            });
+            }
+            for k in &unknown {
+                // apiVersion/kind/metadata directly under the root are removed silently.
+                if !is_meta(k) || !p.field().is_empty() {
+                    t.record(p, k);
+                }
+            }
+            if maps_are_sorted() {
+                for k in &unknown {
+                    m.remove(k);
+                }
+            } else if !unknown.is_empty() {
+                // `remove` would reorder an insertion-ordered map.
+                m.retain(|k, _| !unknown.contains(k));
+            }
         }
         Value::Array(a) => {
             let items = s.and_then(|s| s.items.as_deref());
             for (i, v) in a.iter_mut().enumerate() {
-                let l = t.push_index(i);
-                prune_node(v, items, false, t);
-                t.pop(l);
+                prune_node(v, items, false, &p.child(Seg::Index(i)), t);
             }
         }
         _ => {}
     }
 }
 
-fn skip_prune(x: &mut Value, s: &Node, embedded_override: bool, t: &mut Tracker) {
+fn skip_prune(x: &mut Value, s: &Node, embedded_override: bool, p: &VPath, t: &mut Tracker) {
     match x {
         Value::Object(m) => {
             let embedded = embedded_override || s.embedded_resource;
+            let mut props = s.prop_cursor(m.len());
             for (k, v) in m.iter_mut() {
                 if embedded && is_meta(k) {
                     continue;
                 }
-                if let Some(prop) = s.properties.get(k) {
-                    let l = t.push_key(k);
-                    prune_node(v, Some(prop), false, t);
-                    t.pop(l);
+                if let Some(prop) = props.get(k) {
+                    prune_node(v, Some(prop), false, &p.child(Seg::Prop(k)), t);
                 } else if s.additional.is_some() {
-                    let l = t.push_key(k);
-                    prune_node(v, s.additional_schema(), false, t);
-                    t.pop(l);
+                    prune_node(v, s.additional_schema(), false, &p.child(Seg::Prop(k)), t);
                 }
             }
         }
         Value::Array(a) => {
             if let Some(items) = s.items.as_deref() {
                 for (i, v) in a.iter_mut().enumerate() {
-                    let l = t.push_index(i);
-                    skip_prune(v, items, false, t);
-                    t.pop(l);
+                    skip_prune(v, items, false, &p.child(Seg::Index(i)), t);
                 }
             }
         }
         _ => {}
     }
+}
+
+/// Whether a `null` of a field with schema `s` is dropped: neither nullable nor defaulted.
+fn drops_null(s: Option<&Node>) -> bool {
+    s.is_some_and(|n| !n.nullable && n.default.is_none())
 }
 
 /// `PruneNonNullableNullsWithoutDefaults`: drops `null`s of fields that are neither nullable nor
@@ -146,22 +135,37 @@ fn skip_prune(x: &mut Value, s: &Node, embedded_override: bool, t: &mut Tracker)
 pub fn prune_nulls(x: &mut Value, s: Option<&Node>) {
     match x {
         Value::Object(m) => {
-            m.retain(|k, v| {
+            // Containers are visited in place; the map is rebuilt only when it holds a `null`
+            // to drop.
+            let mut props = s.map(|s| s.prop_cursor(m.len()));
+            let mut has_dropped_null = false;
+            for (k, v) in m.iter_mut() {
                 // Only nulls and containers need their schema.
                 if !matches!(v, Value::Null | Value::Object(_) | Value::Array(_)) {
-                    return true;
+                    continue;
                 }
                 let sch = s.and_then(|s| {
-                    s.properties
-                        .get(k.as_str())
+                    props
+                        .as_mut()
+                        .and_then(|p| p.get(k))
                         .or_else(|| s.additional_schema())
                 });
                 if v.is_null() {
-                    return !sch.is_some_and(|n| !n.nullable && n.default.is_none());
+                    has_dropped_null |= drops_null(sch);
+                } else {
+                    prune_nulls(v, sch);
                 }
-                prune_nulls(v, sch);
-                true
-            });
+            }
+            if has_dropped_null {
+                m.retain(|k, v| {
+                    !v.is_null()
+                        || !drops_null(s.and_then(|s| {
+                            s.properties
+                                .get(k.as_str())
+                                .or_else(|| s.additional_schema())
+                        }))
+                });
+            }
         }
         Value::Array(a) => {
             let items = s.and_then(|s| s.items.as_deref());

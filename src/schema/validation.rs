@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::formats;
 use super::gofmt::{error_value, go_float_v, go_json, go_num_v, go_quote, GoNum};
-use super::structural::{type_bit, Additional, Node};
+use super::structural::{type_bits, Additional, Node};
 use crate::error::StatusCause;
 
 /// One step of a path, kept on the stack while descending.
@@ -286,13 +286,6 @@ impl VRes {
         }
     }
 
-    fn err(e: VErr) -> VRes {
-        VRes {
-            errors: vec![e],
-            matches: 0,
-        }
-    }
-
     fn inc(&mut self) {
         self.matches += 1;
     }
@@ -327,16 +320,18 @@ fn kind_of(v: &Value) -> Option<Kind> {
     })
 }
 
-/// `typeValidator.schemaInfoForType`: the JSON type and Go format of a value.
-fn schema_info(v: &Value) -> (&'static str, &'static str) {
-    match kind_of(v) {
-        None => ("null", ""),
-        Some(Kind::Bool) => ("boolean", ""),
-        Some(Kind::Int) => ("integer", "int64"),
-        Some(Kind::Float) => ("number", "float64"),
-        Some(Kind::Str) => ("string", ""),
-        Some(Kind::Slice) => ("array", ""),
-        Some(Kind::Map) => ("object", ""),
+impl Kind {
+    /// `typeValidator.schemaInfoForType`: the JSON type (name and [`type_bits`] bit) and Go
+    /// format of a value of this kind.
+    fn schema_info(self) -> (&'static str, u8, &'static str) {
+        match self {
+            Kind::Bool => ("boolean", type_bits::BOOLEAN, ""),
+            Kind::Int => ("integer", type_bits::INTEGER, "int64"),
+            Kind::Float => ("number", type_bits::NUMBER, "float64"),
+            Kind::Str => ("string", type_bits::STRING, ""),
+            Kind::Slice => ("array", type_bits::ARRAY, ""),
+            Kind::Map => ("object", type_bits::OBJECT, ""),
+        }
     }
 }
 
@@ -369,42 +364,40 @@ fn invalid_type(path: &str, type_name: &str, value: &str) -> VErr {
     )
 }
 
-fn type_validate(n: &Node, d: &Value, p: &VPath) -> VRes {
-    let ok = VRes {
-        errors: Vec::new(),
-        matches: 1,
-    };
-    if d.is_null() {
-        if n.type_mask != 0 && n.type_mask & type_bit("null") == 0 && !n.nullable {
-            return VRes::err(invalid_type(&p.openapi(), &n.types.join(","), "null"));
+fn type_validate(n: &Node, d: &Value, p: &VPath, r: &mut VRes) {
+    let Some(kind) = kind_of(d) else {
+        if n.type_mask != 0 && n.type_mask & type_bits::NULL == 0 && !n.nullable {
+            return r.add(invalid_type(&p.openapi(), &n.types.join(","), "null"));
         }
-        return ok;
-    }
-    let (sch_type, format) = schema_info(d);
-    let kind = kind_of(d);
-    let contains = |t: &str| n.type_mask & type_bit(t) != 0;
-    let is_float_int = sch_type == "number"
-        && GoNum::of(d).is_some_and(|x| is_float_json_integer(x.as_f64()))
-        && contains("integer");
-    let is_int_float = sch_type == "integer" && contains("number");
-    let stringish = matches!(kind, Some(Kind::Str) | Some(Kind::Slice));
-    let type_ok = contains(sch_type) || is_float_int || is_int_float;
-    let format_ok = type_ok || format == n.format;
-    if !stringish && !n.format.is_empty() && !format_ok {
-        return VRes::err(invalid_type(&p.openapi(), &n.format, format));
-    }
-    let numeric = contains("number") || contains("integer");
-    if !numeric && !n.format.is_empty() && stringish {
-        return ok;
+        return r.inc();
+    };
+    let (sch_type, bit, format) = kind.schema_info();
+    let contains = |bit: u8| n.type_mask & bit != 0;
+    let type_ok = contains(bit)
+        // A float with an integral value is an integer...
+        || (kind == Kind::Float
+            && contains(type_bits::INTEGER)
+            && GoNum::of(d).is_some_and(|x| is_float_json_integer(x.as_f64())))
+        // ...and an integer a number.
+        || (kind == Kind::Int && contains(type_bits::NUMBER));
+    let stringish = matches!(kind, Kind::Str | Kind::Slice);
+    if !n.format.is_empty() {
+        let format_ok = type_ok || format == n.format;
+        if !stringish && !format_ok {
+            return r.add(invalid_type(&p.openapi(), &n.format, format));
+        }
+        let numeric = contains(type_bits::NUMBER | type_bits::INTEGER);
+        if !numeric && stringish {
+            return r.inc();
+        }
     }
     if !type_ok {
-        return VRes::err(invalid_type(&p.openapi(), &n.types.join(","), sch_type));
+        return r.add(invalid_type(&p.openapi(), &n.types.join(","), sch_type));
     }
-    ok
+    r.inc()
 }
 
-fn junctors_validate(n: &Node, d: &Value, p: &VPath) -> VRes {
-    let mut main = VRes::default();
+fn junctors_validate(n: &Node, d: &Value, p: &VPath, main: &mut VRes) {
     if !n.any_of.is_empty() {
         let mut best: Option<VRes> = None;
         let mut first_success: Option<VRes> = None;
@@ -496,10 +489,9 @@ fn junctors_validate(n: &Node, d: &Value, p: &VPath) -> VRes {
         }
     }
     main.inc();
-    main
 }
 
-fn string_validate(n: &Node, s: &str, d: &Value, p: &VPath) -> VRes {
+fn string_validate(n: &Node, s: &str, d: &Value, p: &VPath, r: &mut VRes) {
     if let Some(max) = n.max_length {
         // Byte length bounds the character count: count only when it can matter.
         if s.len() as i64 > max && s.chars().count() as i64 > max {
@@ -511,7 +503,7 @@ fn string_validate(n: &Node, s: &str, d: &Value, p: &VPath) -> VRes {
                 d.clone(),
             );
             e.valid = max;
-            return VRes::err(e);
+            return r.add(e);
         }
     }
     if let Some(min) = n.min_length {
@@ -524,31 +516,28 @@ fn string_validate(n: &Node, s: &str, d: &Value, p: &VPath) -> VRes {
                 d.clone(),
             );
             e.valid = min;
-            return VRes::err(e);
+            return r.add(e);
         }
     }
     if let Some(re) = &n.pattern {
         let shown = match &re.compiled {
-            Ok(r) if r.is_match(s) => return VRes::default(),
+            Ok(re) if re.is_match(s) => return,
             Ok(_) => re.source.clone(),
             Err(e) => format!("{}, but pattern is invalid: {e}", re.source),
         };
         let path = p.openapi();
-        return VRes::err(VErr::new(
+        r.add(VErr::new(
             Code::Other,
             path.clone(),
             format!("{path} in body should match '{shown}'"),
             d.clone(),
         ));
     }
-    VRes::default()
 }
 
-fn format_validate(n: &Node, s: &str, p: &VPath) -> VRes {
-    if formats::validates(&n.format, s) {
-        VRes::default()
-    } else {
-        VRes::err(invalid_type(&p.openapi(), &n.format, s))
+fn format_validate(n: &Node, s: &str, p: &VPath, r: &mut VRes) {
+    if !formats::validates(&n.format, s) {
+        r.add(invalid_type(&p.openapi(), &n.format, s));
     }
 }
 
@@ -617,7 +606,9 @@ fn bound_err(p: &VPath, bound: String, exclusive: bool, upper: bool, d: &Value) 
     )
 }
 
-fn number_validate(n: &Node, v: GoNum, d: &Value, p: &VPath) -> VRes {
+/// The number checks, each result in kube-openapi's merge order: range, multipleOf, minimum,
+/// maximum.
+fn number_validate(n: &Node, v: GoNum, d: &Value, p: &VPath, r: &mut VRes) {
     let (type_name, format) = match n.types.as_slice() {
         ["integer"] => (
             "integer",
@@ -637,17 +628,15 @@ fn number_validate(n: &Node, v: GoNum, d: &Value, p: &VPath) -> VRes {
         ),
         _ => ("", ""),
     };
-    let mut res = VRes::default();
     if let Some(e) = range_check(v, type_name, format, "Checked", p) {
-        res.add(e);
+        r.add(e);
     }
     let data = v.as_f64();
-    let mut res_multiple = VRes::default();
     if let Some(m) = n.multiple_of {
         let boundary = range_check(GoNum::Float(m), type_name, format, "MultipleOf", p);
         let native = boundary.is_none();
         if let Some(e) = boundary {
-            res_multiple.add(e);
+            r.add(e);
         }
         let err = match (native, v) {
             (true, GoNum::Int(i)) => {
@@ -709,14 +698,12 @@ fn number_validate(n: &Node, v: GoNum, d: &Value, p: &VPath) -> VRes {
             }
         };
         if let Some(e) = err {
-            res_multiple.add(e);
+            r.add(e);
         }
     }
-    let mut res_minimum = VRes::default();
-    let mut res_maximum = VRes::default();
-    for (upper, bound, exclusive, out) in [
-        (false, n.minimum, n.exclusive_minimum, &mut res_minimum),
-        (true, n.maximum, n.exclusive_maximum, &mut res_maximum),
+    for (upper, bound, exclusive) in [
+        (false, n.minimum, n.exclusive_minimum),
+        (true, n.maximum, n.exclusive_maximum),
     ] {
         let Some(b) = bound else { continue };
         let prefix = if upper {
@@ -727,7 +714,7 @@ fn number_validate(n: &Node, v: GoNum, d: &Value, p: &VPath) -> VRes {
         let boundary = range_check(GoNum::Float(b), type_name, format, prefix, p);
         let native = boundary.is_none();
         if let Some(e) = boundary {
-            out.add(e);
+            r.add(e);
         }
         match (native, v) {
             (true, GoNum::Int(i)) => {
@@ -738,7 +725,7 @@ fn number_validate(n: &Node, v: GoNum, d: &Value, p: &VPath) -> VRes {
                     (!exclusive && i < bi) || (exclusive && i <= bi)
                 };
                 if violated {
-                    out.add(bound_err(p, bi.to_string(), exclusive, upper, d));
+                    r.add(bound_err(p, bi.to_string(), exclusive, upper, d));
                 }
             }
             _ => {
@@ -748,16 +735,12 @@ fn number_validate(n: &Node, v: GoNum, d: &Value, p: &VPath) -> VRes {
                     } else {
                         serde_json::Number::from_f64(data).map_or(Value::Null, Value::Number)
                     };
-                    out.add(bound_err(p, go_float_v(b), exclusive, upper, &value));
+                    r.add(bound_err(p, go_float_v(b), exclusive, upper, &value));
                 }
             }
         }
     }
-    res.merge(res_multiple);
-    res.merge(res_minimum);
-    res.merge(res_maximum);
-    res.inc();
-    res
+    r.inc();
 }
 
 /// reflect's `ConvertibleTo` + `DeepEqual` as the enum check uses them.
@@ -801,9 +784,9 @@ fn go_slice_v(vals: &[Value]) -> String {
     format!("[{}]", parts.join(" "))
 }
 
-fn enum_validate(n: &Node, d: &Value, p: &VPath) -> VRes {
+fn enum_validate(n: &Node, d: &Value, p: &VPath, r: &mut VRes) {
     if n.enum_values.is_empty() || n.enum_values.iter().any(|e| enum_matches(d, e)) {
-        return VRes::default();
+        return;
     }
     let path = p.openapi();
     let mut e = VErr::new(
@@ -816,16 +799,15 @@ fn enum_validate(n: &Node, d: &Value, p: &VPath) -> VRes {
         d.clone(),
     );
     e.values = n.enum_values.clone();
-    VRes::err(e)
+    r.add(e);
 }
 
-fn slice_validate(n: &Node, a: &[Value], p: &VPath, old: Option<&Value>) -> VRes {
-    let mut res = VRes::default();
+fn slice_validate(n: &Node, a: &[Value], p: &VPath, old: Option<&Value>, res: &mut VRes) {
     if let Some(items) = &n.items {
         for (i, x) in a.iter().enumerate() {
             let cp = p.child(Seg::Index(i));
             let child_old = old.and_then(|o| correlate_index(n, a, o, i));
-            res.merge(validate_child(items, x, &cp, child_old));
+            validate_child_into(items, x, &cp, child_old, res);
         }
     }
     let size = a.len() as i64;
@@ -868,11 +850,15 @@ fn slice_validate(n: &Node, a: &[Value], p: &VPath, old: Option<&Value>) -> VRes
         }
     }
     res.inc();
-    res
 }
 
-fn object_validate(n: &Node, m: &Map<String, Value>, p: &VPath, old: Option<&Value>) -> VRes {
-    let mut res = VRes::default();
+fn object_validate(
+    n: &Node,
+    m: &Map<String, Value>,
+    p: &VPath,
+    old: Option<&Value>,
+    res: &mut VRes,
+) {
     let num = m.len() as i64;
     if let Some(min) = n.min_properties {
         if num < min {
@@ -899,8 +885,9 @@ fn object_validate(n: &Node, m: &Map<String, Value>, p: &VPath, old: Option<&Val
         }
     }
     let forbid_additional = matches!(n.additional, Some(Additional::Bool(false)));
+    let mut props = n.prop_cursor(m.len());
     for (k, v) in m {
-        if let Some(prop) = n.properties.get(k) {
+        if let Some(prop) = props.get(k) {
             let cp = p.child(Seg::Prop(k));
             let child_old = match old {
                 Some(o) if !(p.is_root() && (k == "kind" || k == "apiVersion")) => {
@@ -908,7 +895,7 @@ fn object_validate(n: &Node, m: &Map<String, Value>, p: &VPath, old: Option<&Val
                 }
                 _ => None,
             };
-            res.merge(validate_child(prop, v, &cp, child_old));
+            validate_child_into(prop, v, &cp, child_old, res);
         } else if forbid_additional {
             let path = p.openapi();
             res.add(VErr::new(
@@ -920,7 +907,7 @@ fn object_validate(n: &Node, m: &Map<String, Value>, p: &VPath, old: Option<&Val
         } else if let Some(Additional::Schema(s)) = &n.additional {
             let cp = p.child(Seg::Key(k));
             let child_old = old.and_then(|o| correlate_key(n, o, k));
-            res.merge(validate_child(s, v, &cp, child_old));
+            validate_child_into(s, v, &cp, child_old, res);
         }
     }
     for k in &n.required {
@@ -930,63 +917,84 @@ fn object_validate(n: &Node, m: &Map<String, Value>, p: &VPath, old: Option<&Val
             res.add(VErr::new(Code::Required, name, message, Value::Null));
         }
     }
-    res
 }
 
 /// `SchemaValidator.Validate`. `old` is the correlated old value when ratcheting (the Go
 /// validator then carries the ratcheting hooks for its children); junctor branches never do.
 pub fn schema_validate(n: &Node, d: &Value, p: &VPath, old: Option<&Value>) -> VRes {
     let mut r = VRes::default();
+    schema_validate_into(n, d, p, old, &mut r);
+    r
+}
+
+/// [`schema_validate`], merging the result into `r`. The validators add their errors and
+/// matches to `r` directly: merging a separate result adds the same errors, de-duplicated the
+/// same way, in the same order, so only the allocation-free happy path is new.
+fn schema_validate_into(n: &Node, d: &Value, p: &VPath, old: Option<&Value>, r: &mut VRes) {
     let Some(kind) = kind_of(d) else {
-        r.merge(type_validate(n, d, p));
-        r.merge(enum_validate(n, d, p));
-        return r;
+        type_validate(n, d, p, r);
+        enum_validate(n, d, p, r);
+        return;
     };
     if !n.types.is_empty() || !n.format.is_empty() {
-        r.merge(type_validate(n, d, p));
+        type_validate(n, d, p, r);
         r.inc();
     }
-    r.merge(junctors_validate(n, d, p));
+    if n.any_of.is_empty() && n.one_of.is_empty() && n.all_of.is_empty() && n.not.is_none() {
+        // What `junctors_validate` does without junctors.
+        r.inc();
+    } else {
+        junctors_validate(n, d, p, r);
+    }
     r.inc();
     if let Value::String(s) = d {
-        r.merge(string_validate(n, s, d, p));
+        string_validate(n, s, d, p, r);
         r.inc();
         if n.format_known {
-            r.merge(format_validate(n, s, p));
+            format_validate(n, s, p, r);
             r.inc();
         }
     }
     if matches!(kind, Kind::Int | Kind::Float) {
         if let Some(v) = GoNum::of(d) {
-            r.merge(number_validate(n, v, d, p));
+            number_validate(n, v, d, p, r);
             r.inc();
         }
     }
     if let Value::Array(a) = d {
-        r.merge(slice_validate(n, a, p, old));
+        slice_validate(n, a, p, old, r);
         r.inc();
     }
-    r.merge(enum_validate(n, d, p));
+    if !n.enum_values.is_empty() {
+        enum_validate(n, d, p, r);
+    }
     r.inc();
     if let Value::Object(m) = d {
-        r.merge(object_validate(n, m, p, old));
+        object_validate(n, m, p, old, r);
         r.inc();
     }
     r.inc();
-    r
 }
 
 /// A property/index validator: ratcheting when the value correlates to an old value (errors are
 /// dropped when the value is unchanged), plain otherwise.
 pub fn validate_child(n: &Node, d: &Value, p: &VPath, old: Option<&Value>) -> VRes {
+    let mut r = VRes::default();
+    validate_child_into(n, d, p, old, &mut r);
+    r
+}
+
+/// [`validate_child`], merging the result into `r`.
+fn validate_child_into(n: &Node, d: &Value, p: &VPath, old: Option<&Value>, r: &mut VRes) {
     match old {
-        None => schema_validate(n, d, p, None),
+        None => schema_validate_into(n, d, p, None, r),
         Some(o) => {
-            let mut r = schema_validate(n, d, p, Some(o));
-            if !r.is_valid() && correlated_equal(n, d, o) {
-                r.errors.clear();
+            // Ratcheting looks at the child's own errors: it needs a result of its own.
+            let mut child = schema_validate(n, d, p, Some(o));
+            if !child.is_valid() && correlated_equal(n, d, o) {
+                child.errors.clear();
             }
-            r
+            r.merge(child);
         }
     }
 }
