@@ -50,17 +50,41 @@ pub async fn run(listener: TcpListener, state: Arc<State>, mut shutdown: watch::
         .recover(|_rejection| async {
             Ok::<_, Infallible>(error_response(&ApiError::path_not_found()))
         });
-    warp::serve(routes)
-        .incoming(listener)
-        .graceful(async move {
-            while !*shutdown.borrow() {
-                if shutdown.changed().await.is_err() {
+    // warp's own `serve` accepts connections without TCP_NODELAY, so a watch event (a small
+    // write) can wait for Nagle's algorithm; kubefake accepts them itself.
+    let service = warp::service(routes);
+    let builder =
+        hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let stream = match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "accepting a connection");
+                        continue;
+                    }
+                };
+                let _ = stream.set_nodelay(true);
+                let svc = hyper_util::service::TowerToHyperService::new(service.clone());
+                let conn = builder.serve_connection_with_upgrades(hyper_util::rt::TokioIo::new(stream), svc);
+                let conn = graceful.watch(conn.into_owned());
+                tokio::spawn(async move {
+                    if let Err(e) = conn.await {
+                        tracing::debug!(error = %e, "connection ended");
+                    }
+                });
+            }
+            changed = shutdown.changed() => {
+                if changed.is_err() || *shutdown.borrow() {
                     break;
                 }
             }
-        })
-        .run()
-        .await;
+        }
+    }
+    drop(listener);
+    graceful.shutdown().await;
 }
 
 /// Reads a request body, refusing more than the apiserver's 3 MiB limit.
