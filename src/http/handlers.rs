@@ -166,20 +166,13 @@ fn go_arch() -> &'static str {
 /// Serves `/api` or `/apis` in the format the Accept header asks for first: aggregated v2,
 /// aggregated v2beta1, or the legacy document.
 fn discovery_root(req: &Request, legacy: &Bytes, aggregated: &Aggregated) -> Response {
-    let accept = req.header("accept");
-    for entry in accept.split(',') {
-        let params: Vec<(&str, &str)> = entry
-            .split(';')
-            .skip(1)
-            .filter_map(|p| p.trim().split_once('='))
-            .collect();
-        let param = |k: &str| params.iter().find(|(pk, _)| *pk == k).map(|(_, v)| *v);
-        let media = super::media_type(entry);
+    for entry in super::AcceptEntry::parse_all(req.header("accept")) {
+        let media = entry.media.as_str();
         let wants_aggregated = media == "application/json"
-            && param("g") == Some("apidiscovery.k8s.io")
-            && param("as") == Some("APIGroupDiscoveryList");
+            && entry.param("g") == Some("apidiscovery.k8s.io")
+            && entry.param("as") == Some("APIGroupDiscoveryList");
         if wants_aggregated {
-            let (body, content_type) = match param("v") {
+            let (body, content_type) = match entry.param("v") {
                 Some("v2") => (&aggregated.v2, AGGREGATED_V2),
                 Some("v2beta1") => (&aggregated.v2beta1, AGGREGATED_V2BETA1),
                 _ => continue,
@@ -205,10 +198,7 @@ fn discovery_root(req: &Request, legacy: &Bytes, aggregated: &Aggregated) -> Res
             );
             return resp;
         }
-        if matches!(
-            media.as_str(),
-            "application/json" | "*/*" | "application/*" | ""
-        ) {
+        if matches!(media, "application/json" | "*/*" | "application/*" | "") {
             break;
         }
     }
@@ -931,29 +921,7 @@ fn decode_object(
     fields: FieldValidation,
 ) -> Result<Value, ApiError> {
     let (mut obj, duplicates) = decode_body_fields(req, &res.kind, res.crd.is_none())?;
-    if !duplicates.is_empty() {
-        match fields {
-            FieldValidation::Ignore => {}
-            FieldValidation::Warn => {
-                for d in &duplicates {
-                    warnings::warn(format!("duplicate field {d:?}"));
-                }
-            }
-            FieldValidation::Strict => {
-                let listed: Vec<String> = duplicates
-                    .iter()
-                    .map(|d| format!("duplicate field {d:?}"))
-                    .collect();
-                return Err(ApiError::bad_request(format!(
-                    "{} in version {:?} cannot be handled as a {}: strict decoding error: {}",
-                    res.kind,
-                    res.version,
-                    res.kind,
-                    listed.join(", ")
-                )));
-            }
-        }
-    }
+    fields.report("duplicate field", &duplicates, &res.kind, &res.version)?;
     let expected = res.api_version();
     let api_version = obj
         .get("apiVersion")

@@ -94,6 +94,33 @@ pub fn media_type(value: &str) -> String {
         .to_ascii_lowercase()
 }
 
+/// One entry of an Accept header: its media type and a lookup of its parameters
+/// (`application/json;as=Table;v=v1;g=meta.k8s.io`).
+pub struct AcceptEntry<'a> {
+    /// The media type, lower-cased, without parameters.
+    pub media: String,
+    params: Vec<(&'a str, &'a str)>,
+}
+
+impl<'a> AcceptEntry<'a> {
+    /// The entries of an Accept header, in the client's order.
+    pub fn parse_all(accept: &'a str) -> impl Iterator<Item = AcceptEntry<'a>> {
+        accept.split(',').map(|entry| AcceptEntry {
+            media: media_type(entry),
+            params: entry
+                .split(';')
+                .skip(1)
+                .filter_map(|p| p.trim().split_once('='))
+                .collect(),
+        })
+    }
+
+    /// A parameter's value.
+    pub fn param(&self, key: &str) -> Option<&'a str> {
+        self.params.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+    }
+}
+
 /// A response with a JSON body.
 pub fn json_response(status: StatusCode, body: impl Into<Bytes>) -> Response {
     let mut resp = Response::new(body.into().into());

@@ -264,20 +264,14 @@ pub fn human_duration(seconds: i64) -> String {
 /// Whether an Accept header asks for a Table (kubectl's
 /// `application/json;as=Table;v=v1;g=meta.k8s.io,...`), before any plain type.
 pub fn wants_table(accept: &str) -> bool {
-    for entry in accept.split(',') {
-        let params: Vec<(&str, &str)> = entry
-            .split(';')
-            .skip(1)
-            .filter_map(|p| p.trim().split_once('='))
-            .collect();
-        let param = |k: &str| params.iter().find(|(pk, _)| *pk == k).map(|(_, v)| *v);
-        if param("as") == Some("Table")
-            && param("g") == Some("meta.k8s.io")
-            && matches!(param("v"), Some("v1" | "v1beta1"))
+    for entry in super::AcceptEntry::parse_all(accept) {
+        if entry.param("as") == Some("Table")
+            && entry.param("g") == Some("meta.k8s.io")
+            && matches!(entry.param("v"), Some("v1" | "v1beta1"))
         {
             return true;
         }
-        if !entry.trim().is_empty() {
+        if !entry.media.is_empty() {
             return false;
         }
     }

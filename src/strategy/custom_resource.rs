@@ -102,29 +102,7 @@ impl Strategy for CustomResourceStrategy {
         };
         if !self.preserve_unknown_fields {
             let unknown = schema.prune(obj);
-            if !unknown.is_empty() {
-                match fields {
-                    FieldValidation::Ignore => {}
-                    FieldValidation::Warn => {
-                        for path in &unknown {
-                            crate::warnings::warn(format!("unknown field {path:?}"));
-                        }
-                    }
-                    FieldValidation::Strict => {
-                        let listed: Vec<String> = unknown
-                            .iter()
-                            .map(|p| format!("unknown field {p:?}"))
-                            .collect();
-                        return Err(ApiError::bad_request(format!(
-                            "{} in version {:?} cannot be handled as a {}: strict decoding error: {}",
-                            self.kind,
-                            self.version,
-                            self.kind,
-                            listed.join(", ")
-                        )));
-                    }
-                }
-            }
+            fields.report("unknown field", &unknown, &self.kind, &self.version)?;
         }
         schema.apply_defaults(obj);
         Ok(())

@@ -28,6 +28,34 @@ pub enum FieldValidation {
 }
 
 impl FieldValidation {
+    /// Reports fields the decoder dropped (`what` is "unknown field" or "duplicate field"):
+    /// nothing for Ignore, a `Warning` each for Warn, the apiserver's 400 for Strict.
+    pub fn report(
+        self,
+        what: &str,
+        paths: &[String],
+        kind: &str,
+        version: &str,
+    ) -> Result<(), ApiError> {
+        match self {
+            FieldValidation::Ignore => Ok(()),
+            _ if paths.is_empty() => Ok(()),
+            FieldValidation::Warn => {
+                for p in paths {
+                    crate::warnings::warn(format!("{what} {p:?}"));
+                }
+                Ok(())
+            }
+            FieldValidation::Strict => {
+                let listed: Vec<String> = paths.iter().map(|p| format!("{what} {p:?}")).collect();
+                Err(ApiError::bad_request(format!(
+                    "{kind} in version {version:?} cannot be handled as a {kind}: strict decoding error: {}",
+                    listed.join(", ")
+                )))
+            }
+        }
+    }
+
     /// Parses the `fieldValidation` query parameter.
     pub fn parse(v: Option<&str>) -> Result<FieldValidation, ApiError> {
         match v {
