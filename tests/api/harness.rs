@@ -130,7 +130,12 @@ pub fn api_error(err: kube::Error) -> kube::core::Status {
 /// One fresh server per test.
 #[fixture]
 pub async fn server() -> TestServer {
-    let handle = kubefake::Server::start().await.expect("server starts");
+    server_with(kubefake::Server::builder()).await
+}
+
+/// A fresh server with options (history size, buffers...).
+pub async fn server_with(builder: kubefake::ServerBuilder) -> TestServer {
+    let handle = builder.start().await.expect("server starts");
     let mut config = handle.kube_config();
     // A hung request fails the test in seconds instead of minutes.
     config.read_timeout = Some(std::time::Duration::from_secs(20));

@@ -6,7 +6,7 @@ use kube::api::{ListParams, PostParams, VersionMatch};
 use rstest::rstest;
 use serde_json::{json, Value};
 
-use crate::harness::{api_error, server, CronTab, CronTabSpec, TestServer};
+use crate::harness::{api_error, server, server_with, CronTab, CronTabSpec, TestServer};
 
 const CRONTABS: &str = "/apis/stable.example.com/v1/namespaces/default/crontabs";
 
@@ -91,17 +91,7 @@ async fn pages_with_limit_and_continue(#[future(awt)] server: TestServer) {
 
 #[tokio::test]
 async fn expired_continue_tokens_are_410() {
-    let handle = kubefake::Server::builder()
-        .history_size(3)
-        .start()
-        .await
-        .expect("start");
-    let client = handle.client().expect("client");
-    let server = TestServer {
-        handle,
-        client,
-        http: reqwest::Client::new(),
-    };
+    let server = server_with(kubefake::Server::builder().history_size(3)).await;
     seed(&server, 3).await;
     let (_, page1) = server.get(&format!("{CRONTABS}?limit=1")).await;
     let token = page1["metadata"]["continue"]
@@ -197,17 +187,7 @@ async fn resource_version_semantics(#[future(awt)] server: TestServer) {
 
 #[tokio::test]
 async fn exact_reads_older_than_the_history_are_410() {
-    let handle = kubefake::Server::builder()
-        .history_size(2)
-        .start()
-        .await
-        .expect("start");
-    let client = handle.client().expect("client");
-    let server = TestServer {
-        handle,
-        client,
-        http: reqwest::Client::new(),
-    };
+    let server = server_with(kubefake::Server::builder().history_size(2)).await;
     seed(&server, 4).await;
     let err = server
         .crontabs("default")
