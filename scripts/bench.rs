@@ -738,6 +738,8 @@ struct WatchRow {
     /// CPU time of this process (split into server and clients in `split` rows) and of the
     /// rest of the machine, from the first create until the last watcher finished.
     cpu: CpuSplit,
+    /// Whether the server's accepted sockets had TCP_NODELAY on (`None`: not inspected).
+    server_nodelay: Option<bool>,
     /// Peak bytes queued in the kernel between the server and the watchers.
     sockets: SocketBacklog,
     watchers: usize,
@@ -829,8 +831,8 @@ struct WatchConfig {
     /// account the CPU time of its threads and the client threads separately.
     split: bool,
     /// Turn on TCP_NODELAY on the server's accepted sockets (from this process, see
-    /// `server_sockets_nodelay`) once watchers and writers are connected; the server itself
-    /// leaves Nagle's algorithm on.
+    /// `server_sockets`) once watchers and writers are connected, for a server that leaves
+    /// Nagle's algorithm on.
     nodelay: bool,
 }
 
@@ -872,6 +874,8 @@ impl WatchConfig {
 
 /// The watch section: the main rows, then the rows that explain them.
 struct WatchReport {
+    /// The server set TCP_NODELAY on every accepted socket of the main rows.
+    server_nodelay: bool,
     /// /proc/loadavg when the section started.
     load_average: String,
     rows: Vec<WatchRow>,
@@ -905,6 +909,8 @@ async fn bench_watch(crd: &Value) -> Result<WatchReport> {
         .map_err(|e| format!("building the server runtime: {e}"))?;
     let base = WatchConfig::main_row(TARGET_WATCHERS, TARGET_WATCH_EVENTS);
     let few = WATCH_DIAGNOSIS_EVENTS;
+    // The TCP_NODELAY rows only say something about a server that leaves Nagle's algorithm on.
+    let server_nodelay = rows.iter().all(|r| r.server_nodelay == Some(true));
     let mut configs = vec![
         // Where the backlog of the flat-out row sits: with the default buffer, a watch task more
         // than 1024 events behind the store would get a 410 ERROR.
@@ -923,7 +929,7 @@ async fn bench_watch(crd: &Value) -> Result<WatchReport> {
             parse: Parse::Scan,
             ..base
         },
-        // Nagle's algorithm on the server's sockets (the server does not set TCP_NODELAY).
+        // Nagle's algorithm on the server's sockets, if the server does not set TCP_NODELAY.
         WatchConfig {
             split: true,
             nodelay: true,
@@ -953,6 +959,9 @@ async fn bench_watch(crd: &Value) -> Result<WatchReport> {
             });
         }
     }
+    if server_nodelay {
+        configs.retain(|c| !c.nodelay);
+    }
     let mut diagnosis = Vec::new();
     for config in configs {
         eprintln!(
@@ -968,6 +977,7 @@ async fn bench_watch(crd: &Value) -> Result<WatchReport> {
     server_runtime.shutdown_background();
     let micro = micro_costs(crd).await?;
     Ok(WatchReport {
+        server_nodelay,
         load_average,
         rows,
         diagnosis,
@@ -1068,17 +1078,15 @@ async fn bench_watch_row(
         get_ok(&client, &format!("{base}/readyz")).await?;
         clients.push(client);
     }
-    if config.nodelay {
-        let port = server.addr().port();
-        let patched = server_sockets_nodelay(port);
-        // Every watcher and writer connection, at least.
-        if patched < watchers + config.writers {
-            return Err(format!(
-                "TCP_NODELAY set on {patched} server sockets, expected {}",
-                watchers + config.writers
-            )
-            .into());
-        }
+    let sockets_seen = server_sockets(server.addr().port(), config.nodelay);
+    // Every watcher and writer connection, at least.
+    if config.nodelay && sockets_seen.accepted < watchers + config.writers {
+        return Err(format!(
+            "found {} server sockets to set TCP_NODELAY on, expected {}",
+            sockets_seen.accepted,
+            watchers + config.writers
+        )
+        .into());
     }
     let next = Arc::new(AtomicUsize::new(0));
     let sampler = SocketSampler::start(server.addr().port());
@@ -1116,6 +1124,7 @@ async fn bench_watch_row(
 
     let mut row = WatchRow {
         config,
+        server_nodelay: sockets_seen.server_sets_nodelay(),
         cpu,
         sockets,
         watchers,
@@ -1448,16 +1457,32 @@ async fn run_watcher(
     outcome
 }
 
-/// Sets TCP_NODELAY on every connected TCP socket of this process whose local port is `port`
-/// (the in-process server's accepted connections) and returns how many. A diagnosis only: it
-/// shows what the server would gain from `set_nodelay(true)` on accept, without changing it.
+/// What `server_sockets` found on the in-process server's accepted connections.
+#[derive(Default, Clone, Copy)]
+struct ServerSockets {
+    accepted: usize,
+    /// Those that had TCP_NODELAY on before this process looked (set by the server).
+    nodelay_before: usize,
+}
+
+impl ServerSockets {
+    /// Whether the server sets TCP_NODELAY itself (`None`: no socket could be inspected).
+    fn server_sets_nodelay(&self) -> Option<bool> {
+        (self.accepted > 0).then_some(self.nodelay_before == self.accepted)
+    }
+}
+
+/// Looks at every connected TCP socket of this process whose local port is `port` (the
+/// in-process server's accepted connections): whether it has TCP_NODELAY, and with
+/// `set_nodelay`, turns it on. Setting it is a diagnosis only: it shows what a server that
+/// leaves Nagle's algorithm on would gain from `set_nodelay(true)` on accept.
 #[cfg(target_os = "linux")]
-fn server_sockets_nodelay(port: u16) -> usize {
+fn server_sockets(port: u16, set_nodelay: bool) -> ServerSockets {
     use std::os::fd::{FromRawFd, IntoRawFd, RawFd};
+    let mut found = ServerSockets::default();
     let Ok(fds) = std::fs::read_dir("/proc/self/fd") else {
-        return 0;
+        return found;
     };
-    let mut patched = 0;
     for entry in fds.flatten() {
         let Ok(fd) = entry.file_name().to_string_lossy().parse::<RawFd>() else {
             continue;
@@ -1473,17 +1498,23 @@ fn server_sockets_nodelay(port: u16) -> usize {
         let stream = unsafe { std::net::TcpStream::from_raw_fd(fd) };
         let accepted =
             stream.local_addr().is_ok_and(|a| a.port() == port) && stream.peer_addr().is_ok();
-        if accepted && stream.set_nodelay(true).is_ok() {
-            patched += 1;
+        if accepted {
+            found.accepted += 1;
+            if stream.nodelay().unwrap_or(false) {
+                found.nodelay_before += 1;
+            }
+            if set_nodelay {
+                let _ = stream.set_nodelay(true);
+            }
         }
         let _ = stream.into_raw_fd();
     }
-    patched
+    found
 }
 
 #[cfg(not(target_os = "linux"))]
-fn server_sockets_nodelay(_port: u16) -> usize {
-    0
+fn server_sockets(_port: u16, _set_nodelay: bool) -> ServerSockets {
+    ServerSockets::default()
 }
 
 /// How often `SocketSampler` reads the socket queues.
@@ -1767,8 +1798,13 @@ fn print_watch_diagnosis(report: &WatchReport) {
          'watch_buffer 1024' is the server's default; 'server own runtime' runs the server on {SERVER_THREADS} threads of its \
          own (named {SERVER_THREAD_NAME}) next to the clients' runtime, all on the same {} CPUs; 'no JSON parse' watchers \
          only search each line for the name; 'TCP_NODELAY' turns Nagle's algorithm off on the server's accepted sockets \
-         from this process (the server leaves it on); 'paced' spreads the creates evenly over time.",
-        std::thread::available_parallelism().map_or(0, |n| n.get())
+         from this process{}; 'paced' spreads the creates evenly over time.",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        if report.server_nodelay {
+            " (rows left out: the server already sets TCP_NODELAY on every connection)"
+        } else {
+            " (the server leaves it on)"
+        }
     );
     println!(
         "{:<52} {:>6} {:>9} {:>9} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9} {:>6} {:>6} {:>9} {:>9}",
@@ -1850,8 +1886,14 @@ fn print_watch(report: &WatchReport) {
     println!(
         "  The writers and watchers (including the JSON parsing of every event) run in this process, on the same \
          tokio runtime and CPUs as the server, so all numbers are lower bounds of the server alone. Load average \
-         when the section started: {} (other processes compete for the CPUs; see the 'others' column).",
-        report.load_average
+         when the section started: {} (other processes compete for the CPUs; see the 'others' column). \
+         TCP_NODELAY on the server's accepted sockets: {}.",
+        report.load_average,
+        if report.server_nodelay {
+            "on (set by the server)"
+        } else {
+            "off on some or all (Nagle's algorithm on), or not inspectable"
+        }
     );
     println!(
         "{:>8} {:>7} {:>9} {:>9} {:>9} {:>10} {:>11} {:>11} {:>9} {:>6} {:>6} {:>9} {:>9}  {:<14}",
