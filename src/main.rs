@@ -42,6 +42,9 @@ enum Command {
         /// Recent events kept for watches that resume from a resourceVersion.
         #[arg(long, default_value_t = 10_000)]
         history_size: usize,
+        /// Events a watcher may fall behind before it is told to re-list (410).
+        #[arg(long, default_value_t = 1_024)]
+        watch_buffer: usize,
         /// Seconds between BOOKMARK events on watches that allow them.
         #[arg(long, default_value_t = 60.0)]
         bookmark_interval: f64,
@@ -74,12 +77,14 @@ async fn main() -> ExitCode {
             crds,
             objects,
             history_size,
+            watch_buffer,
             bookmark_interval,
         } => {
             let mut builder = kubefake::Server::builder()
                 .address(address)
                 .port(port)
                 .history_size(history_size)
+                .watch_buffer(watch_buffer)
                 .bookmark_interval(Duration::from_secs_f64(bookmark_interval.max(0.001)));
             if let Some(path) = kubeconfig {
                 builder = builder.kubeconfig_path(path);
