@@ -305,3 +305,20 @@ async fn duplicate_fields_follow_field_validation(#[future(awt)] server: TestSer
     let created: Value = resp.json().await.expect("json");
     assert_eq!(created["spec"]["image"], "b", "the last value wins");
 }
+
+/// Legacy CRDs (converted from v1beta1) with `spec.preserveUnknownFields: true` are not pruned.
+#[rstest]
+#[tokio::test]
+async fn legacy_preserve_unknown_fields_keeps_arbitrary_data(#[future(awt)] server: TestServer) {
+    let mut crd = crate::harness::crontab_crd();
+    crd["spec"]["preserveUnknownFields"] = json!(true);
+    let (status, body) = server.post(CRDS, &crd).await;
+    assert_eq!(status, 201, "{body}");
+    let (status, created) = server
+        .post(CRONTABS, &json!({"apiVersion": "stable.example.com/v1", "kind": "CronTab", "metadata": {"name": "legacy"},
+            "spec": {"image": "i", "anything": {"goes": [1, 2]}}, "extra": true}))
+        .await;
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(created["spec"]["anything"], json!({"goes": [1, 2]}));
+    assert_eq!(created["extra"], true);
+}
