@@ -418,7 +418,12 @@ async fn resource_request(
                         end_bookmark: opts.allow_watch_bookmarks,
                     }
                 }
-                (_, Some(rv)) if rv > 0 => Start::After(rv),
+                (_, Some(rv)) if rv > 0 => {
+                    // A resourceVersion the store has not reached yet: wait, like the watch
+                    // cache, rather than skip every event up to it.
+                    wait_for_resource_version(state, rv).await?;
+                    Start::After(rv)
+                }
                 _ => Start::After(state.store.current_rv()),
             };
             let watch_req = WatchRequest {
@@ -985,6 +990,23 @@ fn decode_object(
             "{} in version {:?} cannot be handled as a {}: .metadata must be an object",
             res.kind, res.version, res.kind
         )));
+    }
+    // ObjectMeta's maps are map[string]string: anything else does not decode.
+    for map in ["labels", "annotations"] {
+        let bad = obj["metadata"]
+            .get(map)
+            .filter(|m| !m.is_null())
+            .is_some_and(|m| {
+                m.as_object()
+                    .is_none_or(|o| o.values().any(|v| !v.is_string()))
+            });
+        if bad {
+            return Err(ApiError::bad_request(format!(
+                "{} in version {:?} cannot be handled as a {}: json: cannot unmarshal {} into Go struct field ObjectMeta.metadata.{map} of type string",
+                res.kind, res.version, res.kind,
+                if obj["metadata"][map].is_object() { "value" } else { "non-object" }
+            )));
+        }
     }
     obj["apiVersion"] = json!(storage_api_version(res));
     Ok(obj)

@@ -349,3 +349,42 @@ async fn bad_selectors(#[future(awt)] server: TestServer) {
     )
     .await;
 }
+
+#[rstest]
+#[tokio::test]
+async fn metadata_maps_hold_strings(#[future(awt)] server: TestServer) {
+    ready(&server).await;
+    let mut bad = crontab("typed-labels");
+    bad["metadata"]["labels"] = json!({"a": 5});
+    rejected(
+        &server,
+        server.http.post(server.url(CRONTABS)).json(&bad),
+        400,
+        "BadRequest",
+        "CronTab in version \"v1\" cannot be handled as a CronTab: json: cannot unmarshal",
+    )
+    .await;
+    rejected(
+        &server,
+        server
+            .http
+            .post(server.url("/api/v1/namespaces"))
+            .json(&json!({"metadata": {"name": "n", "annotations": {"a": true}}})),
+        400,
+        "BadRequest",
+        "Namespace in version \"v1\" cannot be handled as a Namespace",
+    )
+    .await;
+}
+
+#[rstest]
+#[tokio::test]
+async fn a_watch_from_a_future_resource_version_times_out(#[future(awt)] server: TestServer) {
+    ready(&server).await;
+    let far = server.rv() + 1000;
+    let (status, body) = server
+        .get(&format!("{CRONTABS}?watch=1&resourceVersion={far}"))
+        .await;
+    assert_eq!(status, 504, "{body}");
+    assert_eq!(body["reason"], "Timeout");
+}
