@@ -103,54 +103,6 @@ fn empty() -> &'static Map<String, Value> {
     EMPTY.get_or_init(Map::new)
 }
 
-/// JSON keys of v1 `JSONSchemaProps`.
-const KNOWN_KEYS: &[&str] = &[
-    "id",
-    "$schema",
-    "$ref",
-    "description",
-    "type",
-    "format",
-    "title",
-    "default",
-    "maximum",
-    "exclusiveMaximum",
-    "minimum",
-    "exclusiveMinimum",
-    "maxLength",
-    "minLength",
-    "pattern",
-    "maxItems",
-    "minItems",
-    "uniqueItems",
-    "multipleOf",
-    "enum",
-    "maxProperties",
-    "minProperties",
-    "required",
-    "items",
-    "allOf",
-    "oneOf",
-    "anyOf",
-    "not",
-    "properties",
-    "additionalProperties",
-    "patternProperties",
-    "dependencies",
-    "additionalItems",
-    "definitions",
-    "externalDocs",
-    "example",
-    "nullable",
-    "x-kubernetes-preserve-unknown-fields",
-    "x-kubernetes-embedded-resource",
-    "x-kubernetes-int-or-string",
-    "x-kubernetes-list-map-keys",
-    "x-kubernetes-list-type",
-    "x-kubernetes-map-type",
-    "x-kubernetes-validations",
-];
-
 /// Paths (dotted, under `path`) of keys that v1 `JSONSchemaProps` does not have: `readOnly`,
 /// `writeOnly`, `xml`, `deprecated`, typos... The apiserver's decoder drops these (a warning, or
 /// `unknown field "<path>"` under `fieldValidation=Strict`); this lists them so the caller can do
@@ -199,7 +151,7 @@ fn unknown_walk(v: &Value, path: &str, out: &mut Vec<String>, depth: usize) {
             "not" | "additionalProperties" | "additionalItems" => {
                 unknown_walk(x, &p, out, depth + 1)
             }
-            k if KNOWN_KEYS.contains(&k) => {}
+            k if FIELD_ORDER.contains(&k) => {}
             _ => out.push(p),
         }
     }
@@ -375,7 +327,8 @@ const ROOT_ALLOWED: &[&str] = &[
     "x-kubernetes-validations",
 ];
 
-/// `JSONSchemaProps` field order, so that the first offending field is the one Go finds.
+/// The JSON keys of v1 `JSONSchemaProps`, in its field order (so that the first offending field
+/// is the one Go finds; any other key is one the decoder drops).
 const FIELD_ORDER: &[&str] = &[
     "id",
     "$schema",

@@ -802,6 +802,40 @@ fn enum_validate(n: &Node, d: &Value, p: &VPath, r: &mut VRes) {
     r.add(e);
 }
 
+/// `minItems`/`maxItems` and `minProperties`/`maxProperties`: the same check on a count of
+/// `noun`, with the code the apiserver gives a count over the maximum.
+fn size_bounds(
+    len: usize,
+    min: Option<i64>,
+    max: Option<i64>,
+    noun: &str,
+    too_many: Code,
+    p: &VPath,
+    res: &mut VRes,
+) {
+    let size = len as i64;
+    if let Some(min) = min.filter(|m| size < *m) {
+        let mut e = num_err(
+            Code::Other,
+            p,
+            |path| format!("{path} in body should have at least {min} {noun}"),
+            &Value::from(size),
+        );
+        e.valid = min;
+        res.add(e);
+    }
+    if let Some(max) = max.filter(|m| size > *m) {
+        let mut e = num_err(
+            too_many,
+            p,
+            |path| format!("{path} in body should have at most {max} {noun}"),
+            &Value::from(size),
+        );
+        e.valid = max;
+        res.add(e);
+    }
+}
+
 fn slice_validate(n: &Node, a: &[Value], p: &VPath, old: Option<&Value>, res: &mut VRes) {
     if let Some(items) = &n.items {
         for (i, x) in a.iter().enumerate() {
@@ -810,31 +844,15 @@ fn slice_validate(n: &Node, a: &[Value], p: &VPath, old: Option<&Value>, res: &m
             validate_child_into(items, x, &cp, child_old, res);
         }
     }
-    let size = a.len() as i64;
-    if let Some(min) = n.min_items {
-        if size < min {
-            let mut e = num_err(
-                Code::Other,
-                p,
-                |path| format!("{path} in body should have at least {min} items"),
-                &Value::from(size),
-            );
-            e.valid = min;
-            res.add(e);
-        }
-    }
-    if let Some(max) = n.max_items {
-        if size > max {
-            let mut e = num_err(
-                Code::MaxItems,
-                p,
-                |path| format!("{path} in body should have at most {max} items"),
-                &Value::from(size),
-            );
-            e.valid = max;
-            res.add(e);
-        }
-    }
+    size_bounds(
+        a.len(),
+        n.min_items,
+        n.max_items,
+        "items",
+        Code::MaxItems,
+        p,
+        res,
+    );
     if n.unique_items {
         let dup = a
             .iter()
@@ -859,31 +877,15 @@ fn object_validate(
     old: Option<&Value>,
     res: &mut VRes,
 ) {
-    let num = m.len() as i64;
-    if let Some(min) = n.min_properties {
-        if num < min {
-            let mut e = num_err(
-                Code::Other,
-                p,
-                |path| format!("{path} in body should have at least {min} properties"),
-                &Value::from(num),
-            );
-            e.valid = min;
-            res.add(e);
-        }
-    }
-    if let Some(max) = n.max_properties {
-        if num > max {
-            let mut e = num_err(
-                Code::TooManyProperties,
-                p,
-                |path| format!("{path} in body should have at most {max} properties"),
-                &Value::from(num),
-            );
-            e.valid = max;
-            res.add(e);
-        }
-    }
+    size_bounds(
+        m.len(),
+        n.min_properties,
+        n.max_properties,
+        "properties",
+        Code::TooManyProperties,
+        p,
+        res,
+    );
     let forbid_additional = matches!(n.additional, Some(Additional::Bool(false)));
     let mut props = n.prop_cursor(m.len());
     for (k, v) in m {
