@@ -150,7 +150,9 @@ pub struct ApiGroup {
 
 /// An immutable view of everything served. See the module documentation.
 pub struct Registry {
-    by_gvr: HashMap<(String, String, String), Arc<ApiResource>>,
+    /// group -> version -> plural: nested so that a request looks its resource up by `&str`
+    /// without allocating.
+    by_gvr: HashMap<String, HashMap<String, HashMap<String, Arc<ApiResource>>>>,
     /// Groups under `/apis`, in discovery order.
     pub groups: Vec<ApiGroup>,
     /// Resources per group-version, in discovery order.
@@ -230,12 +232,17 @@ impl Registry {
             groups.push(ApiGroup { name, versions });
         }
 
-        let mut by_gvr = HashMap::new();
+        let mut by_gvr: HashMap<String, HashMap<String, HashMap<String, Arc<ApiResource>>>> =
+            HashMap::new();
         let mut by_group_version: BTreeMap<(String, String), Vec<Arc<ApiResource>>> =
             BTreeMap::new();
         for r in resources {
             by_gvr
-                .entry((r.group.clone(), r.version.clone(), r.plural.clone()))
+                .entry(r.group.clone())
+                .or_default()
+                .entry(r.version.clone())
+                .or_default()
+                .entry(r.plural.clone())
                 .or_insert_with(|| r.clone());
             by_group_version
                 .entry((r.group.clone(), r.version.clone()))
@@ -256,9 +263,15 @@ impl Registry {
 
     /// The resource a request names, if served.
     pub fn resolve(&self, group: &str, version: &str, resource: &str) -> Option<Arc<ApiResource>> {
+        self.by_gvr.get(group)?.get(version)?.get(resource).cloned()
+    }
+
+    /// Every served (group, version, resource).
+    fn all(&self) -> impl Iterator<Item = &Arc<ApiResource>> {
         self.by_gvr
-            .get(&(group.to_string(), version.to_string(), resource.to_string()))
-            .cloned()
+            .values()
+            .flat_map(HashMap::values)
+            .flat_map(HashMap::values)
     }
 
     /// The resource serving a kind in a group-version (for manifests, which name kinds).
@@ -278,7 +291,7 @@ impl Registry {
     /// that find objects by table.
     pub fn by_group_resource(&self, gr: &GroupResource) -> Option<Arc<ApiResource>> {
         let mut found: Option<&Arc<ApiResource>> = None;
-        for r in self.by_gvr.values().filter(|r| &r.gr == gr) {
+        for r in self.all().filter(|r| &r.gr == gr) {
             if found.is_none() || r.version == r.storage_version {
                 found = Some(r);
             }
@@ -290,7 +303,7 @@ impl Registry {
     /// spans every resource such as namespace cleanup.
     pub fn each_resource(&self) -> Vec<Arc<ApiResource>> {
         let mut seen: HashMap<&GroupResource, Arc<ApiResource>> = HashMap::new();
-        for r in self.by_gvr.values() {
+        for r in self.all() {
             let replace = match seen.get(&r.gr) {
                 None => true,
                 Some(cur) => cur.version != cur.storage_version && r.version == r.storage_version,
@@ -313,7 +326,7 @@ fn compiled_schema(
     v: &Version,
 ) -> (Option<Arc<Schema>>, Option<Arc<Rules>>) {
     let reuse = previous.and_then(|p| {
-        p.by_gvr.values().find(|r| {
+        p.all().find(|r| {
             r.version == v.name
                 && r.crd
                     .as_ref()

@@ -160,10 +160,8 @@ async fn run(
     mut events: broadcast::Receiver<Arc<Event>>,
     tx: mpsc::Sender<Result<Bytes, Infallible>>,
 ) {
-    let send = |b: Bytes| {
-        let tx = tx.clone();
-        async move { tx.send(Ok(b)).await.is_ok() }
-    };
+    let sender = &tx;
+    let send = |b: Bytes| async move { sender.send(Ok(b)).await.is_ok() };
     let mut shutdown = state.shutdown.clone();
     if *shutdown.borrow() {
         return;
