@@ -7,7 +7,9 @@ use serde_json::{Map, Value};
 use super::structural::Node;
 use super::validation::{Seg, VPath};
 use crate::error::{field, StatusCause};
-use crate::strategy::object_meta::{is_dns1123_label, is_label_value, is_qualified_name};
+use crate::strategy::object_meta::{
+    is_dns1123_label, is_qualified_name, validate_labels_and_annotations, QUALIFIED_NAME_MSG,
+};
 
 /// The JSON fields of `metav1.ObjectMeta`.
 pub const OBJECT_META_FIELDS: [&str; 15] = [
@@ -179,8 +181,6 @@ pub fn validate(x: &Value, s: Option<&Node>, p: &VPath, out: &mut Vec<StatusCaus
 
 const DNS1035_MSG: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
 const DNS1123_LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-const QUALIFIED_NAME_MSG: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
-const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
 
 fn dns1035_errors(s: &str) -> Vec<String> {
     let mut errs = Vec::new();
@@ -319,45 +319,7 @@ fn validate_meta(meta: &Map<String, Value>, path: &str, out: &mut Vec<StatusCaus
             ));
         }
     }
-    if let Some(labels) = meta.get("labels").and_then(Value::as_object) {
-        for (k, v) in labels {
-            if !is_qualified_name(k) {
-                out.push(invalid(
-                    &format!("{path}.labels"),
-                    &Value::String(k.clone()),
-                    QUALIFIED_NAME_MSG,
-                ));
-            }
-            let val = v.as_str().unwrap_or("");
-            if !is_label_value(val) {
-                out.push(invalid(
-                    &format!("{path}.labels"),
-                    &Value::String(val.into()),
-                    LABEL_VALUE_MSG,
-                ));
-            }
-        }
-    }
-    if let Some(ann) = meta.get("annotations").and_then(Value::as_object) {
-        let mut total = 0usize;
-        for (k, v) in ann {
-            if !is_qualified_name(&k.to_lowercase()) {
-                out.push(invalid(
-                    &format!("{path}.annotations"),
-                    &Value::String(k.clone()),
-                    QUALIFIED_NAME_MSG,
-                ));
-            }
-            total += k.len() + v.as_str().map_or(0, str::len);
-        }
-        if total > 256 * 1024 {
-            out.push(StatusCause {
-                reason: "FieldValueTooLong".into(),
-                message: "Too long: may not be more than 262144 bytes".into(),
-                field: format!("{path}.annotations"),
-            });
-        }
-    }
+    validate_labels_and_annotations(meta, path, out);
     if let Some(fins) = meta.get("finalizers").and_then(Value::as_array) {
         for (i, f) in fins.iter().enumerate() {
             let f = f.as_str().unwrap_or("");

@@ -219,15 +219,25 @@ pub fn validate_update(obj: &Value, old: &Value) -> Vec<StatusCause> {
 /// Label and annotation syntax shared by create and update.
 fn validate_common(obj: &Value) -> Vec<StatusCause> {
     let mut errs = Vec::new();
-    let meta = obj.get("metadata");
-    if let Some(labels) = meta
-        .and_then(|m| m.get("labels"))
-        .and_then(Value::as_object)
-    {
+    if let Some(meta) = obj.get("metadata").and_then(Value::as_object) {
+        validate_labels_and_annotations(meta, "metadata", &mut errs);
+    }
+    errs
+}
+
+/// `ValidateLabels` and `ValidateAnnotations` of an ObjectMeta at `path` (the root's
+/// `metadata`, or an embedded resource's): qualified-name keys, label values, and the 256 KiB
+/// annotation budget. Annotation keys are checked lower-cased, as the apiserver does.
+pub fn validate_labels_and_annotations(
+    meta: &Map<String, Value>,
+    path: &str,
+    errs: &mut Vec<StatusCause>,
+) {
+    if let Some(labels) = meta.get("labels").and_then(Value::as_object) {
         for (k, v) in labels {
             if !is_qualified_name(k) {
                 errs.push(field::invalid(
-                    "metadata.labels",
+                    &format!("{path}.labels"),
                     &json!(k),
                     QUALIFIED_NAME_MSG,
                 ));
@@ -235,22 +245,19 @@ fn validate_common(obj: &Value) -> Vec<StatusCause> {
             let s = v.as_str().unwrap_or("");
             if !is_label_value(s) {
                 errs.push(field::invalid(
-                    "metadata.labels",
+                    &format!("{path}.labels"),
                     &json!(s),
                     LABEL_VALUE_MSG,
                 ));
             }
         }
     }
-    if let Some(annotations) = meta
-        .and_then(|m| m.get("annotations"))
-        .and_then(Value::as_object)
-    {
+    if let Some(annotations) = meta.get("annotations").and_then(Value::as_object) {
         let mut total = 0;
         for (k, v) in annotations {
-            if !is_qualified_name(k) {
+            if !is_qualified_name(&k.to_lowercase()) {
                 errs.push(field::invalid(
-                    "metadata.annotations",
+                    &format!("{path}.annotations"),
                     &json!(k),
                     QUALIFIED_NAME_MSG,
                 ));
@@ -261,14 +268,14 @@ fn validate_common(obj: &Value) -> Vec<StatusCause> {
             errs.push(StatusCause {
                 reason: "FieldValueTooLong".into(),
                 message: "Too long: may not be more than 262144 bytes".to_string(),
-                field: "metadata.annotations".into(),
+                field: format!("{path}.annotations"),
             });
         }
     }
-    errs
 }
 
-const QUALIFIED_NAME_MSG: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+/// The apiserver's message for a key that is not a qualified name.
+pub const QUALIFIED_NAME_MSG: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
 
 fn is_name_part(s: &str) -> bool {
