@@ -38,6 +38,7 @@ mod value;
 #[cfg(test)]
 mod tests;
 
+use crate::schema::gofmt::go_quote;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -1114,9 +1115,4 @@ fn validate_rules(
         add(cause, out);
     }
     true
-}
-
-/// Go's `%q` of a string.
-fn go_quote(s: &str) -> String {
-    format!("{s:?}")
 }
