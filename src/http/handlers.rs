@@ -267,10 +267,14 @@ pub fn encode_object(res: &ApiResource, obj: &StoredObject) -> Bytes {
 }
 
 /// Whether an object predates its CRD's last change (and so maybe a default).
+/// Only schemas with defaults can make an older object read differently, so reads of every
+/// other resource keep serving the stored bytes.
 fn stale(res: &ApiResource, obj: &StoredObject) -> bool {
-    res.crd
-        .as_ref()
-        .is_some_and(|c| obj.rv < c.resource_version)
+    res.schema.as_ref().is_some_and(|s| s.root().sub_defaults)
+        && res
+            .crd
+            .as_ref()
+            .is_some_and(|c| obj.rv < c.resource_version)
 }
 
 /// [`encode_object`]'s view as a tree.
