@@ -51,12 +51,12 @@ fn create(server: &kubefake::ServerHandle, ns: &str, obj: Value) -> String {
     let res = state
         .resource("stable.example.com", "v1", "crontabs")
         .expect("served");
-    let stored = kubefake::rest::create(
+    let stored = kubefake::registry::store::create(
         state,
         &res,
         ns,
         obj,
-        &kubefake::rest::WriteOptions::default(),
+        &kubefake::registry::store::WriteOptions::default(),
     )
     .expect("create");
     stored.value["metadata"]["uid"]

@@ -43,21 +43,20 @@
 //! - Every rejection is a `Status` with the apiserver's reason, code and message, and changes
 //!   nothing.
 
-pub mod apiextensions;
 pub mod apply;
 pub mod cel;
 pub mod controllers;
 pub mod discovery;
+pub mod endpoints;
 pub mod error;
-pub mod http;
+pub mod filters;
 pub mod kubeconfig;
 pub mod loader;
-pub mod rest;
+pub mod registry;
 pub mod schema;
 pub mod server;
 pub mod state;
 pub mod store;
-pub mod strategy;
 pub mod warnings;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::rest;
+use crate::registry::store as rest;
 use crate::state::State;
 use crate::Error;
 

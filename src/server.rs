@@ -1,4 +1,4 @@
-//! The listener and the one warp filter that feeds every request to [`crate::http::handlers`],
+//! The listener and the one warp filter that feeds every request to [`crate::endpoints::handlers`],
 //! plus graceful shutdown: the shutdown signal first ends every watch stream (which would
 //! otherwise hold graceful shutdown open forever), then the server drains and stops.
 
@@ -12,8 +12,9 @@ use tokio::sync::watch;
 use warp::http::{HeaderMap, Method};
 use warp::Filter;
 
+use crate::endpoints::handlers;
+use crate::endpoints::negotiation::{error_response, Query, Request, MAX_BODY_BYTES};
 use crate::error::ApiError;
-use crate::http::{error_response, handlers, Query, Request, MAX_BODY_BYTES};
 use crate::state::State;
 
 /// Serves `state` on `listener` until `shutdown` turns `true`.

@@ -9,10 +9,10 @@ use parking_lot::Mutex;
 use serde_json::json;
 use tokio::sync::watch;
 
-use crate::apiextensions::{self, Crd};
-use crate::discovery::Registry;
 use crate::error::ApiError;
-use crate::rest;
+use crate::registry::apiextensions::{self, Crd};
+use crate::registry::catalog::Registry;
+use crate::registry::store as rest;
 use crate::store::{GroupResource, Store};
 
 /// Tunables of one server, set through [`crate::ServerBuilder`] or the CLI.
@@ -111,7 +111,7 @@ impl State {
         group: &str,
         version: &str,
         plural: &str,
-    ) -> Result<Arc<crate::discovery::ApiResource>, ApiError> {
+    ) -> Result<Arc<crate::registry::catalog::ApiResource>, ApiError> {
         self.registry()
             .resolve(group, version, plural)
             .ok_or_else(ApiError::path_not_found)

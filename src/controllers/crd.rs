@@ -5,13 +5,13 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::apiextensions::{self, Crd, CLEANUP_FINALIZER};
 use crate::error::ApiError;
-use crate::rest::{self, DeleteOptions};
+use crate::registry::apiextensions::crd::{reconcile_names, set_condition};
+use crate::registry::apiextensions::{self, Crd, CLEANUP_FINALIZER};
+use crate::registry::object_meta::{finalizers, meta_mut};
+use crate::registry::store::{self as rest, DeleteOptions};
 use crate::state::State;
 use crate::store::{GroupResource, ObjectKey};
-use crate::strategy::builtin::{reconcile_names, set_condition};
-use crate::strategy::object_meta::{finalizers, meta_mut};
 
 /// The CRD table.
 pub fn crds_gr() -> GroupResource {

@@ -15,10 +15,10 @@
 use serde_json::Value;
 
 use super::{enqueue, Work};
-use crate::rest::{self, DeleteOptions, Propagation, Target, UpdateSource};
+use crate::registry::object_meta::{finalizers, meta_str};
+use crate::registry::store::{self as rest, DeleteOptions, Propagation, Target, UpdateSource};
 use crate::state::State;
 use crate::store::{GroupResource, ObjectKey};
-use crate::strategy::object_meta::{finalizers, meta_str};
 
 /// The finalizer of an owner deleted with `propagationPolicy: Foreground`.
 pub const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
@@ -234,7 +234,12 @@ pub fn process_owner(state: &State, uid: &str) {
 }
 
 /// Removes one finalizer from an object (which goes when it was the last).
-fn release(state: &State, res: &crate::discovery::ApiResource, key: &ObjectKey, finalizer: &str) {
+fn release(
+    state: &State,
+    res: &crate::registry::catalog::ApiResource,
+    key: &ObjectKey,
+    finalizer: &str,
+) {
     let drop_finalizer = |current: &Value| {
         let mut out = current.clone();
         if let Some(list) = out["metadata"]["finalizers"].as_array_mut() {

@@ -7,7 +7,7 @@
 //! drained on the thread of the request that caused it, before its response is sent, so a CRD is
 //! established before its create returns and a namespace deletion or a cascade has finished when
 //! the DELETE returns. Work that causes more work (a cascade many levels deep) appends to the same
-//! queue instead of recursing. Controllers change objects only through [`crate::rest`], so every
+//! queue instead of recursing. Controllers change objects only through [`crate::registry::store`], so every
 //! step is validated like a client's and produces the watch events a real cluster produces.
 
 pub mod crd;
@@ -18,11 +18,11 @@ use std::cell::RefCell;
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
-use crate::apiextensions;
-use crate::discovery::ApiResource;
+use crate::registry::apiextensions;
+use crate::registry::catalog::ApiResource;
+use crate::registry::object_meta::meta_str;
 use crate::state::State;
 use crate::store::{owner_uids, GroupResource, ObjectKey, StoredObject};
-use crate::strategy::object_meta::meta_str;
 
 /// One thing a controller has to look at.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

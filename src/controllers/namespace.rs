@@ -7,11 +7,12 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::error::ApiError;
-use crate::rest::{self, namespaces_gr, DeleteOptions};
+use crate::registry::apiextensions::crd::set_condition;
+use crate::registry::core::namespace::NAMESPACE_FINALIZER;
+use crate::registry::object_meta::finalizers;
+use crate::registry::store::{self as rest, namespaces_gr, DeleteOptions};
 use crate::state::State;
 use crate::store::ObjectKey;
-use crate::strategy::builtin::{set_condition, NAMESPACE_FINALIZER};
-use crate::strategy::object_meta::finalizers;
 
 /// Whether a namespace exists and is being deleted.
 pub fn is_terminating(state: &State, namespace: &str) -> bool {

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha512};
 
-use super::registry::{ApiGroup, ApiResource};
+use crate::registry::catalog::{ApiGroup, ApiResource};
 
 /// The Content-Type of an aggregated discovery response; clients decide how to parse by it.
 pub const AGGREGATED_V2: &str =

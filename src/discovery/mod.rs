@@ -3,6 +3,5 @@
 
 pub mod documents;
 pub mod openapi;
-pub mod registry;
 
-pub use registry::{ApiResource, Registry};
+pub use crate::registry::catalog::{ApiResource, Registry};

@@ -13,7 +13,7 @@ use bytes::Bytes;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha512};
 
-use super::registry::ApiResource;
+use crate::registry::catalog::ApiResource;
 
 /// One published OpenAPI v3 document and its content hash (the index links it with
 /// `?hash=`; clients cache by it).

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use super::structural::Node;
 use super::validation::{Seg, VPath};
 use crate::error::{field, StatusCause};
-use crate::strategy::object_meta::{
+use crate::registry::object_meta::{
     is_dns1123_label, is_qualified_name, validate_labels_and_annotations, QUALIFIED_NAME_MSG,
 };
 

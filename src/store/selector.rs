@@ -49,7 +49,7 @@ fn label_key_errors(key: &str) -> Vec<String> {
         [prefix, name] => {
             if prefix.is_empty() {
                 errs.push("prefix part must be non-empty".to_string());
-            } else if !crate::strategy::object_meta::is_dns1123_subdomain(prefix) {
+            } else if !crate::registry::object_meta::is_dns1123_subdomain(prefix) {
                 errs.push(format!("prefix part {}", "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"));
             } else if prefix.len() > 253 {
                 errs.push("prefix part must be no more than 253 characters".to_string());

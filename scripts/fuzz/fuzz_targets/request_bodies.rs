@@ -5,6 +5,6 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = kubefake::http::json_dups::parse(data);
-    let _ = kubefake::http::protobuf::decode(data);
+    let _ = kubefake::endpoints::json_dups::parse(data);
+    let _ = kubefake::endpoints::protobuf::decode(data);
 });

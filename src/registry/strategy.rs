@@ -5,15 +5,10 @@
 //! Strategies are pure functions of the request body and the stored object; they never touch the
 //! store, so handlers can run them before taking the write lock.
 
-pub mod builtin;
-pub mod custom_resource;
-pub mod object_meta;
-pub mod scale;
-
 use serde_json::Value;
 
+use super::object_meta::{self, NameRule};
 use crate::error::{ApiError, StatusCause};
-use object_meta::NameRule;
 
 /// What unknown fields in a request body do (`fieldValidation`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -4,8 +4,8 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::apiextensions::ScaleSubresource;
 use crate::error::{field, ApiError};
+use crate::registry::apiextensions::ScaleSubresource;
 
 fn segments(path: &str) -> impl Iterator<Item = &str> {
     path.split('.').filter(|s| !s.is_empty())

@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::{bump_generation, FieldValidation, Strategy};
-use crate::apiextensions::ScaleSubresource;
 use crate::cel::Rules;
 use crate::error::{field, ApiError, StatusCause};
+use crate::registry::apiextensions::ScaleSubresource;
+use crate::registry::strategy::{bump_generation, FieldValidation, Strategy};
 use crate::schema::Schema;
 
 /// Strategy for one served version of a CRD.

@@ -1,21 +1,12 @@
-//! The HTTP side: request parsing, content negotiation, body decoding, and the handlers that
-//! connect a request to the generic REST storage.
-
-pub mod handlers;
-pub mod json_dups;
-pub mod jsonpath;
-pub mod list_options;
-pub mod patch;
-pub mod protobuf;
-pub mod request_info;
-pub mod table;
-pub mod watch;
+//! Content negotiation: the request as handlers see it, query parameters, media types and
+//! Accept entries, request bodies decoded from JSON, YAML or protobuf, and JSON responses.
 
 use bytes::Bytes;
 use serde_json::Value;
 use warp::http::{self, HeaderMap, StatusCode};
 use warp::reply::Response;
 
+use super::{json_dups, protobuf};
 use crate::error::ApiError;
 
 /// The largest request body the apiserver accepts (3 MiB).

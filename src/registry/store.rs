@@ -1,6 +1,6 @@
 //! The generic REST storage: one implementation of every verb for every resource, as
 //! `genericregistry.Store` is in the apiserver. Resources differ only by their
-//! [`Strategy`](crate::strategy::Strategy) and [`ApiResource`] description.
+//! [`Strategy`](crate::registry::strategy::Strategy) and [`ApiResource`] description.
 //!
 //! Every mutation follows the same shape: read the current object from a lock-free snapshot,
 //! prepare and validate the new one outside any lock, then commit in [`Store::write`] with an
@@ -13,12 +13,12 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use crate::controllers;
-use crate::discovery::ApiResource;
 use crate::error::{field, ApiError, StatusCause};
+use crate::registry::catalog::ApiResource;
+use crate::registry::object_meta::{self, finalizers, meta_mut, meta_str};
+use crate::registry::strategy::FieldValidation;
 use crate::state::State;
 use crate::store::{GroupResource, ObjectKey, StoredObject, Txn};
-use crate::strategy::object_meta::{self, finalizers, meta_mut, meta_str};
-use crate::strategy::FieldValidation;
 
 /// Which part of an object a write targets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,7 +5,7 @@ use base64::Engine;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::Query;
+use super::negotiation::Query;
 use crate::error::{field, ApiError, StatusCause};
 use crate::store::ObjectKey;
 

@@ -37,7 +37,7 @@ pub fn patch_type(content_type: &str, custom_resource: bool) -> Result<PatchType
     } else {
         BUILTIN_PATCH_TYPES
     };
-    match super::media_type(content_type).as_str() {
+    match super::negotiation::media_type(content_type).as_str() {
         "application/merge-patch+json" => Ok(PatchType::Merge),
         "application/json-patch+json" => Ok(PatchType::Json),
         "application/strategic-merge-patch+json" if !custom_resource => {

@@ -15,9 +15,9 @@ use warp::http::{self, StatusCode};
 use warp::reply::Response;
 
 use super::handlers::{encode_object, Filter};
-use super::table::{Columns, IncludeObject};
-use crate::discovery::ApiResource;
 use crate::error::ApiError;
+use crate::registry::catalog::ApiResource;
+use crate::registry::table::{Columns, IncludeObject};
 use crate::state::State;
 use crate::store::{Event, EventType, StoredObject};
 

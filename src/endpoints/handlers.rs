@@ -1,5 +1,5 @@
 //! Request handling: route a request to discovery or to a resource, then one thin function per
-//! verb (decode -> [`crate::rest`] -> encode).
+//! verb (decode -> [`crate::registry::store`] -> encode).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,24 +9,26 @@ use serde_json::{json, Value};
 use warp::http::{self, StatusCode};
 use warp::reply::Response;
 
-use super::list_options::{self, ContinueToken, ListOptions, Match};
-use super::patch::{patch_type, Patch};
-use super::request_info::{self, RequestInfo, Verb};
-use super::table::{self, Columns, IncludeObject};
-use super::watch::{self, Start, WatchRequest};
-use super::{
+use super::negotiation::{
     decode_body, decode_body_fields, error_response, json_response, json_value, plain_not_found,
     Request,
 };
+use super::options::{self, ContinueToken, ListOptions, Match};
+use super::patch::{patch_type, Patch};
+use super::watch::{self, Start, WatchRequest};
 use crate::discovery::documents::{Aggregated, AGGREGATED_V2, AGGREGATED_V2BETA1};
-use crate::discovery::ApiResource;
 use crate::error::{field, ApiError};
-use crate::rest::{self, DeleteOptions, Deleted, Propagation, Target, UpdateSource, WriteOptions};
+use crate::filters::request_info::{self, RequestInfo, Verb};
+use crate::registry::catalog::ApiResource;
+use crate::registry::object_meta::meta_str;
+use crate::registry::store::{
+    self as rest, DeleteOptions, Deleted, Propagation, Target, UpdateSource, WriteOptions,
+};
+use crate::registry::strategy::FieldValidation;
+use crate::registry::table::{self, Columns, IncludeObject};
 use crate::state::State;
 use crate::store::selector::{FieldSelector, LabelSelector};
 use crate::store::{ObjectKey, StoredObject};
-use crate::strategy::FieldValidation;
-use crate::strategy::{self, object_meta::meta_str};
 use crate::warnings;
 
 /// The Kubernetes version kubefake reports and whose API it serves.
@@ -166,7 +168,7 @@ fn go_arch() -> &'static str {
 /// Serves `/api` or `/apis` in the format the Accept header asks for first: aggregated v2,
 /// aggregated v2beta1, or the legacy document.
 fn discovery_root(req: &Request, legacy: &Bytes, aggregated: &Aggregated) -> Response {
-    for entry in super::AcceptEntry::parse_all(req.header("accept")) {
+    for entry in super::negotiation::AcceptEntry::parse_all(req.header("accept")) {
         let media = entry.media.as_str();
         let wants_aggregated = media == "application/json"
             && entry.param("g") == Some("apidiscovery.k8s.io")
@@ -469,7 +471,8 @@ async fn resource_request(
             ))
         }
         Verb::Patch
-            if super::media_type(req.header("content-type")) == "application/apply-patch+yaml" =>
+            if super::negotiation::media_type(req.header("content-type"))
+                == "application/apply-patch+yaml" =>
         {
             server_side_apply(state, &res, info, req, target, &write)
         }
@@ -562,15 +565,15 @@ fn scale_request(
     let scale_of = |obj: &StoredObject| -> Result<Response, ApiError> {
         Ok(json_value(
             StatusCode::OK,
-            &strategy::scale::to_scale(cfg, &obj.value)?,
+            &crate::registry::scale::to_scale(cfg, &obj.value)?,
         ))
     };
     // The new object from a Scale: the replicas written at specReplicasPath, the Scale's
     // resourceVersion (if any) as the precondition.
     let apply_scale = |current: &Value, scale: &Value| -> Result<Value, ApiError> {
-        let replicas = strategy::scale::desired_replicas(scale, &info.name)?;
+        let replicas = crate::registry::scale::desired_replicas(scale, &info.name)?;
         let mut out = current.clone();
-        strategy::scale::set_replicas(cfg, &mut out, replicas);
+        crate::registry::scale::set_replicas(cfg, &mut out, replicas);
         let rv = scale["metadata"]["resourceVersion"].as_str().unwrap_or("");
         if !rv.is_empty() {
             out["metadata"]["resourceVersion"] = json!(rv);
@@ -603,7 +606,7 @@ fn scale_request(
             let kind = patch_type(req.header("content-type"), true)?;
             let patch = Patch::parse(kind, &req.body)?;
             let apply = |current: &Value| {
-                let scale = patch.apply(&strategy::scale::to_scale(cfg, current)?)?;
+                let scale = patch.apply(&crate::registry::scale::to_scale(cfg, current)?)?;
                 apply_scale(current, &scale)
             };
             rest::update(
@@ -726,7 +729,7 @@ fn server_side_apply(
     };
     let storage = storage_api_version(res);
     let merged = |live: Option<&Value>| -> Result<Value, ApiError> {
-        let now = crate::strategy::object_meta::now_rfc3339();
+        let now = crate::registry::object_meta::now_rfc3339();
         let mut out = crate::apply::apply(
             live,
             &config,
@@ -745,7 +748,7 @@ fn server_side_apply(
     let (result, warnings) = warnings::collect(|| {
         if !exists && target == Target::Main {
             let mut obj = merged(None)?;
-            crate::strategy::object_meta::meta_mut(&mut obj)
+            crate::registry::object_meta::meta_mut(&mut obj)
                 .insert("name".into(), json!(info.name));
             return rest::create(state, res, ns, obj, &untracked).map(|o| (StatusCode::CREATED, o));
         }
@@ -800,7 +803,7 @@ async fn list(
             state
                 .store
                 .snapshot_at(token.rv)
-                .map_err(|_| list_options::continue_expired())?,
+                .map_err(|_| options::continue_expired())?,
             Some(token.after.clone()),
         ),
         None => (list_snapshot(state, &opts).await?, None),

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::error::{field, StatusCause};
-use crate::strategy::object_meta::{is_dns1123_label, is_dns1123_subdomain, meta_str};
+use crate::registry::object_meta::{is_dns1123_label, is_dns1123_subdomain, meta_str};
 
 /// The API group of CRDs.
 pub const GROUP: &str = "apiextensions.k8s.io";

@@ -5,7 +5,7 @@
 use serde_json::{json, Map, Value};
 
 use super::jsonpath::JsonPath;
-use crate::discovery::ApiResource;
+use crate::registry::catalog::ApiResource;
 
 /// `metadata.name`'s description, as the apiserver publishes it for the Name column.
 const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
@@ -264,7 +264,7 @@ pub fn human_duration(seconds: i64) -> String {
 /// Whether an Accept header asks for a Table (kubectl's
 /// `application/json;as=Table;v=v1;g=meta.k8s.io,...`), before any plain type.
 pub fn wants_table(accept: &str) -> bool {
-    for entry in super::AcceptEntry::parse_all(accept) {
+    for entry in crate::endpoints::negotiation::AcceptEntry::parse_all(accept) {
         if entry.param("as") == Some("Table")
             && entry.param("g") == Some("meta.k8s.io")
             && matches!(entry.param("v"), Some("v1" | "v1beta1"))

@@ -11,14 +11,14 @@ use std::sync::Arc;
 use base64::Engine;
 use sha2::{Digest, Sha256};
 
-use super::documents::Documents;
-use crate::apiextensions::{self, Crd, ScaleSubresource, Version};
 use crate::cel::Rules;
+use crate::discovery::documents::Documents;
+use crate::registry::apiextensions::custom_resource::CustomResourceStrategy;
+use crate::registry::apiextensions::{self, Crd, ScaleSubresource, Version};
+use crate::registry::strategy::Strategy;
+use crate::registry::{apiextensions::crd::CrdStrategy, core::namespace::NamespaceStrategy};
 use crate::schema::Schema;
 use crate::store::{selector, GroupResource};
-use crate::strategy::builtin::{CrdStrategy, NamespaceStrategy};
-use crate::strategy::custom_resource::CustomResourceStrategy;
-use crate::strategy::Strategy;
 
 /// Verbs of a custom resource, in the order the apiserver lists them.
 const CR_VERBS: &[&str] = &[

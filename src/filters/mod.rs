@@ -1,0 +1,4 @@
+//! What runs before a request reaches its endpoint: parsing the request into its API
+//! coordinates (authentication and authorization will join here).
+
+pub mod request_info;

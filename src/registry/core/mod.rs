@@ -1,0 +1,3 @@
+//! Kinds of the core (legacy, `/api/v1`) group.
+
+pub mod namespace;

@@ -1,0 +1,12 @@
+//! The generic registry: one store implementation of every verb for every resource, the
+//! per-kind strategies that plug into it, and the catalog of served resources.
+
+pub mod apiextensions;
+pub mod catalog;
+pub mod core;
+pub mod jsonpath;
+pub mod object_meta;
+pub mod scale;
+pub mod store;
+pub mod strategy;
+pub mod table;
