@@ -46,19 +46,15 @@ async fn server_with_crd() -> (kubefake::ServerHandle, reqwest::Client) {
     (server, http)
 }
 
-fn create(server: &kubefake::ServerHandle, ns: &str, obj: Value) -> String {
+async fn create(server: &kubefake::ServerHandle, ns: &str, obj: Value) -> String {
     let state = server.state();
     let res = state
         .resource("stable.example.com", "v1", "crontabs")
         .expect("served");
-    let stored = kubefake::registry::store::create(
-        state,
-        &res,
-        ns,
-        obj,
-        &kubefake::registry::store::WriteOptions::default(),
-    )
-    .expect("create");
+    let ctx = kubefake::context::Context::internal();
+    let stored = kubefake::registry::store::create(state, &ctx, &res, ns, obj)
+        .await
+        .expect("create");
     stored.value["metadata"]["uid"]
         .as_str()
         .unwrap_or("")
@@ -75,7 +71,7 @@ async fn namespace_deletion() -> Duration {
         .expect("ns");
     assert_eq!(resp.status(), 201);
     for i in 0..OBJECTS {
-        create(&server, "big", crontab(&format!("o-{i}"), None));
+        create(&server, "big", crontab(&format!("o-{i}"), None)).await;
     }
     let start = Instant::now();
     let resp = http
@@ -116,20 +112,22 @@ async fn namespace_deletion() -> Duration {
 /// root -> 100 children -> 100 grandchildren each: 10,100 dependents over three levels.
 async fn cascade() -> Duration {
     let (server, http) = server_with_crd().await;
-    let root_uid = create(&server, "default", crontab("root", None));
+    let root_uid = create(&server, "default", crontab("root", None)).await;
     for c in 0..100 {
         let child = format!("c-{c}");
         let child_uid = create(
             &server,
             "default",
             crontab(&child, Some(("root", &root_uid))),
-        );
+        )
+        .await;
         for g in 0..OBJECTS / 100 {
             create(
                 &server,
                 "default",
                 crontab(&format!("g-{c}-{g}"), Some((&child, &child_uid))),
-            );
+            )
+            .await;
         }
     }
     let start = Instant::now();

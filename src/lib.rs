@@ -45,7 +45,9 @@
 
 pub mod apply;
 pub mod cel;
+pub mod context;
 pub mod controllers;
+pub mod conversion;
 pub mod discovery;
 pub mod endpoints;
 pub mod error;
@@ -57,7 +59,6 @@ pub mod schema;
 pub mod server;
 pub mod state;
 pub mod store;
-pub mod warnings;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -179,8 +180,9 @@ impl ServerBuilder {
         let url = format!("http://{addr}");
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
         let state = State::new(addr.to_string(), self.options, shutdown_rx.clone());
-        loader::load(&state, &self.crds, loader::Only::Crds)?;
-        loader::load(&state, &self.objects, loader::Only::All)?;
+        state.bootstrap().await;
+        loader::load(&state, &self.crds, loader::Only::Crds).await?;
+        loader::load(&state, &self.objects, loader::Only::All).await?;
         let kubeconfig = KubeconfigFile::write(&url, self.kubeconfig.as_deref())?;
         let task = tokio::spawn(server::run(listener, state.clone(), shutdown_rx));
         Ok(ServerHandle {

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::context::Context;
 use crate::registry::store as rest;
 use crate::state::State;
 use crate::Error;
@@ -80,7 +81,8 @@ pub enum Only {
 }
 
 /// Creates the objects in the files under `paths`.
-pub fn load(state: &State, paths: &[PathBuf], only: Only) -> Result<usize, Error> {
+pub async fn load(state: &State, paths: &[PathBuf], only: Only) -> Result<usize, Error> {
+    let ctx = Context::internal();
     let mut count = 0;
     for path in paths {
         for file in manifest_files(path)? {
@@ -88,7 +90,9 @@ pub fn load(state: &State, paths: &[PathBuf], only: Only) -> Result<usize, Error
                 if only == Only::Crds && obj["kind"] != "CustomResourceDefinition" {
                     continue;
                 }
-                create(state, &obj).map_err(|e| Error::Load(file.clone(), e.to_string()))?;
+                create(state, &ctx, &obj)
+                    .await
+                    .map_err(|e| Error::Load(file.clone(), e.to_string()))?;
                 count += 1;
             }
         }
@@ -96,7 +100,7 @@ pub fn load(state: &State, paths: &[PathBuf], only: Only) -> Result<usize, Error
     Ok(count)
 }
 
-fn create(state: &State, obj: &Value) -> Result<(), crate::error::ApiError> {
+async fn create(state: &State, ctx: &Context, obj: &Value) -> Result<(), crate::error::ApiError> {
     let api_version = obj["apiVersion"].as_str().unwrap_or("");
     let kind = obj["kind"].as_str().unwrap_or("");
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
@@ -122,12 +126,7 @@ fn create(state: &State, obj: &Value) -> Result<(), crate::error::ApiError> {
         },
         res.storage_version
     ));
-    rest::create(
-        state,
-        &res,
-        &namespace,
-        stored,
-        &rest::WriteOptions::default(),
-    )
-    .map(|_| ())
+    rest::create(state, ctx, &res, &namespace, stored)
+        .await
+        .map(|_| ())
 }

@@ -12,7 +12,6 @@ use tokio::sync::watch;
 use warp::http::{HeaderMap, Method};
 use warp::Filter;
 
-use crate::endpoints::handlers;
 use crate::endpoints::negotiation::{error_response, Query, Request, MAX_BODY_BYTES};
 use crate::error::ApiError;
 use crate::state::State;
@@ -45,7 +44,7 @@ pub async fn run(listener: TcpListener, state: Arc<State>, mut shutdown: watch::
                     headers,
                     body,
                 };
-                handlers::handle(state, req).await
+                crate::endpoints::handle(state, req).await
             },
         )
         .recover(|_rejection| async {

@@ -9,6 +9,7 @@ use parking_lot::Mutex;
 use serde_json::json;
 use tokio::sync::watch;
 
+use crate::context::Context;
 use crate::error::ApiError;
 use crate::registry::apiextensions::{self, Crd};
 use crate::registry::catalog::Registry;
@@ -54,31 +55,37 @@ pub const INITIAL_NAMESPACES: [&str; 4] =
     ["default", "kube-system", "kube-public", "kube-node-lease"];
 
 impl State {
-    /// A fresh cluster: built-in resources and the initial namespaces.
+    /// A fresh cluster serving the built-in resources, with no objects yet: see
+    /// [`State::bootstrap`].
     pub fn new(
         server_address: String,
         options: Options,
         shutdown: watch::Receiver<bool>,
     ) -> Arc<State> {
-        let state = Arc::new(State {
+        Arc::new(State {
             store: Store::new(options.history_size, options.watch_buffer),
             registry: ArcSwap::from_pointee(Registry::build(&[], &server_address, None)),
             rebuild: Mutex::new(()),
             server_address,
             shutdown,
             options,
-        });
-        let registry = state.registry();
+        })
+    }
+
+    /// Creates the objects every cluster starts with (the initial namespaces), through the
+    /// registry store like any other write.
+    pub async fn bootstrap(&self) {
+        let ctx = Context::internal();
+        let registry = self.registry();
         if let Some(ns) = registry.resolve("", "v1", "namespaces") {
             for name in INITIAL_NAMESPACES {
                 let obj =
                     json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
-                if let Err(e) = rest::create(&state, &ns, "", obj, &rest::WriteOptions::default()) {
+                if let Err(e) = rest::create(self, &ctx, &ns, "", obj).await {
                     tracing::error!(error = %e, "creating initial namespace {name}");
                 }
             }
         }
-        state
     }
 
     /// The current registry snapshot.

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use crate::context::Context;
 use crate::error::ApiError;
 use crate::registry::apiextensions::crd::{reconcile_names, set_condition};
 use crate::registry::apiextensions::{self, Crd, CLEANUP_FINALIZER};
@@ -20,7 +21,7 @@ pub fn crds_gr() -> GroupResource {
 
 /// Brings one CRD to its desired state: names accepted and established; or, once it is being
 /// deleted, its objects deleted and then the CRD itself. The registry follows every change.
-pub fn reconcile(state: &State, name: &str) {
+pub async fn reconcile(state: &State, ctx: &Context, name: &str) {
     let key = ObjectKey::new("", name);
     let deleting = state.store.write(|txn| {
         let gr = crds_gr();
@@ -50,7 +51,7 @@ pub fn reconcile(state: &State, name: &str) {
                 .iter()
                 .any(|f| f == CLEANUP_FINALIZER) =>
         {
-            if let Err(e) = clean_up(state, name) {
+            if let Err(e) = clean_up(state, ctx, name).await {
                 tracing::error!(error = %e, crd = name, "deleting the objects of a CRD");
             }
         }
@@ -76,7 +77,7 @@ fn update_crd(state: &State, name: &str, change: impl Fn(&mut Value)) -> Result<
 }
 
 /// The finalizer controller: delete every object, then let the CRD go.
-fn clean_up(state: &State, name: &str) -> Result<(), ApiError> {
+async fn clean_up(state: &State, ctx: &Context, name: &str) -> Result<(), ApiError> {
     let Some(crd) = state
         .store
         .snapshot()
@@ -122,11 +123,14 @@ fn clean_up(state: &State, name: &str) -> Result<(), ApiError> {
             }
             match rest::delete(
                 state,
+                ctx,
                 &res,
                 &key.namespace,
                 &key.name,
                 &DeleteOptions::default(),
-            ) {
+            )
+            .await
+            {
                 Ok(_) => {}
                 Err(e) if e.code == 404 => {}
                 Err(e) => return Err(e),
@@ -170,7 +174,7 @@ fn clean_up(state: &State, name: &str) -> Result<(), ApiError> {
                 .registry()
                 .resolve(apiextensions::GROUP, "v1", "customresourcedefinitions")
         {
-            super::after_remove(state, &res, &gone);
+            super::after_remove(state, ctx, &res, &gone).await;
         }
     }
     state.refresh_registry();

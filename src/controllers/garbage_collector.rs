@@ -15,6 +15,7 @@
 use serde_json::Value;
 
 use super::{enqueue, Work};
+use crate::context::Context;
 use crate::registry::object_meta::{finalizers, meta_str};
 use crate::registry::store::{self as rest, DeleteOptions, Propagation, Target, UpdateSource};
 use crate::state::State;
@@ -70,7 +71,7 @@ fn owner_state(state: &State, dependent_ns: &str, reference: &Value) -> OwnerSta
 
 /// Looks at one object's owners: keeps it while any is solid (dropping references to the gone
 /// ones), deletes it when they are all gone or waiting for it.
-pub fn process_dependent(state: &State, gr: &GroupResource, key: &ObjectKey) {
+pub async fn process_dependent(state: &State, ctx: &Context, gr: &GroupResource, key: &ObjectKey) {
     let Some(obj) = state.store.snapshot().get(gr, key) else {
         return;
     };
@@ -109,13 +110,15 @@ pub fn process_dependent(state: &State, gr: &GroupResource, key: &ObjectKey) {
         };
         if let Err(e) = rest::update(
             state,
+            ctx,
             &res,
             &key.namespace,
             &key.name,
             Target::Main,
             UpdateSource::Patch(&remove),
-            &rest::WriteOptions::default(),
-        ) {
+        )
+        .await
+        {
             tracing::warn!(error = %e, object = %key.name, "garbage collector: removing dangling owner references");
         }
         return;
@@ -140,7 +143,7 @@ pub fn process_dependent(state: &State, gr: &GroupResource, key: &ObjectKey) {
         uid: Some(own_uid.to_string()),
         ..Default::default()
     };
-    match rest::delete(state, &res, &key.namespace, &key.name, &opts) {
+    match rest::delete(state, ctx, &res, &key.namespace, &key.name, &opts).await {
         Ok(_) => {}
         Err(e) if e.code == 404 || e.code == 409 => {}
         Err(e) => {
@@ -152,7 +155,7 @@ pub fn process_dependent(state: &State, gr: &GroupResource, key: &ObjectKey) {
 /// Looks at an owner after it changed or went: collects the dependents of a gone owner, orphans
 /// or foreground-deletes the dependents of one being deleted, and releases the owner's finalizer
 /// once nothing holds it any more.
-pub fn process_owner(state: &State, uid: &str) {
+pub async fn process_owner(state: &State, ctx: &Context, uid: &str) {
     let snap = state.store.snapshot();
     let dependents = snap.dependents_of(uid);
     let owner = snap
@@ -163,11 +166,13 @@ pub fn process_owner(state: &State, uid: &str) {
         // Gone: every dependent is checked (and collected when no other owner holds it).
         enqueue(
             state,
+            ctx,
             dependents
                 .into_iter()
                 .map(|(gr, key)| Work::Dependent(gr, key))
                 .collect(),
-        );
+        )
+        .await;
         return;
     };
     if owner.metadata().get("deletionTimestamp").is_none() {
@@ -191,30 +196,34 @@ pub fn process_owner(state: &State, uid: &str) {
             };
             if let Err(e) = rest::update(
                 state,
+                ctx,
                 &dres,
                 &dkey.namespace,
                 &dkey.name,
                 Target::Main,
                 UpdateSource::Patch(&unlink),
-                &rest::WriteOptions::default(),
-            ) {
+            )
+            .await
+            {
                 if e.code != 404 {
                     tracing::warn!(error = %e, object = %dkey.name, "garbage collector: orphaning a dependent");
                 }
             }
         }
-        release(state, &res, &key, ORPHAN_FINALIZER);
+        release(state, ctx, &res, &key, ORPHAN_FINALIZER).await;
         return;
     }
     if held_by.iter().any(|f| f == FOREGROUND_FINALIZER) {
         enqueue(
             state,
+            ctx,
             dependents
                 .iter()
                 .cloned()
                 .map(|(gr, key)| Work::Dependent(gr, key))
                 .collect(),
-        );
+        )
+        .await;
         // Still blocked while a dependent that blocks owner deletion exists.
         let snap = state.store.snapshot();
         let blocked = dependents.iter().any(|(dgr, dkey)| {
@@ -228,14 +237,15 @@ pub fn process_owner(state: &State, uid: &str) {
             })
         });
         if !blocked {
-            release(state, &res, &key, FOREGROUND_FINALIZER);
+            release(state, ctx, &res, &key, FOREGROUND_FINALIZER).await;
         }
     }
 }
 
 /// Removes one finalizer from an object (which goes when it was the last).
-fn release(
+async fn release(
     state: &State,
+    ctx: &Context,
     res: &crate::registry::catalog::ApiResource,
     key: &ObjectKey,
     finalizer: &str,
@@ -249,13 +259,15 @@ fn release(
     };
     if let Err(e) = rest::update(
         state,
+        ctx,
         res,
         &key.namespace,
         &key.name,
         Target::Main,
         UpdateSource::Patch(&drop_finalizer),
-        &rest::WriteOptions::default(),
-    ) {
+    )
+    .await
+    {
         if e.code != 404 {
             tracing::warn!(error = %e, object = %key.name, "garbage collector: releasing {finalizer}");
         }

@@ -3,21 +3,25 @@
 //! garbage collector.
 //!
 //! Controllers react to committed writes, not to polling: the write path reports each commit
-//! ([`after_commit`], [`after_remove`]) and the controllers that care queue [`Work`]. The queue is
-//! drained on the thread of the request that caused it, before its response is sent, so a CRD is
-//! established before its create returns and a namespace deletion or a cascade has finished when
-//! the DELETE returns. Work that causes more work (a cascade many levels deep) appends to the same
-//! queue instead of recursing. Controllers change objects only through [`crate::registry::store`], so every
+//! ([`after_commit`], [`after_remove`]) and the controllers that care queue [`Work`] on the
+//! request's explicit [`WorkQueue`] (carried by its [`Context`]). The queue is drained by the
+//! request that caused it, before its response is sent, so a CRD is established before its
+//! create returns and a namespace deletion or a cascade has finished when the DELETE returns.
+//! Work that causes more work (a cascade many levels deep) appends to the same queue instead of
+//! recursing. Controllers change objects only through [`crate::registry::store`], so every
 //! step is validated like a client's and produces the watch events a real cluster produces.
 
 pub mod crd;
 pub mod garbage_collector;
 pub mod namespace;
 
-use std::cell::RefCell;
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
+use futures_util::future::BoxFuture;
+use parking_lot::Mutex;
+
+use crate::context::Context;
 use crate::registry::apiextensions;
 use crate::registry::catalog::ApiResource;
 use crate::registry::object_meta::meta_str;
@@ -39,63 +43,108 @@ pub enum Work {
 
 /// Pending work, without duplicates (an item queued twice is done once).
 #[derive(Default)]
-struct Queue {
+struct Pending {
     order: VecDeque<Work>,
     queued: HashSet<Work>,
+    /// Whether a caller is draining the queue (others only add to it).
+    draining: bool,
 }
 
-impl Queue {
-    fn push(&mut self, work: Work) {
-        if self.queued.insert(work.clone()) {
-            self.order.push_back(work);
+/// The work one request's commits caused, shared by the request and every controller step it
+/// triggers (see [`Context::for_controller`]). Work that causes more work appends to the same
+/// queue, so a cascade many levels deep is a loop, not a recursion.
+#[derive(Default)]
+pub struct WorkQueue {
+    pending: Mutex<Pending>,
+}
+
+impl WorkQueue {
+    /// Queues work (each item once while it waits).
+    pub fn push(&self, work: impl IntoIterator<Item = Work>) {
+        let mut p = self.pending.lock();
+        for w in work {
+            if p.queued.insert(w.clone()) {
+                p.order.push_back(w);
+            }
         }
     }
 
-    fn pop(&mut self) -> Option<Work> {
-        let work = self.order.pop_front()?;
-        self.queued.remove(&work);
+    fn pop(&self) -> Option<Work> {
+        let mut p = self.pending.lock();
+        let work = p.order.pop_front()?;
+        p.queued.remove(&work);
         Some(work)
+    }
+
+    /// Whether nothing waits.
+    pub fn is_empty(&self) -> bool {
+        self.pending.lock().order.is_empty()
     }
 }
 
-thread_local! {
-    /// The queue being drained on this thread, if any.
-    static QUEUE: RefCell<Option<Queue>> = const { RefCell::new(None) };
+/// Marks a queue as being drained; clears the mark when the drain ends, even by a panic, so a
+/// later drain of the same queue is never refused.
+struct Draining<'a>(&'a WorkQueue);
+
+impl<'a> Draining<'a> {
+    fn begin(queue: &'a WorkQueue) -> Option<Draining<'a>> {
+        let mut p = queue.pending.lock();
+        if p.draining {
+            return None;
+        }
+        p.draining = true;
+        Some(Draining(queue))
+    }
 }
 
-/// Queues work; if no queue is being drained on this thread, drains it now.
-pub fn enqueue(state: &State, work: Vec<Work>) {
+impl Drop for Draining<'_> {
+    fn drop(&mut self) {
+        self.0.pending.lock().draining = false;
+    }
+}
+
+/// Queues work and, unless a caller up the stack is already draining this request's queue,
+/// runs every queued item (and what they queue) to completion.
+pub async fn enqueue(state: &State, ctx: &Context, work: Vec<Work>) {
     if work.is_empty() {
         return;
     }
-    let draining = QUEUE.with(|q| {
-        let mut q = q.borrow_mut();
-        let draining = q.is_some();
-        let queue = q.get_or_insert_with(Queue::default);
-        for w in work {
-            queue.push(w);
-        }
-        draining
-    });
-    if draining {
-        return;
-    }
-    // This call owns the queue: drain it, letting processed work queue more.
-    loop {
-        let next = QUEUE.with(|q| q.borrow_mut().as_mut().and_then(Queue::pop));
-        let Some(work) = next else { break };
-        process(state, work);
-    }
-    QUEUE.with(|q| *q.borrow_mut() = None);
+    ctx.work().push(work);
+    run_queued(state, ctx).await;
 }
 
-fn process(state: &State, work: Work) {
-    match work {
-        Work::Crd(name) => crd::reconcile(state, &name),
-        Work::Namespace(name) => namespace::reconcile(state, &name),
-        Work::Owner(uid) => garbage_collector::process_owner(state, &uid),
-        Work::Dependent(gr, key) => garbage_collector::process_dependent(state, &gr, &key),
+/// Runs the queued work of a request to completion, unless a caller up the stack already is.
+pub async fn run_queued(state: &State, ctx: &Context) {
+    let Some(_draining) = Draining::begin(ctx.work()) else {
+        return;
+    };
+    while let Some(work) = ctx.work().pop() {
+        process(state, ctx, work).await;
     }
+}
+
+/// One work item. Boxed: controller steps write through the registry store, whose commits
+/// enqueue (and would otherwise make this future contain itself).
+fn process<'a>(state: &'a State, ctx: &'a Context, work: Work) -> BoxFuture<'a, ()> {
+    Box::pin(async move {
+        match work {
+            Work::Crd(name) => {
+                crd::reconcile(state, &ctx.for_controller("crd-controller"), &name).await
+            }
+            Work::Namespace(name) => {
+                namespace::reconcile(state, &ctx.for_controller("namespace-controller"), &name)
+                    .await
+            }
+            Work::Owner(uid) => {
+                let ctx = ctx.for_controller("generic-garbage-collector");
+                garbage_collector::process_owner(state, &ctx, &uid).await
+            }
+            Work::Dependent(gr, key) => {
+                let ctx = ctx.for_controller("generic-garbage-collector");
+                garbage_collector::process_dependent(state, &ctx, &gr, &key).await
+            }
+        }
+    })
 }
 
 fn is_crd(res: &ApiResource) -> bool {
@@ -111,7 +160,12 @@ fn deleting(obj: &StoredObject) -> bool {
 }
 
 /// Reports a committed create or update to the controllers and runs what it triggers.
-pub fn after_commit(state: &State, res: &ApiResource, obj: &Arc<StoredObject>) {
+pub async fn after_commit(
+    state: &State,
+    ctx: &Context,
+    res: &ApiResource,
+    obj: &Arc<StoredObject>,
+) {
     let name = meta_str(&obj.value, "name");
     let mut work = Vec::new();
     if is_crd(res) {
@@ -132,12 +186,17 @@ pub fn after_commit(state: &State, res: &ApiResource, obj: &Arc<StoredObject>) {
         };
         work.push(Work::Dependent(res.gr.clone(), ObjectKey::new(ns, name)));
     }
-    enqueue(state, work);
+    enqueue(state, ctx, work).await;
 }
 
 /// Reports a removal: owners waiting for it, its own dependents, a terminating namespace or CRD
 /// waiting for its content, and the registry when a CRD goes.
-pub fn after_remove(state: &State, res: &ApiResource, obj: &Arc<StoredObject>) {
+pub async fn after_remove(
+    state: &State,
+    ctx: &Context,
+    res: &ApiResource,
+    obj: &Arc<StoredObject>,
+) {
     if is_crd(res) {
         state.refresh_registry();
     }
@@ -152,5 +211,5 @@ pub fn after_remove(state: &State, res: &ApiResource, obj: &Arc<StoredObject>) {
             work.push(Work::Crd(c.name.clone()));
         }
     }
-    enqueue(state, work);
+    enqueue(state, ctx, work).await;
 }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use crate::context::Context;
 use crate::error::ApiError;
 use crate::registry::apiextensions::crd::set_condition;
 use crate::registry::core::namespace::NAMESPACE_FINALIZER;
@@ -24,16 +25,16 @@ pub fn is_terminating(state: &State, namespace: &str) -> bool {
 }
 
 /// Deletes the content of a terminating namespace and finishes it when nothing is left.
-pub fn reconcile(state: &State, name: &str) {
+pub async fn reconcile(state: &State, ctx: &Context, name: &str) {
     if !is_terminating(state, name) {
         return;
     }
-    if let Err(e) = delete_content(state, name) {
+    if let Err(e) = delete_content(state, ctx, name).await {
         tracing::error!(error = %e, namespace = name, "deleting namespace content");
     }
 }
 
-fn delete_content(state: &State, name: &str) -> Result<(), ApiError> {
+async fn delete_content(state: &State, ctx: &Context, name: &str) -> Result<(), ApiError> {
     let resources: Vec<_> = state
         .registry()
         .each_resource()
@@ -49,7 +50,7 @@ fn delete_content(state: &State, name: &str) -> Result<(), ApiError> {
             .map(|(k, _)| k.clone())
             .collect();
         for key in pending {
-            match rest::delete(state, res, name, &key.name, &DeleteOptions::default()) {
+            match rest::delete(state, ctx, res, name, &key.name, &DeleteOptions::default()).await {
                 Ok(_) => {}
                 Err(e) if e.code == 404 => {}
                 Err(e) => return Err(e),

@@ -1,10 +1,98 @@
-//! The HTTP endpoints: routing, content negotiation, and one thin function per verb family that
-//! connects a request to the generic registry store.
+//! The HTTP endpoints: [`handle`] turns one request into one response. It builds the request's
+//! [`Context`], resolves what the request names (a discovery document or a resource), hands it
+//! to one thin function per verb family, and turns every error, and every panic, into a `Status`.
+//!
+//! - [`discovery`]: `/version`, health, discovery and OpenAPI documents.
+//! - [`resource`]: resolves the resource, scope, subresource and verb, then dispatches to
+//!   [`read`] (get, list), [`write`] (create, update, patch), [`apply`] (server-side apply),
+//!   [`delete`] (delete, deletecollection), [`watch`] and [`scale`].
+//! - [`options`] (query parameters and `DeleteOptions`), [`negotiation`] (media types, bodies,
+//!   responses), [`patch`] (patch documents), [`json_dups`] and [`protobuf`] (decoders).
 
-pub mod handlers;
+pub mod apply;
+pub mod delete;
+pub mod discovery;
 pub mod json_dups;
 pub mod negotiation;
 pub mod options;
 pub mod patch;
 pub mod protobuf;
+pub mod read;
+pub mod resource;
+pub mod scale;
 pub mod watch;
+pub mod write;
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures_util::FutureExt;
+use warp::http;
+use warp::reply::Response;
+
+use crate::context::{warning_header_value, Context, UserInfo};
+use crate::error::ApiError;
+use crate::filters::request_info;
+use crate::state::State;
+use negotiation::{error_response, Request};
+
+/// Handles one request. Never fails: every error becomes a `Status` response, and so does a
+/// panic anywhere below (500 `InternalError`; the panicking step committed nothing, and the
+/// server keeps serving).
+pub async fn handle(state: Arc<State>, req: Request) -> Response {
+    let mut ctx = Context::request(new_audit_id(), UserInfo::admin());
+    let outcome = AssertUnwindSafe(route(&state, &req, &mut ctx))
+        .catch_unwind()
+        .await;
+    let mut resp = match outcome {
+        Ok(Ok(resp)) => resp,
+        Ok(Err(err)) => error_response(&err),
+        Err(panic) => {
+            tracing::error!(
+                method = %req.method,
+                path = %req.path,
+                audit_id = %ctx.audit_id,
+                panic = panic_message(&panic),
+                "a request panicked"
+            );
+            error_response(&ApiError::internal(
+                "This request caused apiserver to panic. Look in the logs for details.",
+            ))
+        }
+    };
+    let headers = resp.headers_mut();
+    for w in ctx.warnings() {
+        if let Ok(v) = http::HeaderValue::from_str(&warning_header_value(&w)) {
+            headers.append("warning", v);
+        }
+    }
+    if let Ok(v) = http::HeaderValue::from_str(&ctx.audit_id) {
+        headers.insert("audit-id", v);
+    }
+    tracing::debug!(method = %req.method, path = %req.path, status = resp.status().as_u16(), "request");
+    resp
+}
+
+async fn route(state: &Arc<State>, req: &Request, ctx: &mut Context) -> Result<Response, ApiError> {
+    let info = request_info::resolve(&req.method, &req.path, req.query.flag("watch"));
+    if info.is_resource_request {
+        return resource::serve(state, req, &info, ctx).await;
+    }
+    discovery::serve(state, req)
+}
+
+/// A random (version 4) UUID, as the apiserver's audit IDs are.
+fn new_audit_id() -> String {
+    let bytes: [u8; 16] = std::array::from_fn(|_| fastrand::u8(..));
+    uuid::Builder::from_random_bytes(bytes)
+        .into_uuid()
+        .to_string()
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(not a string)")
+}

@@ -1,12 +1,21 @@
-//! List and watch query parameters (`metav1.ListOptions`): parsing, the apiserver's defaults,
-//! its validation (422 `ListOptions.meta.k8s.io "" is invalid`), and continue tokens.
+//! What a request asks for besides its path: list and watch query parameters
+//! (`metav1.ListOptions`: parsing, the apiserver's defaults, its validation, continue tokens),
+//! the namespace/name/selector [`Filter`] of collections, the options of writes (`dryRun`,
+//! `fieldValidation`, `fieldManager`), and `DeleteOptions` (body and query).
 
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::negotiation::Query;
+use super::apply::is_apply;
+use super::negotiation::{decode_body, Query, Request};
+use crate::context::Context;
+use crate::discovery::ApiResource;
 use crate::error::{field, ApiError, StatusCause};
+use crate::filters::request_info::RequestInfo;
+use crate::registry::store::{DeleteOptions, Propagation};
+use crate::registry::strategy::FieldValidation;
+use crate::store::selector::{FieldSelector, LabelSelector};
 use crate::store::ObjectKey;
 
 /// `resourceVersionMatch`.
@@ -265,6 +274,163 @@ impl ContinueToken {
 /// The 410 for a continue token whose snapshot is no longer kept.
 pub fn continue_expired() -> ApiError {
     ApiError::gone("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.")
+}
+
+/// Namespace, name and selector restrictions of a list, watch or deletecollection.
+#[derive(Default)]
+pub struct Filter {
+    /// Only objects in this namespace.
+    pub namespace: Option<String>,
+    /// Only the object of this name.
+    pub name: Option<String>,
+    /// `labelSelector`.
+    pub labels: LabelSelector,
+    /// `fieldSelector`.
+    pub fields: FieldSelector,
+}
+
+impl Filter {
+    /// The restrictions of a request on a collection of `res`.
+    pub fn from_query(
+        res: &ApiResource,
+        info: &RequestInfo,
+        req: &Request,
+    ) -> Result<Filter, ApiError> {
+        let labels = LabelSelector::parse(req.query.get("labelSelector").unwrap_or(""))
+            .map_err(ApiError::bad_request)?;
+        let fields = FieldSelector::parse(
+            req.query.get("fieldSelector").unwrap_or(""),
+            res.field_selectors,
+            res.unsupported_field,
+        )
+        .map_err(ApiError::bad_request)?;
+        Ok(Filter {
+            namespace: (res.namespaced && !info.namespace.is_empty())
+                .then(|| info.namespace.clone()),
+            name: (!info.name.is_empty()).then(|| info.name.clone()),
+            labels,
+            fields,
+        })
+    }
+
+    /// Whether an object passes every restriction.
+    pub fn matches(&self, key: &ObjectKey, obj: &Value) -> bool {
+        self.namespace
+            .as_ref()
+            .is_none_or(|ns| &key.namespace == ns)
+            && self.name.as_ref().is_none_or(|n| &key.name == n)
+            && (self.labels.is_empty()
+                || self
+                    .labels
+                    .matches(obj["metadata"].get("labels").and_then(Value::as_object)))
+            && (self.fields.is_empty() || self.fields.matches(obj))
+    }
+}
+
+/// Sets the write options of a request on its context: `dryRun`, `fieldValidation`, and the
+/// field manager recorded in `managedFields` (the `fieldManager` parameter, else one derived
+/// from the User-Agent; none for server-side apply, which records its own entry).
+pub fn set_write_options(ctx: &mut Context, req: &Request) -> Result<(), ApiError> {
+    ctx.dry_run = req.query.all("dryRun").any(|v| v == "All");
+    ctx.field_validation = FieldValidation::parse(req.query.get("fieldValidation"))?;
+    ctx.field_manager = if is_apply(req) {
+        None
+    } else {
+        Some(match req.query.get("fieldManager") {
+            Some(m) if !m.is_empty() => m.to_string(),
+            _ => crate::apply::default_manager(req.header("user-agent")),
+        })
+    };
+    Ok(())
+}
+
+/// `meta.k8s.io/v1 DeleteOptions` as a request body carries it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DeleteOptionsBody {
+    grace_period_seconds: Option<i64>,
+    preconditions: Option<Preconditions>,
+    orphan_dependents: Option<bool>,
+    propagation_policy: Option<String>,
+    dry_run: Option<Vec<String>>,
+}
+
+/// `meta.k8s.io/v1 Preconditions`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Preconditions {
+    uid: Option<String>,
+    resource_version: Option<String>,
+}
+
+fn parse_propagation(p: &str) -> Result<Propagation, ApiError> {
+    Propagation::parse(p).ok_or_else(|| {
+        ApiError::invalid(
+            "meta.k8s.io",
+            "DeleteOptions",
+            "",
+            vec![field::not_supported(
+                "propagationPolicy",
+                &serde_json::json!(p),
+                &["Foreground", "Background", "Orphan", "nil"],
+            )],
+        )
+    })
+}
+
+/// `DeleteOptions` from the body (if any) and the query; a dry run in either marks the
+/// request's context.
+pub fn delete_options(req: &Request, ctx: &mut Context) -> Result<DeleteOptions, ApiError> {
+    let body: DeleteOptionsBody = if req.body.is_empty() {
+        DeleteOptionsBody::default()
+    } else {
+        let value = decode_body(req, "DeleteOptions", true)?;
+        serde_json::from_value(value)
+            .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")))?
+    };
+    let mut opts = DeleteOptions {
+        uid: body.preconditions.as_ref().and_then(|p| p.uid.clone()),
+        resource_version: body.preconditions.and_then(|p| p.resource_version),
+        grace_period_seconds: body.grace_period_seconds,
+        propagation: body
+            .propagation_policy
+            .as_deref()
+            .map(parse_propagation)
+            .transpose()?,
+    };
+    if let Some(orphan) = body.orphan_dependents {
+        if opts.propagation.is_some() {
+            return Err(ApiError::invalid(
+                "meta.k8s.io",
+                "DeleteOptions",
+                "",
+                vec![field::invalid(
+                    "orphanDependents",
+                    &Value::Bool(orphan),
+                    "orphanDependents and deletionPropagation cannot be both set",
+                )],
+            ));
+        }
+        opts.propagation = Some(if orphan {
+            Propagation::Orphan
+        } else {
+            Propagation::Background
+        });
+    }
+    if let Some(p) = req.query.get("propagationPolicy") {
+        opts.propagation = Some(parse_propagation(p)?);
+    }
+    if let Some(g) = req
+        .query
+        .get("gracePeriodSeconds")
+        .and_then(|s| s.parse().ok())
+    {
+        opts.grace_period_seconds = Some(g);
+    }
+    if body.dry_run.is_some_and(|d| d.iter().any(|v| v == "All")) {
+        ctx.dry_run = true;
+    }
+    Ok(opts)
 }
 
 #[cfg(test)]

@@ -14,7 +14,11 @@ use tokio_stream::wrappers::ReceiverStream;
 use warp::http::{self, StatusCode};
 use warp::reply::Response;
 
-use super::handlers::{encode_object, Filter};
+use super::negotiation::table_request;
+use super::options::{Filter, ListOptions};
+use super::read::wait_for_resource_version;
+use super::resource::Endpoint;
+use crate::conversion::encode_object;
 use crate::error::ApiError;
 use crate::registry::catalog::ApiResource;
 use crate::registry::table::{Columns, IncludeObject};
@@ -75,6 +79,37 @@ fn error_frame(err: &ApiError) -> Bytes {
 /// The 410 a watcher gets when the events it needs are no longer available.
 pub fn too_old(requested: u64, oldest: u64) -> ApiError {
     ApiError::gone(format!("too old resource version: {requested} ({oldest})"))
+}
+
+/// `GET ...?watch=true`: parses the options, waits for a resourceVersion the store has not
+/// reached yet (like the watch cache, rather than skip every event up to it), and starts the
+/// stream.
+pub async fn start(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
+    let opts = ListOptions::parse(&ep.req.query, true)?;
+    let filter = Filter::from_query(&ep.res, ep.info, ep.req)?;
+    let rv = opts.resource_version()?;
+    let start = match (opts.send_initial_events, rv) {
+        (Some(true), rv) => {
+            wait_for_resource_version(ep.state, rv.unwrap_or(0)).await?;
+            Start::Initial {
+                end_bookmark: opts.allow_watch_bookmarks,
+            }
+        }
+        (_, Some(rv)) if rv > 0 => {
+            wait_for_resource_version(ep.state, rv).await?;
+            Start::After(rv)
+        }
+        _ => Start::After(ep.state.store.current_rv()),
+    };
+    let watch_req = WatchRequest {
+        table: table_request(ep.req).map(|i| (Arc::new(Columns::for_resource(&ep.res)), i)),
+        resource: ep.res.clone(),
+        filter,
+        start,
+        bookmarks: opts.allow_watch_bookmarks,
+        timeout: opts.timeout_seconds.map(Duration::from_secs),
+    };
+    Ok(serve(ep.state.clone(), watch_req))
 }
 
 /// Starts a watch and returns the streaming response.

@@ -12,11 +12,11 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use crate::context::Context;
 use crate::controllers;
 use crate::error::{field, ApiError, StatusCause};
 use crate::registry::catalog::ApiResource;
 use crate::registry::object_meta::{self, finalizers, meta_mut, meta_str};
-use crate::registry::strategy::FieldValidation;
 use crate::state::State;
 use crate::store::{GroupResource, ObjectKey, StoredObject, Txn};
 
@@ -45,8 +45,6 @@ pub struct DeleteOptions {
     pub resource_version: Option<String>,
     /// `gracePeriodSeconds`.
     pub grace_period_seconds: Option<i64>,
-    /// `dryRun: [All]`.
-    pub dry_run: bool,
     /// `propagationPolicy` (or the legacy `orphanDependents`).
     pub propagation: Option<Propagation>,
 }
@@ -161,37 +159,15 @@ pub fn terminating_create_error(res: &ApiResource) -> ApiError {
     err
 }
 
-/// Options of a create or update request.
-#[derive(Debug, Clone, Default)]
-pub struct WriteOptions {
-    /// `dryRun=All`: validate and answer, store nothing.
-    pub dry_run: bool,
-    /// `fieldValidation`.
-    pub fields: FieldValidation,
-    /// The field manager recorded in `managedFields` (operation Update). `None` for writes that
-    /// are not tracked: server-side apply records its own, the controllers' writes are not.
-    pub field_manager: Option<String>,
-}
-
-impl WriteOptions {
-    /// Options of a dry run.
-    pub fn dry_run() -> Self {
-        WriteOptions {
-            dry_run: true,
-            ..Default::default()
-        }
-    }
-}
-
 /// `POST` a new object. `obj` has been decoded and its apiVersion/kind checked.
-pub fn create(
+pub async fn create(
     state: &State,
+    ctx: &Context,
     res: &ApiResource,
     namespace: &str,
     mut obj: Value,
-    opts: &WriteOptions,
 ) -> Result<Arc<StoredObject>, ApiError> {
-    let dry_run = opts.dry_run;
+    let dry_run = ctx.dry_run;
     if res.terminating() {
         return Err(terminating_create_error(res));
     }
@@ -210,11 +186,11 @@ pub fn create(
         return Err(err);
     }
     let strategy = &res.strategy;
-    strategy.decode(&mut obj, opts.fields)?;
+    strategy.decode(&mut obj, ctx)?;
     let ns = if res.namespaced { namespace } else { "" };
     object_meta::prepare_for_create(&mut obj, ns, strategy.track_generation());
     strategy.prepare_for_create(&mut obj);
-    if let Some(manager) = &opts.field_manager {
+    if let Some(manager) = &ctx.field_manager {
         crate::apply::record_update(
             None,
             &mut obj,
@@ -254,7 +230,7 @@ pub fn create(
         });
         match result {
             Ok(stored) => {
-                controllers::after_commit(state, res, &stored);
+                controllers::after_commit(state, ctx, res, &stored).await;
                 return Ok(latest(state, res, stored));
             }
             Err(e) if e.reason == DRY_RUN_SENTINEL.reason => {
@@ -303,16 +279,16 @@ pub enum UpdateSource<'a> {
 }
 
 /// `PUT` or `PATCH` an object (main resource or a subresource).
-pub fn update(
+pub async fn update(
     state: &State,
+    ctx: &Context,
     res: &ApiResource,
     namespace: &str,
     name: &str,
     target: Target,
     source: UpdateSource<'_>,
-    opts: &WriteOptions,
 ) -> Result<Arc<StoredObject>, ApiError> {
-    let dry_run = opts.dry_run;
+    let dry_run = ctx.dry_run;
     let key = key_for(res, namespace, name);
     // The handler checks a PUT body against the URL before it looks for the object.
     if let UpdateSource::Replace(body) = &source {
@@ -367,7 +343,7 @@ pub fn update(
         }
         place_in_request(res, namespace, name, &mut obj)?;
         let strategy = &res.strategy;
-        strategy.decode(&mut obj, opts.fields)?;
+        strategy.decode(&mut obj, ctx)?;
         object_meta::prepare_for_update(&mut obj, &old.value);
         match target {
             Target::Main => strategy.prepare_for_update(&mut obj, &old.value),
@@ -380,7 +356,7 @@ pub fn update(
                 obj["metadata"] = meta;
             }
         }
-        if let Some(manager) = &opts.field_manager {
+        if let Some(manager) = &ctx.field_manager {
             let subresource = match target {
                 Target::Main => "",
                 Target::Status => "status",
@@ -430,10 +406,10 @@ pub fn update(
         match committed {
             Some((stored, removed)) => {
                 if removed {
-                    controllers::after_remove(state, res, &stored);
+                    controllers::after_remove(state, ctx, res, &stored).await;
                     return Ok(stored);
                 }
-                controllers::after_commit(state, res, &stored);
+                controllers::after_commit(state, ctx, res, &stored).await;
                 return Ok(latest(state, res, stored));
             }
             None if retry_on_conflict => continue,
@@ -512,8 +488,9 @@ fn validate_finalizer_update(obj: &Value, old: &Value) -> Vec<StatusCause> {
 }
 
 /// `DELETE` one object.
-pub fn delete(
+pub async fn delete(
     state: &State,
+    ctx: &Context,
     res: &ApiResource,
     namespace: &str,
     name: &str,
@@ -575,7 +552,7 @@ pub fn delete(
                 json!(opts.grace_period_seconds.unwrap_or(0).max(0)),
             );
         }
-        if opts.dry_run {
+        if ctx.dry_run {
             let out = Arc::new(dry_run_object(obj, old.rv));
             return Ok(if graceful {
                 Deleted::Pending(out)
@@ -599,10 +576,10 @@ pub fn delete(
             continue;
         };
         if graceful {
-            controllers::after_commit(state, res, &stored);
+            controllers::after_commit(state, ctx, res, &stored).await;
             return Ok(Deleted::Pending(stored));
         }
-        controllers::after_remove(state, res, &stored);
+        controllers::after_remove(state, ctx, res, &stored).await;
         return Ok(Deleted::Gone(stored));
     }
 }

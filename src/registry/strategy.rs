@@ -8,6 +8,7 @@
 use serde_json::Value;
 
 use super::object_meta::{self, NameRule};
+use crate::context::Context;
 use crate::error::{ApiError, StatusCause};
 
 /// What unknown fields in a request body do (`fieldValidation`).
@@ -27,6 +28,7 @@ impl FieldValidation {
     /// nothing for Ignore, a `Warning` each for Warn, the apiserver's 400 for Strict.
     pub fn report(
         self,
+        ctx: &Context,
         what: &str,
         paths: &[String],
         kind: &str,
@@ -37,7 +39,7 @@ impl FieldValidation {
             _ if paths.is_empty() => Ok(()),
             FieldValidation::Warn => {
                 for p in paths {
-                    crate::warnings::warn(format!("{what} {p:?}"));
+                    ctx.warn(format!("{what} {p:?}"));
                 }
                 Ok(())
             }
@@ -82,8 +84,9 @@ pub trait Strategy: Send + Sync {
     }
 
     /// The codec step every written body goes through first, as the apiserver's decoder does
-    /// for custom resources: unknown fields pruned (reported per `fields`), defaults applied.
-    fn decode(&self, _obj: &mut Value, _fields: FieldValidation) -> Result<(), ApiError> {
+    /// for custom resources: unknown fields pruned (reported per the request's
+    /// `fieldValidation`), defaults applied.
+    fn decode(&self, _obj: &mut Value, _ctx: &Context) -> Result<(), ApiError> {
         Ok(())
     }
 

@@ -7,9 +7,10 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use crate::cel::Rules;
+use crate::context::Context;
 use crate::error::{field, ApiError, StatusCause};
 use crate::registry::apiextensions::ScaleSubresource;
-use crate::registry::strategy::{bump_generation, FieldValidation, Strategy};
+use crate::registry::strategy::{bump_generation, Strategy};
 use crate::schema::Schema;
 
 /// Strategy for one served version of a CRD.
@@ -96,13 +97,19 @@ impl CustomResourceStrategy {
 }
 
 impl Strategy for CustomResourceStrategy {
-    fn decode(&self, obj: &mut Value, fields: FieldValidation) -> Result<(), ApiError> {
+    fn decode(&self, obj: &mut Value, ctx: &Context) -> Result<(), ApiError> {
         let Some(schema) = &self.schema else {
             return Ok(());
         };
         if !self.preserve_unknown_fields {
             let unknown = schema.prune(obj);
-            fields.report("unknown field", &unknown, &self.kind, &self.version)?;
+            ctx.field_validation.report(
+                ctx,
+                "unknown field",
+                &unknown,
+                &self.kind,
+                &self.version,
+            )?;
         }
         schema.apply_defaults(obj);
         Ok(())
@@ -191,6 +198,7 @@ impl Strategy for CustomResourceStrategy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::registry::strategy::FieldValidation;
 
     fn strategy(status: bool, schema: Option<Value>) -> CustomResourceStrategy {
         CustomResourceStrategy {
@@ -227,13 +235,13 @@ mod tests {
             ),
         );
         let mut obj = json!({"metadata": {"name": "a"}, "spec": {"someRandomField": 42}});
-        s.decode(&mut obj, FieldValidation::Ignore)
-            .expect("decodes");
+        let mut ctx = Context::internal();
+        ctx.field_validation = FieldValidation::Ignore;
+        s.decode(&mut obj, &ctx).expect("decodes");
         assert_eq!(obj["spec"], json!({"replicas": 1}));
         let mut obj = json!({"metadata": {"name": "a"}, "spec": {"someRandomField": 42}});
-        let err = s
-            .decode(&mut obj, FieldValidation::Strict)
-            .expect_err("strict");
+        ctx.field_validation = FieldValidation::Strict;
+        let err = s.decode(&mut obj, &ctx).expect_err("strict");
         assert_eq!(
             err.message,
             "CronTab in version \"v1\" cannot be handled as a CronTab: strict decoding error: unknown field \"spec.someRandomField\""

@@ -1,0 +1,147 @@
+//! `PATCH` with `application/apply-patch+yaml`: server-side apply. Creates the object when it
+//! does not exist; otherwise merges the applier's configuration by the schema, tracking field
+//! ownership in `managedFields`, and answers 409 when another manager owns a field it would
+//! change (unless `force=true`).
+
+use serde_json::{json, Value};
+use warp::http::StatusCode;
+use warp::reply::Response;
+
+use super::negotiation::{json_response, media_type, Request};
+use super::resource::Endpoint;
+use crate::conversion::{encode_object, storage_api_version};
+use crate::error::{field, ApiError};
+use crate::registry::object_meta::{meta_mut, meta_str, now_rfc3339};
+use crate::registry::store::{self as rest, Target, UpdateSource};
+
+/// The media type of an apply patch.
+pub const APPLY_PATCH: &str = "application/apply-patch+yaml";
+
+/// Whether a PATCH is a server-side apply.
+pub fn is_apply(req: &Request) -> bool {
+    media_type(req.header("content-type")) == APPLY_PATCH
+}
+
+/// Serves a server-side apply.
+pub async fn apply(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
+    let Some(manager) = ep.req.query.get("fieldManager").filter(|m| !m.is_empty()) else {
+        return Err(ApiError::invalid(
+            "meta.k8s.io",
+            "PatchOptions",
+            "",
+            vec![field::required(
+                "fieldManager",
+                "is required for apply patch",
+            )],
+        ));
+    };
+    let force = ep.req.query.flag("force");
+    let config = decode_config(ep)?;
+    let res = &ep.res;
+    let subresource = if ep.target == Target::Status {
+        "status"
+    } else {
+        ""
+    };
+    let schema = res.schema.as_ref().map(|s| s.root());
+    let storage = storage_api_version(res);
+    let merged = |live: Option<&Value>| -> Result<Value, ApiError> {
+        let mut out = crate::apply::apply(
+            live,
+            &config,
+            manager,
+            subresource,
+            &res.api_version(),
+            force,
+            schema,
+            &now_rfc3339(),
+        )
+        .map_err(|c| c.to_api_error(&res.group, &res.plural, ep.name()))?;
+        out["apiVersion"] = json!(storage);
+        Ok(out)
+    };
+    // The request's context records no Update entry: the apply above records its own.
+    let exists = rest::get(ep.state, res, ep.namespace(), ep.name()).is_ok();
+    let (status, obj) = if !exists && ep.target == Target::Main {
+        let mut obj = merged(None)?;
+        meta_mut(&mut obj).insert("name".into(), json!(ep.name()));
+        let created = rest::create(ep.state, ep.ctx, res, ep.namespace(), obj).await?;
+        (StatusCode::CREATED, created)
+    } else {
+        let apply = |current: &Value| merged(Some(current));
+        let updated = rest::update(
+            ep.state,
+            ep.ctx,
+            res,
+            ep.namespace(),
+            ep.name(),
+            ep.target,
+            UpdateSource::Patch(&apply),
+        )
+        .await?;
+        (StatusCode::OK, updated)
+    };
+    Ok(json_response(status, encode_object(res, &obj)))
+}
+
+/// The apply configuration: YAML (or JSON) naming this endpoint's apiVersion, kind and name,
+/// typed against the schema. The main resource does not take status when `/status` exists.
+fn decode_config(ep: &Endpoint<'_>) -> Result<Value, ApiError> {
+    let res = &ep.res;
+    let text = std::str::from_utf8(&ep.req.body)
+        .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+    let mut config: Value = serde_saphyr::from_str(text)
+        .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+    if !config.is_object() {
+        return Err(ApiError::bad_request(
+            "error decoding YAML: the apply configuration is not an object",
+        ));
+    }
+    if config["metadata"]
+        .get("managedFields")
+        .is_some_and(|m| !m.is_null())
+    {
+        return Err(ApiError::bad_request("metadata.managedFields must be nil"));
+    }
+    let api_version = config["apiVersion"].as_str().unwrap_or("");
+    if api_version != res.api_version() {
+        return Err(ApiError::bad_request(format!(
+            "the API version in the data ({api_version}) does not match the expected API version ({})",
+            res.api_version()
+        )));
+    }
+    let kind = config["kind"].as_str().unwrap_or("");
+    if kind != res.kind {
+        return Err(ApiError::bad_request(format!(
+            "the kind in the data ({kind}) does not match the expected kind ({})",
+            res.kind
+        )));
+    }
+    let name = meta_str(&config, "name");
+    if !name.is_empty() && name != ep.name() {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({name}) does not match the name on the URL ({})",
+            ep.name()
+        )));
+    }
+    let schema = res.schema.as_ref().map(|s| s.root());
+    if let Err(e) = crate::apply::validate_config(&config, schema) {
+        let ns = if res.namespaced {
+            format!("{}/", ep.namespace())
+        } else {
+            String::new()
+        };
+        return Err(ApiError::internal(format!(
+            "failed to create typed patch object ({ns}{}; {}, Kind={}): {e}",
+            ep.name(),
+            res.api_version(),
+            res.kind
+        )));
+    }
+    if ep.target != Target::Status && res.status_subresource {
+        if let Some(o) = config.as_object_mut() {
+            o.remove("status");
+        }
+    }
+    Ok(config)
+}

@@ -1,0 +1,61 @@
+//! `DELETE` of one object and of a collection (deletecollection).
+
+use warp::http::StatusCode;
+use warp::reply::Response;
+
+use super::negotiation::{json_response, json_value};
+use super::options::Filter;
+use super::read::{encode_list, ListMeta};
+use super::resource::Endpoint;
+use crate::conversion::encode_object;
+use crate::error::ApiError;
+use crate::registry::store::{self as rest, DeleteOptions, Deleted};
+use crate::store::ObjectKey;
+
+/// `DELETE` one object: the object in its last (or pending) state, or a `Status` where the
+/// resource answers deletes that way.
+pub async fn delete(ep: &Endpoint<'_>, opts: &DeleteOptions) -> Result<Response, ApiError> {
+    let res = &ep.res;
+    match rest::delete(ep.state, ep.ctx, res, ep.namespace(), ep.name(), opts).await? {
+        Deleted::Gone(obj) if res.crd.is_some() => {
+            Ok(json_value(StatusCode::OK, &rest::deleted_status(res, &obj)))
+        }
+        Deleted::Gone(obj) | Deleted::Pending(obj) => {
+            Ok(json_response(StatusCode::OK, encode_object(res, &obj)))
+        }
+    }
+}
+
+/// `DELETE` a collection: every object the filter selects, one by one; the list of what was
+/// deleted (or is now pending).
+pub async fn delete_collection(
+    ep: &Endpoint<'_>,
+    opts: &DeleteOptions,
+) -> Result<Response, ApiError> {
+    let res = &ep.res;
+    let filter = Filter::from_query(res, ep.info, ep.req)?;
+    let keys: Vec<ObjectKey> = ep
+        .state
+        .store
+        .snapshot()
+        .list(&res.gr, filter.namespace.as_deref())
+        .filter(|(k, o)| filter.matches(k, &o.value))
+        .map(|(k, _)| k.clone())
+        .collect();
+    let mut deleted = Vec::new();
+    for key in keys {
+        match rest::delete(ep.state, ep.ctx, res, &key.namespace, &key.name, opts).await {
+            Ok(Deleted::Gone(o) | Deleted::Pending(o)) => deleted.push(o),
+            Err(e) if e.code == 404 => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let meta = ListMeta {
+        rv: ep.state.store.current_rv(),
+        ..Default::default()
+    };
+    Ok(json_response(
+        StatusCode::OK,
+        encode_list(res, &meta, deleted.iter()),
+    ))
+}

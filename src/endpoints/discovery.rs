@@ -1,0 +1,171 @@
+//! The non-resource endpoints: `/version`, health checks, the discovery documents (legacy and
+//! aggregated) and the OpenAPI documents, all rendered once per catalog change and served as
+//! stored bytes.
+
+use bytes::Bytes;
+use serde_json::{json, Value};
+use warp::http::{self, StatusCode};
+use warp::reply::Response;
+
+use super::negotiation::{json_response, json_value, plain_not_found, AcceptEntry, Request};
+use crate::discovery::documents::{Aggregated, AGGREGATED_V2, AGGREGATED_V2BETA1};
+use crate::error::ApiError;
+use crate::state::State;
+
+/// The Kubernetes version kubefake reports and whose API it serves.
+pub const KUBERNETES_VERSION: (&str, &str) = ("1", "33");
+
+fn text(status: StatusCode, body: &'static str) -> Response {
+    let mut resp = Response::new(Bytes::from_static(body.as_bytes()).into());
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    resp
+}
+
+/// Serves a request that names no resource.
+pub fn serve(state: &State, req: &Request) -> Result<Response, ApiError> {
+    if req.method != "GET" && req.method != "HEAD" {
+        if req.path.starts_with("/api") {
+            return Err(ApiError::method_not_allowed());
+        }
+        return Ok(plain_not_found());
+    }
+    let path = req.path.trim_end_matches('/');
+    let parts: Vec<&str> = path.split('/').skip(1).collect();
+    let registry = state.registry();
+    let docs = &registry.documents;
+    match parts.as_slice() {
+        ["version"] => Ok(json_value(StatusCode::OK, &version_info())),
+        ["healthz" | "livez" | "readyz", ..] => Ok(text(StatusCode::OK, "ok")),
+        ["api"] => Ok(discovery_root(req, &docs.api, &docs.aggregated_api)),
+        ["apis"] => Ok(discovery_root(req, &docs.apis, &docs.aggregated_apis)),
+        ["api", "v1"] => Ok(docs
+            .resource_lists
+            .get(&(String::new(), "v1".to_string()))
+            .map_or_else(plain_not_found, |b| {
+                json_response(StatusCode::OK, b.clone())
+            })),
+        ["apis", group] => Ok(docs.groups.get(*group).map_or_else(plain_not_found, |b| {
+            json_response(StatusCode::OK, b.clone())
+        })),
+        ["openapi", "v2"] => Ok(openapi_v2(req, &docs.openapi.v2)),
+        ["openapi", "v3"] => Ok(json_response(StatusCode::OK, docs.openapi.v3_index.clone())),
+        ["openapi", "v3", rest @ ..] => Ok(openapi_v3(req, &docs.openapi, &rest.join("/"))),
+        ["apis", group, version] => Ok(docs
+            .resource_lists
+            .get(&(group.to_string(), version.to_string()))
+            .map_or_else(plain_not_found, |b| {
+                json_response(StatusCode::OK, b.clone())
+            })),
+        _ => Ok(plain_not_found()),
+    }
+}
+
+/// `/openapi/v2`: the JSON document. kubectl asks for it in protobuf only, to validate on the
+/// client when the server cannot; kubefake validates on the server and says so in
+/// `/openapi/v3`, so it answers protobuf requests with an empty (valid) document, for which
+/// kubectl skips client-side validation.
+fn openapi_v2(req: &Request, json_doc: &Bytes) -> Response {
+    if req.header("accept").contains("protobuf") {
+        // gnostic `openapi_v2.Document { swagger: "2.0" }`: field 1, length-delimited.
+        let mut resp = Response::new(Bytes::from_static(b"\x0a\x032.0").into());
+        resp.headers_mut().insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static(
+                "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
+            ),
+        );
+        return resp;
+    }
+    json_response(StatusCode::OK, json_doc.clone())
+}
+
+/// `/openapi/v3/<group-version>`: immutable (cacheable) when asked for by its current hash.
+fn openapi_v3(req: &Request, openapi: &crate::discovery::openapi::OpenApi, path: &str) -> Response {
+    let Some(doc) = openapi.v3.get(path) else {
+        return plain_not_found();
+    };
+    let mut resp = json_response(StatusCode::OK, doc.body.clone());
+    let immutable = req.query.get("hash") == Some(doc.hash.as_str());
+    let cache = if immutable {
+        "public, immutable"
+    } else {
+        "no-cache, private"
+    };
+    resp.headers_mut().insert(
+        http::header::CACHE_CONTROL,
+        http::HeaderValue::from_static(cache),
+    );
+    if let Ok(etag) = http::HeaderValue::from_str(&format!("\"{}\"", doc.hash)) {
+        resp.headers_mut().insert(http::header::ETAG, etag);
+    }
+    resp
+}
+
+fn version_info() -> Value {
+    let (major, minor) = KUBERNETES_VERSION;
+    json!({
+        "major": major,
+        "minor": minor,
+        "gitVersion": format!("v{major}.{minor}.0"),
+        "gitCommit": "kubefake",
+        "gitTreeState": "clean",
+        "buildDate": "2025-04-23T00:00:00Z",
+        "goVersion": "go1.24.2",
+        "compiler": "gc",
+        "platform": format!("{}/{}", std::env::consts::OS, go_arch()),
+    })
+}
+
+fn go_arch() -> &'static str {
+    match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        other => other,
+    }
+}
+
+/// Serves `/api` or `/apis` in the format the Accept header asks for first: aggregated v2,
+/// aggregated v2beta1, or the legacy document.
+fn discovery_root(req: &Request, legacy: &Bytes, aggregated: &Aggregated) -> Response {
+    for entry in AcceptEntry::parse_all(req.header("accept")) {
+        let media = entry.media.as_str();
+        let wants_aggregated = media == "application/json"
+            && entry.param("g") == Some("apidiscovery.k8s.io")
+            && entry.param("as") == Some("APIGroupDiscoveryList");
+        if wants_aggregated {
+            let (body, content_type) = match entry.param("v") {
+                Some("v2") => (&aggregated.v2, AGGREGATED_V2),
+                Some("v2beta1") => (&aggregated.v2beta1, AGGREGATED_V2BETA1),
+                _ => continue,
+            };
+            if req.header("if-none-match") == aggregated.etag {
+                let mut resp = Response::new(Bytes::new().into());
+                *resp.status_mut() = StatusCode::NOT_MODIFIED;
+                return resp;
+            }
+            let mut resp = json_response(StatusCode::OK, body.clone());
+            let headers = resp.headers_mut();
+            headers.insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static(content_type),
+            );
+            if let Ok(etag) = http::HeaderValue::from_str(&aggregated.etag) {
+                headers.insert(http::header::ETAG, etag);
+            }
+            headers.insert(http::header::VARY, http::HeaderValue::from_static("Accept"));
+            headers.insert(
+                http::header::CACHE_CONTROL,
+                http::HeaderValue::from_static("public"),
+            );
+            return resp;
+        }
+        if matches!(media, "application/json" | "*/*" | "application/*" | "") {
+            break;
+        }
+    }
+    json_response(StatusCode::OK, legacy.clone())
+}

@@ -1,0 +1,213 @@
+//! `GET` of one object and of a collection (list): the snapshot the options ask for, filtered,
+//! one page of it, as JSON or as a Table.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde_json::{json, Value};
+use warp::http::StatusCode;
+use warp::reply::Response;
+
+use super::negotiation::{json_response, json_value, table_request};
+use super::options::{self, ContinueToken, Filter, ListOptions, Match};
+use super::resource::Endpoint;
+use crate::conversion::{encode_object, versioned};
+use crate::discovery::ApiResource;
+use crate::error::ApiError;
+use crate::registry::store as rest;
+use crate::registry::table::Columns;
+use crate::state::State;
+use crate::store::{Snapshot, StoredObject};
+
+/// `GET` one object (or its `/status`, which shows the whole object).
+pub async fn get(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
+    let obj = rest::get(ep.state, &ep.res, ep.namespace(), ep.name())?;
+    if let Some(include) = table_request(ep.req) {
+        let shown = versioned(&ep.res, &obj);
+        let table = Columns::for_resource(&ep.res).table(&[&shown], "", include, true);
+        return Ok(json_value(StatusCode::OK, &table));
+    }
+    Ok(json_response(StatusCode::OK, encode_object(&ep.res, &obj)))
+}
+
+/// `metadata` of a list response.
+#[derive(Default)]
+pub struct ListMeta {
+    /// The resourceVersion the list reflects.
+    pub rv: u64,
+    /// The token of the next page, if any.
+    pub continue_token: Option<String>,
+    /// How many items the following pages hold (known only without selectors).
+    pub remaining_item_count: Option<usize>,
+}
+
+/// One page of a list.
+struct Page {
+    items: Vec<Arc<StoredObject>>,
+    meta: ListMeta,
+}
+
+/// `LIST`: the snapshot the options ask for, filtered, one page of it.
+pub async fn list(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
+    let opts = ListOptions::parse(&ep.req.query, false)?;
+    let filter = Filter::from_query(&ep.res, ep.info, ep.req)?;
+    let page = read_page(ep.state, &ep.res, &opts, &filter).await?;
+    if let Some(include) = table_request(ep.req) {
+        let shown: Vec<Value> = page.items.iter().map(|o| versioned(&ep.res, o)).collect();
+        let refs: Vec<&Value> = shown.iter().collect();
+        let meta = &page.meta;
+        let mut table =
+            Columns::for_resource(&ep.res).table(&refs, &meta.rv.to_string(), include, true);
+        if let Some(c) = &meta.continue_token {
+            table["metadata"]["continue"] = json!(c);
+        }
+        if let Some(n) = meta.remaining_item_count {
+            table["metadata"]["remainingItemCount"] = json!(n);
+        }
+        return Ok(json_value(StatusCode::OK, &table));
+    }
+    Ok(json_response(
+        StatusCode::OK,
+        encode_list(&ep.res, &page.meta, page.items.iter()),
+    ))
+}
+
+async fn read_page(
+    state: &State,
+    res: &ApiResource,
+    opts: &ListOptions,
+    filter: &Filter,
+) -> Result<Page, ApiError> {
+    let (snap, after) = match &opts.continue_token {
+        Some(token) => (
+            state
+                .store
+                .snapshot_at(token.rv)
+                .map_err(|_| options::continue_expired())?,
+            Some(token.after.clone()),
+        ),
+        None => (list_snapshot(state, opts).await?, None),
+    };
+    // A list from "0" is served from the watch cache, which ignores limit.
+    let limit = if opts.resource_version == "0" {
+        0
+    } else {
+        opts.limit
+    };
+    let mut matching = snap
+        .list_after(&res.gr, filter.namespace.as_deref(), after)
+        .filter(|(k, o)| filter.matches(k, &o.value));
+    let mut items = Vec::new();
+    let mut last = None;
+    for (key, obj) in matching.by_ref() {
+        items.push(obj.clone());
+        last = Some(key);
+        if limit > 0 && items.len() == limit {
+            break;
+        }
+    }
+    let mut meta = ListMeta {
+        rv: snap.rv,
+        ..Default::default()
+    };
+    if limit > 0 && items.len() == limit {
+        let remaining = matching.count();
+        if remaining > 0 {
+            if let Some(key) = last {
+                meta.continue_token = Some(
+                    ContinueToken {
+                        rv: snap.rv,
+                        after: key.clone(),
+                    }
+                    .encode(),
+                );
+            }
+            // Like etcd, a count is only known without selectors.
+            if filter.labels.is_empty() && filter.fields.is_empty() {
+                meta.remaining_item_count = Some(remaining);
+            }
+        }
+    }
+    Ok(Page { items, meta })
+}
+
+/// A list body assembled from already-serialised items.
+pub fn encode_list<'a>(
+    res: &ApiResource,
+    meta: &ListMeta,
+    items: impl Iterator<Item = &'a Arc<StoredObject>>,
+) -> Bytes {
+    let mut out = Vec::with_capacity(256);
+    out.extend_from_slice(b"{\"apiVersion\":");
+    out.extend_from_slice(json!(res.api_version()).to_string().as_bytes());
+    out.extend_from_slice(b",\"items\":[");
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(&encode_object(res, item));
+    }
+    out.extend_from_slice(b"],\"kind\":");
+    out.extend_from_slice(json!(res.list_kind).to_string().as_bytes());
+    let mut list_meta = json!({"resourceVersion": meta.rv.to_string()});
+    if let Some(c) = &meta.continue_token {
+        list_meta["continue"] = json!(c);
+    }
+    if let Some(n) = meta.remaining_item_count {
+        list_meta["remainingItemCount"] = json!(n);
+    }
+    out.extend_from_slice(b",\"metadata\":");
+    out.extend_from_slice(list_meta.to_string().as_bytes());
+    out.push(b'}');
+    Bytes::from(out)
+}
+
+/// The snapshot a list without a continue token reads, by `resourceVersion` and
+/// `resourceVersionMatch`.
+async fn list_snapshot(state: &State, opts: &ListOptions) -> Result<Arc<Snapshot>, ApiError> {
+    match (opts.resource_version()?, opts.resource_version_match) {
+        (Some(rv), Some(Match::Exact)) => {
+            wait_for_resource_version(state, rv).await?;
+            state.store.snapshot_at(rv).map_err(|_| {
+                ApiError::gone("The resourceVersion for the provided list is too old.")
+            })
+        }
+        (Some(rv), _) => {
+            wait_for_resource_version(state, rv).await?;
+            Ok(state.store.snapshot())
+        }
+        (None, _) => Ok(state.store.snapshot()),
+    }
+}
+
+/// Waits (up to 3 s, like the watch cache) until the store has reached `rv`; then a read "not
+/// older than" it can be served. Past that, the apiserver's 504.
+pub async fn wait_for_resource_version(state: &State, rv: u64) -> Result<(), ApiError> {
+    if state.store.current_rv() >= rv {
+        return Ok(());
+    }
+    let mut events = state.store.subscribe();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+    while state.store.current_rv() < rv {
+        match tokio::time::timeout_at(deadline, events.recv()).await {
+            Ok(Ok(_)) | Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {}
+            Ok(Err(_)) | Err(_) => break,
+        }
+    }
+    let current = state.store.current_rv();
+    if current >= rv {
+        return Ok(());
+    }
+    let mut err = ApiError::timeout(format!(
+        "Too large resource version: {rv}, current: {current}"
+    ));
+    if let Some(d) = err.details.as_mut() {
+        d.causes.push(crate::error::StatusCause {
+            reason: "ResourceVersionTooLarge".into(),
+            message: "Too large resource version".into(),
+            field: String::new(),
+        });
+    }
+    Err(err)
+}

@@ -1,0 +1,168 @@
+//! Resource requests: resolve the resource a request names, check its scope, subresource and
+//! verb the way the apiserver's installed routes do, set the request's options on its context,
+//! and dispatch to the verb family.
+
+use std::sync::Arc;
+
+use warp::reply::Response;
+
+use super::negotiation::{plain_not_found, Request};
+use super::{apply, delete, options, read, scale, watch, write};
+use crate::context::Context;
+use crate::discovery::ApiResource;
+use crate::error::ApiError;
+use crate::filters::request_info::{RequestInfo, Verb};
+use crate::registry::store::{self as rest, Target};
+use crate::state::State;
+
+/// Everything a verb handler needs about the request it serves.
+pub struct Endpoint<'a> {
+    /// The server.
+    pub state: &'a Arc<State>,
+    /// The HTTP request.
+    pub req: &'a Request,
+    /// Its API coordinates.
+    pub info: &'a RequestInfo,
+    /// The resource it names, in the version it names.
+    pub res: Arc<ApiResource>,
+    /// The part of the object a write targets.
+    pub target: Target,
+    /// The request's context (options set from the query).
+    pub ctx: &'a Context,
+}
+
+impl Endpoint<'_> {
+    /// The request's namespace ("" for cluster-scoped requests).
+    pub fn namespace(&self) -> &str {
+        &self.info.namespace
+    }
+
+    /// The object's name ("" for collections).
+    pub fn name(&self) -> &str {
+        &self.info.name
+    }
+}
+
+/// Serves a resource request.
+pub async fn serve(
+    state: &Arc<State>,
+    req: &Request,
+    info: &RequestInfo,
+    ctx: &mut Context,
+) -> Result<Response, ApiError> {
+    let Some(res) = state
+        .registry()
+        .resolve(&info.group, &info.version, &info.resource)
+    else {
+        // Unknown resources of a built-in group-version get a Status; everything else falls
+        // through to the apiserver's plain-text not-found handler.
+        if info.group.is_empty() && info.version == "v1" {
+            return Err(ApiError::path_not_found());
+        }
+        return Ok(plain_not_found());
+    };
+    if !scope_matches(&res, info) {
+        return Ok(plain_not_found());
+    }
+    if info.subresource == "scale" && res.scale.is_some() {
+        if !matches!(info.verb, Verb::Get | Verb::Update | Verb::Patch) {
+            return Err(ApiError::method_not_allowed());
+        }
+        options::set_write_options(ctx, req)?;
+        let ep = Endpoint {
+            state,
+            req,
+            info,
+            res,
+            target: Target::Main,
+            ctx,
+        };
+        return scale::serve(&ep).await;
+    }
+    let target = target(&res, info)?;
+    check_verb(&res, info, target)?;
+    options::set_write_options(ctx, req)?;
+    let delete_opts = match info.verb {
+        Verb::Delete | Verb::DeleteCollection => options::delete_options(req, ctx)?,
+        _ => Default::default(),
+    };
+    let ep = Endpoint {
+        state,
+        req,
+        info,
+        res,
+        target,
+        ctx,
+    };
+    match info.verb {
+        Verb::Get => read::get(&ep).await,
+        Verb::List => read::list(&ep).await,
+        Verb::Watch => watch::start(&ep).await,
+        Verb::Create => write::create(&ep).await,
+        Verb::Update => write::update(&ep).await,
+        Verb::Patch if apply::is_apply(req) => apply::apply(&ep).await,
+        Verb::Patch => write::patch(&ep).await,
+        Verb::Delete => delete::delete(&ep, &delete_opts).await,
+        Verb::DeleteCollection => delete::delete_collection(&ep, &delete_opts).await,
+        Verb::Unsupported => Err(ApiError::method_not_allowed()),
+    }
+}
+
+/// Whether the path's scope fits the resource: namespaced objects are only reached through
+/// `/namespaces/{ns}/` (collections may also be listed and watched across namespaces),
+/// cluster-scoped ones never are.
+fn scope_matches(res: &ApiResource, info: &RequestInfo) -> bool {
+    let cluster_path = info.namespace.is_empty() || res.plural == "namespaces";
+    let collection_verb = matches!(info.verb, Verb::List | Verb::Watch) && info.name.is_empty();
+    if res.namespaced {
+        !cluster_path || collection_verb
+    } else {
+        cluster_path
+    }
+}
+
+/// The part of the object a request's subresource targets.
+fn target(res: &ApiResource, info: &RequestInfo) -> Result<Target, ApiError> {
+    match info.subresource.as_str() {
+        "" => Ok(Target::Main),
+        "status" if res.status_subresource => Ok(Target::Status),
+        "finalize" if res.finalize_subresource => Ok(Target::Finalize),
+        _ => Err(ApiError::not_found(&res.group, &res.plural, &info.name)),
+    }
+}
+
+/// Refuses verbs the resource (or subresource) does not serve.
+fn check_verb(res: &ApiResource, info: &RequestInfo, target: Target) -> Result<(), ApiError> {
+    let verb_ok = match target {
+        // Discovery hides update and patch of a terminating CRD's objects, but the handler
+        // still serves them (finalizers must be removable); only create is refused.
+        Target::Main => {
+            res.allows(info.verb.as_str())
+                || (res.terminating()
+                    && matches!(info.verb, Verb::Update | Verb::Patch | Verb::Create))
+        }
+        Target::Status => matches!(info.verb, Verb::Get | Verb::Update | Verb::Patch),
+        Target::Finalize => info.verb == Verb::Update,
+    };
+    if res.terminating() && info.verb == Verb::Create {
+        return Err(rest::terminating_create_error(res));
+    }
+    if verb_ok {
+        return Ok(());
+    }
+    if res.crd.is_some() && info.verb != Verb::Unsupported {
+        let mut err = ApiError::method_not_allowed();
+        err.message = format!(
+            "{} is not supported on resources of kind {:?}",
+            info.verb.as_str(),
+            crate::error::qualified(&res.group, &res.plural)
+        );
+        err.details = Some(Box::new(crate::error::StatusDetails {
+            group: Some(res.group.clone()),
+            kind: Some(res.plural.clone()),
+            ..Default::default()
+        }));
+        return Err(err);
+    }
+    Err(ApiError::method_not_allowed())
+}
