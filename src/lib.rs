@@ -43,6 +43,7 @@
 //! - Every rejection is a `Status` with the apiserver's reason, code and message, and changes
 //!   nothing.
 
+pub mod admission;
 pub mod apply;
 pub mod cel;
 pub mod context;

@@ -6,13 +6,16 @@ use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use parking_lot::Mutex;
-use serde_json::json;
 use tokio::sync::watch;
 
+use crate::admission::Chain;
 use crate::context::Context;
 use crate::error::ApiError;
+use crate::registry::apiextensions::custom_resource;
 use crate::registry::apiextensions::{self, Crd};
+use crate::registry::builtin;
 use crate::registry::catalog::Registry;
+use crate::registry::resource::ApiResource;
 use crate::registry::store as rest;
 use crate::store::{GroupResource, Store};
 
@@ -42,17 +45,17 @@ pub struct State {
     /// Every object.
     pub store: Store,
     registry: ArcSwap<Registry>,
+    /// The built-in resources (plus any a test registered), kept for every rebuild.
+    kinds: Vec<Arc<ApiResource>>,
     rebuild: Mutex<()>,
     server_address: String,
     /// Flips to `true` when the server shuts down; watch streams end on it.
     pub shutdown: watch::Receiver<bool>,
     /// Tunables.
     pub options: Options,
+    /// The admission chain every write goes through.
+    pub admission: Chain,
 }
-
-/// The namespaces every cluster starts with.
-pub const INITIAL_NAMESPACES: [&str; 4] =
-    ["default", "kube-system", "kube-public", "kube-node-lease"];
 
 impl State {
     /// A fresh cluster serving the built-in resources, with no objects yet: see
@@ -62,27 +65,40 @@ impl State {
         options: Options,
         shutdown: watch::Receiver<bool>,
     ) -> Arc<State> {
+        State::with_kinds(server_address, options, shutdown, Vec::new())
+    }
+
+    /// [`State::new`] serving more kinds beside the built-in ones: what registering a kind in
+    /// `registry::builtin` does, for tests of the request path with kinds of their own.
+    pub fn with_kinds(
+        server_address: String,
+        options: Options,
+        shutdown: watch::Receiver<bool>,
+        extra: Vec<ApiResource>,
+    ) -> Arc<State> {
+        let mut kinds = builtin::resources().to_vec();
+        kinds.extend(extra.into_iter().map(Arc::new));
         Arc::new(State {
             store: Store::new(options.history_size, options.watch_buffer),
-            registry: ArcSwap::from_pointee(Registry::build(&[], &server_address, None)),
+            registry: ArcSwap::from_pointee(Registry::build(&kinds, Vec::new(), &server_address)),
+            kinds,
             rebuild: Mutex::new(()),
             server_address,
             shutdown,
             options,
+            admission: Chain::default(),
         })
     }
 
-    /// Creates the objects every cluster starts with (the initial namespaces), through the
-    /// registry store like any other write.
+    /// Creates the objects every cluster starts with (each built-in kind declares its own),
+    /// through the registry store like any other write.
     pub async fn bootstrap(&self) {
         let ctx = Context::internal();
-        let registry = self.registry();
-        if let Some(ns) = registry.resolve("", "v1", "namespaces") {
-            for name in INITIAL_NAMESPACES {
-                let obj =
-                    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
-                if let Err(e) = rest::create(self, &ctx, &ns, "", obj).await {
-                    tracing::error!(error = %e, "creating initial namespace {name}");
+        for res in &self.kinds {
+            for obj in &res.bootstrap {
+                let namespace = obj["metadata"]["namespace"].as_str().unwrap_or("");
+                if let Err(e) = rest::create(self, &ctx, res, namespace, obj.clone()).await {
+                    tracing::error!(error = %e, kind = %res.kind, "creating a bootstrap object");
                 }
             }
         }
@@ -105,10 +121,11 @@ impl State {
             .map(Arc::new)
             .collect();
         let previous = self.registry.load_full();
+        let custom = custom_resource::resources(&crds, Some(&previous));
         self.registry.store(Arc::new(Registry::build(
-            &crds,
+            &self.kinds,
+            custom,
             &self.server_address,
-            Some(&previous),
         )));
     }
 

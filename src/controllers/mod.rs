@@ -22,7 +22,6 @@ use futures_util::future::BoxFuture;
 use parking_lot::Mutex;
 
 use crate::context::Context;
-use crate::registry::apiextensions;
 use crate::registry::catalog::ApiResource;
 use crate::registry::object_meta::meta_str;
 use crate::state::State;
@@ -147,14 +146,6 @@ fn process<'a>(state: &'a State, ctx: &'a Context, work: Work) -> BoxFuture<'a, 
     })
 }
 
-fn is_crd(res: &ApiResource) -> bool {
-    res.group == apiextensions::GROUP && res.plural == "customresourcedefinitions"
-}
-
-fn is_namespace(res: &ApiResource) -> bool {
-    res.group.is_empty() && res.plural == "namespaces"
-}
-
 fn deleting(obj: &StoredObject) -> bool {
     obj.metadata().get("deletionTimestamp").is_some()
 }
@@ -167,13 +158,7 @@ pub async fn after_commit(
     obj: &Arc<StoredObject>,
 ) {
     let name = meta_str(&obj.value, "name");
-    let mut work = Vec::new();
-    if is_crd(res) {
-        work.push(Work::Crd(name.to_string()));
-    }
-    if is_namespace(res) && deleting(obj) {
-        work.push(Work::Namespace(name.to_string()));
-    }
+    let mut work = res.strategy.after_commit(obj);
     if deleting(obj) {
         let uid = meta_str(&obj.value, "uid");
         work.push(Work::Owner(uid.to_string()));
@@ -197,19 +182,12 @@ pub async fn after_remove(
     res: &ApiResource,
     obj: &Arc<StoredObject>,
 ) {
-    if is_crd(res) {
-        state.refresh_registry();
-    }
-    let mut work = vec![Work::Owner(meta_str(&obj.value, "uid").to_string())];
+    let mut work = res.strategy.after_remove(obj);
+    work.push(Work::Owner(meta_str(&obj.value, "uid").to_string()));
     work.extend(owner_uids(&obj.value).map(|uid| Work::Owner(uid.to_string())));
     let ns = meta_str(&obj.value, "namespace");
     if !ns.is_empty() && res.namespaced && namespace::is_terminating(state, ns) {
         work.push(Work::Namespace(ns.to_string()));
-    }
-    if let Some(c) = &res.crd {
-        if c.terminating {
-            work.push(Work::Crd(c.name.clone()));
-        }
     }
     enqueue(state, ctx, work).await;
 }

@@ -9,9 +9,10 @@ use serde_json::Value;
 use crate::context::Context;
 use crate::error::ApiError;
 use crate::registry::apiextensions::crd::set_condition;
+use crate::registry::core::namespace::namespaces_gr;
 use crate::registry::core::namespace::NAMESPACE_FINALIZER;
 use crate::registry::object_meta::finalizers;
-use crate::registry::store::{self as rest, namespaces_gr, DeleteOptions};
+use crate::registry::store::{self as rest, DeleteOptions};
 use crate::state::State;
 use crate::store::ObjectKey;
 

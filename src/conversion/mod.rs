@@ -1,55 +1,275 @@
-//! Conversion between the version a request names and the version objects are stored in.
+//! Conversion at the storage edge: objects flow through the request path in the version the
+//! request names, and are stored in the resource's storage version.
 //!
-//! Custom resources are stored in their CRD's storage version; with the `None` conversion
-//! strategy only `apiVersion` differs between versions. Objects written before their CRD last
-//! changed are defaulted as they are read (and not written back), as the apiserver defaults
-//! what it decodes from storage.
+//! Each served resource version has one [`Codec`]: [`Codec::to_storage`] converts what a write
+//! is about to commit, [`Codec::from_storage`] what an update starts from, and
+//! [`Codec::encode`] turns a stored object into the bytes a reader in this version gets. The
+//! bytes are cached on the stored object per codec, so an object (or a watch event) is
+//! serialised once per version it is read in, never once per reader or per watcher; in the
+//! storage version the stored bytes themselves are served.
+//!
+//! A [`Converter`] does the version change itself: [`none::NoneConverter`] (the CRD `None`
+//! strategy: only `apiVersion` changes) today. Conversions are batched (a list is one call) and
+//! may await, so a webhook converter fits the same seam. After a conversion the codec applies the
+//! target version's read-time defaulting, as the apiserver defaults what it decodes from
+//! storage: objects written before a CRD schema gained a default are defaulted as they are read
+//! (and not written back).
+
+pub mod none;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use bytes::Bytes;
+use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 
-use crate::discovery::ApiResource;
+use crate::error::ApiError;
+use crate::registry::strategy::Strategy;
 use crate::store::StoredObject;
 
-/// An object as the requested version shows it. Custom resources are stored in their storage
-/// version; with the `None` conversion strategy only `apiVersion` differs between versions.
-/// Objects written before their CRD last changed are defaulted as they are read (and not
-/// written back), as the apiserver defaults what it decodes from storage.
-pub fn encode_object(res: &ApiResource, obj: &StoredObject) -> Bytes {
-    if res.version == res.storage_version && !stale(res, obj) {
-        return obj.json.clone();
-    }
-    Bytes::from(serde_json::to_vec(&versioned(res, obj)).unwrap_or_default())
+/// Converts objects of one resource between its versions.
+pub trait Converter: Send + Sync {
+    /// Converts every object to the apiVersion `to` (`group/version`), in order. A list, or a
+    /// burst of watch events, is one call.
+    fn convert<'a>(
+        &'a self,
+        objects: Vec<Value>,
+        to: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<Value>, ApiError>>;
 }
 
-/// Whether an object predates its CRD's last change (and so maybe a default).
-/// Only schemas with defaults can make an older object read differently, so reads of every
-/// other resource keep serving the stored bytes.
-fn stale(res: &ApiResource, obj: &StoredObject) -> bool {
-    res.schema.as_ref().is_some_and(|s| s.root().sub_defaults)
-        && res
-            .crd
-            .as_ref()
-            .is_some_and(|c| obj.rv < c.resource_version)
+/// The storage edge of one served resource version. See the module documentation.
+pub struct Codec {
+    /// Keys this codec's encodings in the per-object cache.
+    id: u64,
+    /// The apiVersion requests through this resource version use.
+    api_version: String,
+    /// The apiVersion objects are stored in.
+    storage_api_version: String,
+    converter: Arc<dyn Converter>,
+    /// Objects stored before this resourceVersion may predate a default of the schema (the
+    /// resourceVersion of the CRD change that compiled it); reads default them.
+    defaults_since: Option<u64>,
+    /// Applies read-time defaults.
+    strategy: Arc<dyn Strategy>,
 }
 
-/// [`encode_object`]'s view as a tree.
-pub fn versioned(res: &ApiResource, obj: &StoredObject) -> Value {
-    let mut v = obj.value.clone();
-    if stale(res, obj) {
-        res.strategy.default_on_read(&mut v);
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+impl Codec {
+    /// A codec between `api_version` and `storage_api_version`.
+    pub fn new(
+        api_version: String,
+        storage_api_version: String,
+        converter: Arc<dyn Converter>,
+        defaults_since: Option<u64>,
+        strategy: Arc<dyn Strategy>,
+    ) -> Codec {
+        Codec {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            api_version,
+            storage_api_version,
+            converter,
+            defaults_since,
+            strategy,
+        }
     }
-    if res.version != res.storage_version {
-        v["apiVersion"] = json!(res.api_version());
+
+    /// A codec for a resource served only in its storage version, with no read-time defaults
+    /// (built-in kinds): every read serves the stored bytes.
+    pub fn identity(api_version: String, strategy: Arc<dyn Strategy>) -> Codec {
+        Codec::new(
+            api_version.clone(),
+            api_version,
+            Arc::new(none::NoneConverter),
+            None,
+            strategy,
+        )
     }
-    v
+
+    /// The apiVersion of this resource version.
+    pub fn api_version(&self) -> &str {
+        &self.api_version
+    }
+
+    /// Whether a stored object reads exactly as stored in this version.
+    fn is_identity_for(&self, obj: &StoredObject) -> bool {
+        self.api_version == self.storage_api_version && !self.needs_defaults(obj)
+    }
+
+    fn needs_defaults(&self, obj: &StoredObject) -> bool {
+        self.defaults_since.is_some_and(|since| obj.rv < since)
+    }
+
+    /// Converts an object about to be stored from this version to the storage version.
+    pub async fn to_storage(&self, obj: Value) -> Result<Value, ApiError> {
+        if self.api_version == self.storage_api_version {
+            return Ok(obj);
+        }
+        let mut out = self
+            .converter
+            .convert(vec![obj], &self.storage_api_version)
+            .await?;
+        out.pop()
+            .ok_or_else(|| ApiError::internal("conversion returned no object"))
+    }
+
+    /// Stored objects as this version shows them (for updates, Tables, selectors on
+    /// converted fields).
+    pub async fn from_storage(&self, objs: &[Arc<StoredObject>]) -> Result<Vec<Value>, ApiError> {
+        let mut out: Vec<Value> = objs.iter().map(|o| o.value.clone()).collect();
+        if self.api_version != self.storage_api_version && !out.is_empty() {
+            out = self.converter.convert(out, &self.api_version).await?;
+            if out.len() != objs.len() {
+                return Err(ApiError::internal(
+                    "conversion returned a different number of objects",
+                ));
+            }
+        }
+        for (v, o) in out.iter_mut().zip(objs) {
+            if self.needs_defaults(o) {
+                self.strategy.default_on_read(v);
+            }
+        }
+        Ok(out)
+    }
+
+    /// One stored object as this version shows it.
+    pub async fn from_storage_one(&self, obj: &Arc<StoredObject>) -> Result<Value, ApiError> {
+        let mut out = self.from_storage(std::slice::from_ref(obj)).await?;
+        out.pop()
+            .ok_or_else(|| ApiError::internal("conversion returned no object"))
+    }
+
+    /// The bytes a reader in this version gets for a stored object.
+    pub async fn encode(&self, obj: &Arc<StoredObject>) -> Result<Bytes, ApiError> {
+        let mut out = self.encode_all(std::slice::from_ref(obj)).await?;
+        out.pop()
+            .ok_or_else(|| ApiError::internal("conversion returned no object"))
+    }
+
+    /// [`Codec::encode`] for many objects, converting those not cached yet in one batch.
+    pub async fn encode_all(&self, objs: &[Arc<StoredObject>]) -> Result<Vec<Bytes>, ApiError> {
+        let mut out: Vec<Option<Bytes>> = objs.iter().map(|o| self.cached(o)).collect();
+        let missing: Vec<Arc<StoredObject>> = objs
+            .iter()
+            .zip(&out)
+            .filter(|(_, b)| b.is_none())
+            .map(|(o, _)| o.clone())
+            .collect();
+        if !missing.is_empty() {
+            let converted = self.from_storage(&missing).await?;
+            let mut fresh = missing.iter().zip(converted).map(|(o, v)| {
+                let bytes = Bytes::from(serde_json::to_vec(&v).unwrap_or_default());
+                o.cache_encoding(self.id, bytes.clone());
+                bytes
+            });
+            for slot in out.iter_mut().filter(|b| b.is_none()) {
+                *slot = fresh.next();
+            }
+        }
+        Ok(out.into_iter().map(Option::unwrap_or_default).collect())
+    }
+
+    /// The bytes without converting: the stored ones, or a cached encoding.
+    fn cached(&self, obj: &StoredObject) -> Option<Bytes> {
+        if self.is_identity_for(obj) {
+            return Some(obj.json.clone());
+        }
+        obj.cached_encoding(self.id)
+    }
+
+    /// The key of this codec's entries in per-object and per-event caches; 0 when it serves
+    /// stored bytes unchanged for this object.
+    pub fn cache_key(&self, obj: &StoredObject) -> u64 {
+        if self.is_identity_for(obj) {
+            0
+        } else {
+            self.id
+        }
+    }
 }
 
-/// The `apiVersion` objects of a resource are stored in.
-pub fn storage_api_version(res: &ApiResource) -> String {
-    if res.group.is_empty() {
-        res.storage_version.clone()
-    } else {
-        format!("{}/{}", res.group, res.storage_version)
+/// Sets `apiVersion` on every object: the whole of the `None` conversion strategy.
+pub fn set_api_version(objects: &mut [Value], api_version: &str) {
+    for o in objects {
+        o["apiVersion"] = json!(api_version);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{GroupResource, ObjectKey, Store};
+
+    struct Defaults;
+
+    impl Strategy for Defaults {
+        fn default_on_read(&self, obj: &mut Value) -> bool {
+            obj["spec"]["defaulted"] = json!(true);
+            true
+        }
+    }
+
+    fn stored(value: Value) -> Arc<StoredObject> {
+        let store = Store::new(4, 4);
+        let gr = GroupResource::new("g", "things");
+        store
+            .write(|t| t.put(&gr, ObjectKey::new("", "a"), value))
+            .expect("stored")
+    }
+
+    #[tokio::test]
+    async fn storage_version_reads_serve_the_stored_bytes() {
+        let obj = stored(json!({"apiVersion": "g/v1", "metadata": {"name": "a"}}));
+        let codec = Codec::identity("g/v1".into(), Arc::new(Defaults));
+        let bytes = codec.encode(&obj).await.expect("encodes");
+        assert_eq!(
+            bytes.as_ptr(),
+            obj.json.as_ptr(),
+            "no copy, no serialisation"
+        );
+        assert_eq!(codec.cache_key(&obj), 0);
+    }
+
+    #[tokio::test]
+    async fn other_versions_convert_once_and_cache() {
+        let obj = stored(json!({"apiVersion": "g/v1", "metadata": {"name": "a"}}));
+        let codec = Codec::new(
+            "g/v2".into(),
+            "g/v1".into(),
+            Arc::new(none::NoneConverter),
+            None,
+            Arc::new(Defaults),
+        );
+        let first = codec.encode(&obj).await.expect("encodes");
+        let v: Value = serde_json::from_slice(&first).expect("json");
+        assert_eq!(v["apiVersion"], "g/v2");
+        let second = codec.encode(&obj).await.expect("encodes");
+        assert_eq!(first.as_ptr(), second.as_ptr(), "served from the cache");
+        let back = codec
+            .to_storage(json!({"apiVersion": "g/v2"}))
+            .await
+            .expect("converts");
+        assert_eq!(back["apiVersion"], "g/v1");
+    }
+
+    #[tokio::test]
+    async fn objects_older_than_a_default_are_defaulted_on_read() {
+        let obj = stored(json!({"apiVersion": "g/v1", "metadata": {"name": "a"}}));
+        let codec = Codec::new(
+            "g/v1".into(),
+            "g/v1".into(),
+            Arc::new(none::NoneConverter),
+            Some(obj.rv + 1),
+            Arc::new(Defaults),
+        );
+        let v = codec.from_storage_one(&obj).await.expect("reads");
+        assert_eq!(v["spec"]["defaulted"], true);
+        assert!(
+            obj.value["spec"].is_null(),
+            "the stored object is unchanged"
+        );
     }
 }

@@ -89,29 +89,26 @@ fn legacy_resource(r: &ApiResource) -> Vec<Value> {
     }
     main["storageVersionHash"] = json!(r.storage_version_hash);
     let mut out = vec![main];
-    let sub = |name: &str, verbs: &[&str]| {
-        json!({"name": format!("{}/{name}", r.plural), "singularName": "",
-               "namespaced": r.namespaced, "kind": r.kind, "verbs": verbs})
-    };
-    if r.finalize_subresource {
-        out.push(sub("finalize", &["update"]));
-    }
-    if r.status_subresource {
-        out.push(sub("status", &["get", "patch", "update"]));
-    }
-    if r.scale.is_some() {
-        out.push(
-            json!({"name": format!("{}/scale", r.plural), "singularName": "",
-            "namespaced": r.namespaced, "group": "autoscaling", "version": "v1",
-            "kind": "Scale", "verbs": ["get", "patch", "update"]}),
-        );
+    for sub in &r.subresources {
+        let mut v = json!({"name": format!("{}/{}", r.plural, sub.name), "singularName": "",
+               "namespaced": r.namespaced});
+        match sub.response_kind() {
+            Some((group, version, kind)) => {
+                v["group"] = json!(group);
+                v["version"] = json!(version);
+                v["kind"] = json!(kind);
+            }
+            None => v["kind"] = json!(r.kind),
+        }
+        v["verbs"] = json!(sub.verbs);
+        out.push(v);
     }
     out
 }
 
 fn aggregated_resource(r: &ApiResource) -> Value {
     // Built-ins carry only the kind in responseKind, custom resources the full GVK.
-    let response_kind = if r.crd.is_some() {
+    let response_kind = if r.response_kind_has_version {
         json!({"group": r.group, "version": r.version, "kind": r.kind})
     } else {
         json!({"group": "", "version": "", "kind": r.kind})
@@ -129,23 +126,19 @@ fn aggregated_resource(r: &ApiResource) -> Value {
     if !r.categories.is_empty() {
         v["categories"] = json!(r.categories);
     }
-    let mut subs = Vec::new();
-    if r.finalize_subresource {
-        subs.push(
-            json!({"subresource": "finalize", "responseKind": response_kind, "verbs": ["update"]}),
-        );
-    }
-    if r.status_subresource {
-        subs.push(
-            json!({"subresource": "status", "responseKind": response_kind,
-                         "verbs": ["get", "patch", "update"]}),
-        );
-    }
-    if r.scale.is_some() {
-        subs.push(json!({"subresource": "scale",
-            "responseKind": {"group": "autoscaling", "version": "v1", "kind": "Scale"},
-            "verbs": ["get", "patch", "update"]}));
-    }
+    let subs: Vec<Value> = r
+        .subresources
+        .iter()
+        .map(|sub| {
+            let kind = match sub.response_kind() {
+                Some((group, version, kind)) => {
+                    json!({"group": group, "version": version, "kind": kind})
+                }
+                None => response_kind.clone(),
+            };
+            json!({"subresource": sub.name, "responseKind": kind, "verbs": sub.verbs})
+        })
+        .collect();
     if !subs.is_empty() {
         v["subresources"] = Value::Array(subs);
     }

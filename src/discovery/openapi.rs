@@ -13,7 +13,7 @@ use bytes::Bytes;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha512};
 
-use crate::registry::catalog::ApiResource;
+use crate::registry::resource::{ApiResource, OpenApiDefinition};
 
 /// One published OpenAPI v3 document and its content hash (the index links it with
 /// `?hash=`; clients cache by it).
@@ -46,45 +46,24 @@ fn hash(bytes: &[u8]) -> String {
         .collect()
 }
 
-/// `stable.example.com` -> `com.example.stable`, the apiserver's definition-name prefix.
-fn reversed_group(group: &str) -> String {
-    let mut parts: Vec<&str> = group.split('.').collect();
-    parts.reverse();
-    parts.join(".")
+/// The `x-kubernetes-group-version-kind` extension of a kind's definition.
+pub fn gvk(group: &str, version: &str, kind: &str) -> Value {
+    json!([{"group": group, "kind": kind, "version": version}])
 }
 
-fn definition_name(res: &ApiResource, kind: &str) -> String {
-    if res.group.is_empty() {
-        return format!("io.k8s.api.core.{}.{kind}", res.version);
-    }
-    if res.crd.is_none() {
-        return format!(
-            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.{}.{kind}",
-            res.version
-        );
-    }
-    format!("{}.{}.{kind}", reversed_group(&res.group), res.version)
+/// The description of `apiVersion` in every kind's schema.
+pub const API_VERSION_DESCRIPTION: &str = "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources";
+/// The description of `kind` in every kind's schema.
+pub const KIND_DESCRIPTION: &str = "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds";
+
+/// `metadata` of a kind's schema: a reference to ObjectMeta (OpenAPI v3 forbids siblings next
+/// to `$ref`, so the apiserver wraps it in `allOf`).
+pub fn object_meta_reference() -> Value {
+    json!({"allOf": [{"$ref": format!("#/components/schemas/{OBJECT_META}")}], "description": "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"})
 }
 
-fn gvk(res: &ApiResource, kind: &str) -> Value {
-    json!([{"group": res.group, "kind": kind, "version": res.version}])
-}
-
-const API_VERSION_DESCRIPTION: &str = "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources";
-const KIND_DESCRIPTION: &str = "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds";
-
-/// The schema published for a custom resource: the CRD's, with apiVersion/kind described,
-/// metadata a reference to ObjectMeta, and the kind's GVK extension.
-fn crd_schema(res: &ApiResource, v3: bool) -> Value {
-    let raw = res
-        .crd
-        .as_ref()
-        .and_then(|c| c.spec.versions.iter().find(|v| v.name == res.version))
-        .and_then(|v| v.schema.as_ref())
-        .and_then(|s| s.get("openAPIV3Schema"))
-        .cloned()
-        .unwrap_or_else(|| json!({"type": "object"}));
-    let mut schema = if v3 { raw } else { to_v2(&raw) };
+/// Adds `apiVersion`, `kind` and `metadata` to a kind's schema, and its GVK extension.
+pub fn with_type_meta(mut schema: Value, group: &str, version: &str, kind: &str) -> Value {
     if !schema.is_object() {
         schema = json!({});
     }
@@ -100,26 +79,56 @@ fn crd_schema(res: &ApiResource, v3: bool) -> Value {
             "kind".into(),
             json!({"type": "string", "description": KIND_DESCRIPTION}),
         );
-        props.insert("metadata".into(), reference(OBJECT_META, v3));
+        props.insert("metadata".into(), object_meta_reference());
     }
-    schema["x-kubernetes-group-version-kind"] = gvk(res, &res.kind);
+    schema["x-kubernetes-group-version-kind"] = gvk(group, version, kind);
     schema
 }
 
-fn reference(name: &str, v3: bool) -> Value {
-    if v3 {
-        // OpenAPI v3 forbids siblings next to $ref; the apiserver wraps it in allOf.
-        json!({"allOf": [{"$ref": format!("#/components/schemas/{name}")}], "description": "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"})
-    } else {
-        json!({"$ref": format!("#/definitions/{name}"), "description": "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"})
+/// The definitions of a built-in kind in Go package `package` (`io.k8s.api.core.v1`): its
+/// schema's description and properties over an object whose `spec` and `status` keep
+/// unknown fields.
+pub fn builtin_definition(
+    package: &str,
+    group: &str,
+    version: &str,
+    kind: &str,
+    schema: Value,
+) -> OpenApiDefinition {
+    let mut full = json!({"type": "object", "properties": {
+        "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+        "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+    }});
+    if let Some(d) = schema.get("description") {
+        full["description"] = d.clone();
+    }
+    if let Some(Value::Object(props)) = schema.get("properties") {
+        for (k, v) in props {
+            full["properties"][k] = v.clone();
+        }
+    }
+    OpenApiDefinition {
+        name: format!("{package}.{kind}"),
+        list_name: format!("{package}.{kind}List"),
+        schema: with_type_meta(full, group, version, kind),
     }
 }
 
 /// The documented OpenAPI v3 -> v2 conversion: v2 cannot express `nullable`, so a nullable
-/// node loses type, items and properties; junctors (allOf/anyOf/oneOf/not) are dropped.
+/// node loses type, items and properties; junctors (allOf/anyOf/oneOf/not) are dropped, except
+/// the `allOf` that wraps a lone `$ref` (v3's way of giving a reference a description), which
+/// becomes the v2 reference it stands for.
 pub fn to_v2(v: &Value) -> Value {
     match v {
         Value::Object(m) => {
+            if let Some(target) = wrapped_reference(m) {
+                let mut out = Map::new();
+                out.insert("$ref".into(), json!(target));
+                if let Some(d) = m.get("description") {
+                    out.insert("description".into(), d.clone());
+                }
+                return Value::Object(out);
+            }
             let nullable = m.get("nullable") == Some(&Value::Bool(true));
             let mut out = Map::new();
             for (k, val) in m {
@@ -150,6 +159,18 @@ pub fn to_v2(v: &Value) -> Value {
         }
         other => other.clone(),
     }
+}
+
+/// The v2 target of `{"allOf": [{"$ref": "#/components/schemas/X"}]}`.
+fn wrapped_reference(m: &Map<String, Value>) -> Option<String> {
+    let [only] = m.get("allOf")?.as_array()?.as_slice() else {
+        return None;
+    };
+    let name = only
+        .get("$ref")?
+        .as_str()?
+        .strip_prefix("#/components/schemas/")?;
+    Some(format!("#/definitions/{name}"))
 }
 
 fn object_meta_schema() -> Value {
@@ -266,31 +287,8 @@ fn list_schema(res: &ApiResource, def: &str, v3: bool) -> Value {
             "items": {"type": "array", "items": {"$ref": item_ref}},
             "metadata": if v3 { json!({"allOf": [{"$ref": format!("#/components/schemas/{LIST_META}")}]}) } else { json!({"$ref": format!("#/definitions/{LIST_META}")}) },
         },
-        "x-kubernetes-group-version-kind": gvk(res, &res.list_kind),
+        "x-kubernetes-group-version-kind": gvk(&res.group, &res.version, &res.list_kind),
     })
-}
-
-/// The schema of a built-in kind: enough structure for explain and validation.
-fn builtin_schema(res: &ApiResource, v3: bool) -> Value {
-    let mut s = json!({"type": "object", "properties": {
-        "apiVersion": {"type": "string", "description": API_VERSION_DESCRIPTION},
-        "kind": {"type": "string", "description": KIND_DESCRIPTION},
-        "metadata": reference(OBJECT_META, v3),
-        "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
-        "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
-    }});
-    if res.plural == "namespaces" {
-        s["description"] =
-            json!("Namespace provides a scope for Names. Use of multiple namespaces is optional.");
-        s["properties"]["spec"] = json!({"type": "object", "description": "NamespaceSpec describes the attributes on a Namespace.",
-            "properties": {"finalizers": {"type": "array", "items": {"type": "string", "default": ""}, "x-kubernetes-list-type": "atomic",
-                "description": "Finalizers is an opaque list of values that must be empty to permanently remove object from storage."}}});
-        s["properties"]["status"] = json!({"type": "object", "description": "NamespaceStatus is information about the current status of a Namespace.",
-            "properties": {"phase": {"type": "string", "description": "Phase is the current lifecycle phase of the namespace."},
-                           "conditions": {"type": "array", "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}});
-    }
-    s["x-kubernetes-group-version-kind"] = gvk(res, &res.kind);
-    s
 }
 
 fn group_version_path(res: &ApiResource) -> String {
@@ -319,13 +317,10 @@ impl OpenApi {
             schemas.insert(LIST_META.into(), list_meta_schema());
             let mut paths_v3 = Map::new();
             for res in list {
-                let def = definition_name(res, &res.kind);
-                let list_def = definition_name(res, &res.list_kind);
-                let (s3, s2) = if res.crd.is_some() {
-                    (crd_schema(res, true), crd_schema(res, false))
-                } else {
-                    (builtin_schema(res, true), builtin_schema(res, false))
-                };
+                let def = res.openapi.name.clone();
+                let list_def = res.openapi.list_name.clone();
+                let s3 = res.openapi.schema.clone();
+                let s2 = to_v2(&s3);
                 schemas.insert(def.clone(), s3);
                 schemas.insert(list_def.clone(), list_schema(res, &def, true));
                 v2_defs.insert(def.clone(), s2);
@@ -386,7 +381,13 @@ mod tests {
     }
 
     #[test]
-    fn definition_names() {
-        assert_eq!(reversed_group("stable.example.com"), "com.example.stable");
+    fn wrapped_references_become_v2_references() {
+        let v3 = json!({"properties": {"metadata": object_meta_reference()}});
+        let v2 = to_v2(&v3);
+        assert_eq!(
+            v2["properties"]["metadata"]["$ref"],
+            format!("#/definitions/{OBJECT_META}")
+        );
+        assert!(v2["properties"]["metadata"]["description"].is_string());
     }
 }

@@ -9,10 +9,9 @@ use warp::reply::Response;
 
 use super::negotiation::{json_response, media_type, Request};
 use super::resource::Endpoint;
-use crate::conversion::{encode_object, storage_api_version};
 use crate::error::{field, ApiError};
 use crate::registry::object_meta::{meta_mut, meta_str, now_rfc3339};
-use crate::registry::store::{self as rest, Target, UpdateSource};
+use crate::registry::store::{self as rest, UpdateSource};
 
 /// The media type of an apply patch.
 pub const APPLY_PATCH: &str = "application/apply-patch+yaml";
@@ -38,15 +37,10 @@ pub async fn apply(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
     let force = ep.req.query.flag("force");
     let config = decode_config(ep)?;
     let res = &ep.res;
-    let subresource = if ep.target == Target::Status {
-        "status"
-    } else {
-        ""
-    };
+    let subresource = ep.target.name();
     let schema = res.schema.as_ref().map(|s| s.root());
-    let storage = storage_api_version(res);
     let merged = |live: Option<&Value>| -> Result<Value, ApiError> {
-        let mut out = crate::apply::apply(
+        crate::apply::apply(
             live,
             &config,
             manager,
@@ -56,13 +50,11 @@ pub async fn apply(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
             schema,
             &now_rfc3339(),
         )
-        .map_err(|c| c.to_api_error(&res.group, &res.plural, ep.name()))?;
-        out["apiVersion"] = json!(storage);
-        Ok(out)
+        .map_err(|c| c.to_api_error(&res.group, &res.plural, ep.name()))
     };
     // The request's context records no Update entry: the apply above records its own.
     let exists = rest::get(ep.state, res, ep.namespace(), ep.name()).is_ok();
-    let (status, obj) = if !exists && ep.target == Target::Main {
+    let (status, obj) = if !exists && ep.target.is_main() {
         let mut obj = merged(None)?;
         meta_mut(&mut obj).insert("name".into(), json!(ep.name()));
         let created = rest::create(ep.state, ep.ctx, res, ep.namespace(), obj).await?;
@@ -75,13 +67,13 @@ pub async fn apply(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
             res,
             ep.namespace(),
             ep.name(),
-            ep.target,
+            ep.target.clone(),
             UpdateSource::Patch(&apply),
         )
         .await?;
         (StatusCode::OK, updated)
     };
-    Ok(json_response(status, encode_object(res, &obj)))
+    Ok(json_response(status, res.codec.encode(&obj).await?))
 }
 
 /// The apply configuration: YAML (or JSON) naming this endpoint's apiVersion, kind and name,
@@ -138,7 +130,7 @@ fn decode_config(ep: &Endpoint<'_>) -> Result<Value, ApiError> {
             res.kind
         )));
     }
-    if ep.target != Target::Status && res.status_subresource {
+    if ep.target.is_main() && res.has_part("status") {
         if let Some(o) = config.as_object_mut() {
             o.remove("status");
         }

@@ -7,7 +7,6 @@ use super::negotiation::{json_response, json_value};
 use super::options::Filter;
 use super::read::{encode_list, ListMeta};
 use super::resource::Endpoint;
-use crate::conversion::encode_object;
 use crate::error::ApiError;
 use crate::registry::store::{self as rest, DeleteOptions, Deleted};
 use crate::store::ObjectKey;
@@ -17,11 +16,11 @@ use crate::store::ObjectKey;
 pub async fn delete(ep: &Endpoint<'_>, opts: &DeleteOptions) -> Result<Response, ApiError> {
     let res = &ep.res;
     match rest::delete(ep.state, ep.ctx, res, ep.namespace(), ep.name(), opts).await? {
-        Deleted::Gone(obj) if res.crd.is_some() => {
+        Deleted::Gone(obj) if !res.delete_returns_object => {
             Ok(json_value(StatusCode::OK, &rest::deleted_status(res, &obj)))
         }
         Deleted::Gone(obj) | Deleted::Pending(obj) => {
-            Ok(json_response(StatusCode::OK, encode_object(res, &obj)))
+            Ok(json_response(StatusCode::OK, res.codec.encode(&obj).await?))
         }
     }
 }
@@ -56,6 +55,6 @@ pub async fn delete_collection(
     };
     Ok(json_response(
         StatusCode::OK,
-        encode_list(res, &meta, deleted.iter()),
+        encode_list(res, &meta, &deleted).await?,
     ))
 }

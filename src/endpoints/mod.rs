@@ -96,3 +96,6 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> &str {
         .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
         .unwrap_or("(not a string)")
 }
+
+#[cfg(test)]
+mod tests;

@@ -16,33 +16,17 @@ pub enum PatchType {
     StrategicMerge,
 }
 
-/// Accepted patch types of custom resources, as the 415 message lists them.
-pub const CR_PATCH_TYPES: &[&str] = &[
-    "application/json-patch+json",
-    "application/merge-patch+json",
-    "application/apply-patch+yaml",
-];
-/// Accepted patch types of built-in resources.
-pub const BUILTIN_PATCH_TYPES: &[&str] = &[
-    "application/json-patch+json",
-    "application/merge-patch+json",
-    "application/strategic-merge-patch+json",
-    "application/apply-patch+yaml",
-];
-
-/// Picks the patch type from a Content-Type, or the apiserver's 415.
-pub fn patch_type(content_type: &str, custom_resource: bool) -> Result<PatchType, ApiError> {
-    let accepted = if custom_resource {
-        CR_PATCH_TYPES
-    } else {
-        BUILTIN_PATCH_TYPES
-    };
-    match super::negotiation::media_type(content_type).as_str() {
+/// Picks the patch type from a Content-Type, or the apiserver's 415 listing what the resource
+/// accepts.
+pub fn patch_type(content_type: &str, accepted: &[&str]) -> Result<PatchType, ApiError> {
+    let media = super::negotiation::media_type(content_type);
+    if !accepted.contains(&media.as_str()) {
+        return Err(ApiError::unsupported_media_type(content_type, accepted));
+    }
+    match media.as_str() {
         "application/merge-patch+json" => Ok(PatchType::Merge),
         "application/json-patch+json" => Ok(PatchType::Json),
-        "application/strategic-merge-patch+json" if !custom_resource => {
-            Ok(PatchType::StrategicMerge)
-        }
+        "application/strategic-merge-patch+json" => Ok(PatchType::StrategicMerge),
         _ => Err(ApiError::unsupported_media_type(content_type, accepted)),
     }
 }
@@ -123,17 +107,22 @@ impl Patch {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::registry::resource::{TYPED_PATCH_TYPES, UNSTRUCTURED_PATCH_TYPES};
     use serde_json::json;
 
     #[test]
     fn strategic_merge_is_refused_for_custom_resources() {
-        let err = patch_type("application/strategic-merge-patch+json", true).expect_err("415");
+        let err = patch_type(
+            "application/strategic-merge-patch+json",
+            UNSTRUCTURED_PATCH_TYPES,
+        )
+        .expect_err("415");
         assert_eq!(err.code, 415);
         assert_eq!(
             err.message,
             "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
         );
-        assert!(patch_type("application/strategic-merge-patch+json", false).is_ok());
+        assert!(patch_type("application/strategic-merge-patch+json", TYPED_PATCH_TYPES).is_ok());
     }
 
     #[test]

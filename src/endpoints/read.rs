@@ -12,11 +12,9 @@ use warp::reply::Response;
 use super::negotiation::{json_response, json_value, table_request};
 use super::options::{self, ContinueToken, Filter, ListOptions, Match};
 use super::resource::Endpoint;
-use crate::conversion::{encode_object, versioned};
 use crate::discovery::ApiResource;
 use crate::error::ApiError;
 use crate::registry::store as rest;
-use crate::registry::table::Columns;
 use crate::state::State;
 use crate::store::{Snapshot, StoredObject};
 
@@ -24,11 +22,14 @@ use crate::store::{Snapshot, StoredObject};
 pub async fn get(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
     let obj = rest::get(ep.state, &ep.res, ep.namespace(), ep.name())?;
     if let Some(include) = table_request(ep.req) {
-        let shown = versioned(&ep.res, &obj);
-        let table = Columns::for_resource(&ep.res).table(&[&shown], "", include, true);
+        let shown = ep.res.codec.from_storage_one(&obj).await?;
+        let table = ep.res.table.table(&[&shown], "", include, true);
         return Ok(json_value(StatusCode::OK, &table));
     }
-    Ok(json_response(StatusCode::OK, encode_object(&ep.res, &obj)))
+    Ok(json_response(
+        StatusCode::OK,
+        ep.res.codec.encode(&obj).await?,
+    ))
 }
 
 /// `metadata` of a list response.
@@ -54,11 +55,13 @@ pub async fn list(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
     let filter = Filter::from_query(&ep.res, ep.info, ep.req)?;
     let page = read_page(ep.state, &ep.res, &opts, &filter).await?;
     if let Some(include) = table_request(ep.req) {
-        let shown: Vec<Value> = page.items.iter().map(|o| versioned(&ep.res, o)).collect();
+        let shown = ep.res.codec.from_storage(&page.items).await?;
         let refs: Vec<&Value> = shown.iter().collect();
         let meta = &page.meta;
-        let mut table =
-            Columns::for_resource(&ep.res).table(&refs, &meta.rv.to_string(), include, true);
+        let mut table = ep
+            .res
+            .table
+            .table(&refs, &meta.rv.to_string(), include, true);
         if let Some(c) = &meta.continue_token {
             table["metadata"]["continue"] = json!(c);
         }
@@ -69,7 +72,7 @@ pub async fn list(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
     }
     Ok(json_response(
         StatusCode::OK,
-        encode_list(&ep.res, &page.meta, page.items.iter()),
+        encode_list(&ep.res, &page.meta, &page.items).await?,
     ))
 }
 
@@ -132,21 +135,23 @@ async fn read_page(
     Ok(Page { items, meta })
 }
 
-/// A list body assembled from already-serialised items.
-pub fn encode_list<'a>(
+/// A list body assembled from the items' serialisations in the resource's version (converted
+/// in one batch where they are not cached).
+pub async fn encode_list(
     res: &ApiResource,
     meta: &ListMeta,
-    items: impl Iterator<Item = &'a Arc<StoredObject>>,
-) -> Bytes {
-    let mut out = Vec::with_capacity(256);
+    items: &[Arc<StoredObject>],
+) -> Result<Bytes, ApiError> {
+    let encoded = res.codec.encode_all(items).await?;
+    let mut out = Vec::with_capacity(256 + encoded.iter().map(Bytes::len).sum::<usize>());
     out.extend_from_slice(b"{\"apiVersion\":");
     out.extend_from_slice(json!(res.api_version()).to_string().as_bytes());
     out.extend_from_slice(b",\"items\":[");
-    for (i, item) in items.enumerate() {
+    for (i, item) in encoded.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        out.extend_from_slice(&encode_object(res, item));
+        out.extend_from_slice(item);
     }
     out.extend_from_slice(b"],\"kind\":");
     out.extend_from_slice(json!(res.list_kind).to_string().as_bytes());
@@ -160,7 +165,7 @@ pub fn encode_list<'a>(
     out.extend_from_slice(b",\"metadata\":");
     out.extend_from_slice(list_meta.to_string().as_bytes());
     out.push(b'}');
-    Bytes::from(out)
+    Ok(Bytes::from(out))
 }
 
 /// The snapshot a list without a continue token reads, by `resourceVersion` and

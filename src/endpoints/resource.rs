@@ -9,9 +9,9 @@ use warp::reply::Response;
 use super::negotiation::{plain_not_found, Request};
 use super::{apply, delete, options, read, scale, watch, write};
 use crate::context::Context;
-use crate::discovery::ApiResource;
 use crate::error::ApiError;
 use crate::filters::request_info::{RequestInfo, Verb};
+use crate::registry::resource::{ApiResource, Subresource, SubresourceKind, UnservedVerb};
 use crate::registry::store::{self as rest, Target};
 use crate::state::State;
 
@@ -64,23 +64,26 @@ pub async fn serve(
     if !scope_matches(&res, info) {
         return Ok(plain_not_found());
     }
-    if info.subresource == "scale" && res.scale.is_some() {
-        if !matches!(info.verb, Verb::Get | Verb::Update | Verb::Patch) {
-            return Err(ApiError::method_not_allowed());
+    let target = match subresource(&res, info)? {
+        Some(sub) if matches!(sub.kind, SubresourceKind::Scale(_)) => {
+            if !sub.verbs.contains(&info.verb.as_str()) {
+                return Err(ApiError::method_not_allowed());
+            }
+            options::set_write_options(ctx, req)?;
+            let ep = Endpoint {
+                state,
+                req,
+                info,
+                res,
+                target: Target::Main,
+                ctx,
+            };
+            return scale::serve(&ep).await;
         }
-        options::set_write_options(ctx, req)?;
-        let ep = Endpoint {
-            state,
-            req,
-            info,
-            res,
-            target: Target::Main,
-            ctx,
-        };
-        return scale::serve(&ep).await;
-    }
-    let target = target(&res, info)?;
-    check_verb(&res, info, target)?;
+        Some(sub) => Target::Part(sub),
+        None => Target::Main,
+    };
+    check_verb(&res, info, &target)?;
     options::set_write_options(ctx, req)?;
     let delete_opts = match info.verb {
         Verb::Delete | Verb::DeleteCollection => options::delete_options(req, ctx)?,
@@ -112,49 +115,51 @@ pub async fn serve(
 /// `/namespaces/{ns}/` (collections may also be listed and watched across namespaces),
 /// cluster-scoped ones never are.
 fn scope_matches(res: &ApiResource, info: &RequestInfo) -> bool {
-    let cluster_path = info.namespace.is_empty() || res.plural == "namespaces";
     let collection_verb = matches!(info.verb, Verb::List | Verb::Watch) && info.name.is_empty();
     if res.namespaced {
-        !cluster_path || collection_verb
+        info.namespaced_path || collection_verb
     } else {
-        cluster_path
+        !info.namespaced_path
     }
 }
 
-/// The part of the object a request's subresource targets.
-fn target(res: &ApiResource, info: &RequestInfo) -> Result<Target, ApiError> {
-    match info.subresource.as_str() {
-        "" => Ok(Target::Main),
-        "status" if res.status_subresource => Ok(Target::Status),
-        "finalize" if res.finalize_subresource => Ok(Target::Finalize),
-        _ => Err(ApiError::not_found(&res.group, &res.plural, &info.name)),
+/// The subresource a request names, if any; 404 for one the resource does not have.
+fn subresource(
+    res: &ApiResource,
+    info: &RequestInfo,
+) -> Result<Option<Arc<Subresource>>, ApiError> {
+    if info.subresource.is_empty() {
+        return Ok(None);
     }
+    res.subresource(&info.subresource)
+        .cloned()
+        .map(Some)
+        .ok_or_else(|| ApiError::not_found(&res.group, &res.plural, &info.name))
 }
 
 /// Refuses verbs the resource (or subresource) does not serve.
-fn check_verb(res: &ApiResource, info: &RequestInfo, target: Target) -> Result<(), ApiError> {
+fn check_verb(res: &ApiResource, info: &RequestInfo, target: &Target) -> Result<(), ApiError> {
+    let verb = info.verb.as_str();
     let verb_ok = match target {
         // Discovery hides update and patch of a terminating CRD's objects, but the handler
         // still serves them (finalizers must be removable); only create is refused.
         Target::Main => {
-            res.allows(info.verb.as_str())
-                || (res.terminating()
+            res.allows(verb)
+                || (res.terminating
                     && matches!(info.verb, Verb::Update | Verb::Patch | Verb::Create))
         }
-        Target::Status => matches!(info.verb, Verb::Get | Verb::Update | Verb::Patch),
-        Target::Finalize => info.verb == Verb::Update,
+        Target::Part(sub) => sub.verbs.contains(&verb),
     };
-    if res.terminating() && info.verb == Verb::Create {
+    if res.terminating && info.verb == Verb::Create {
         return Err(rest::terminating_create_error(res));
     }
     if verb_ok {
         return Ok(());
     }
-    if res.crd.is_some() && info.verb != Verb::Unsupported {
+    if res.unserved_verb == UnservedVerb::Described && info.verb != Verb::Unsupported {
         let mut err = ApiError::method_not_allowed();
         err.message = format!(
-            "{} is not supported on resources of kind {:?}",
-            info.verb.as_str(),
+            "{verb} is not supported on resources of kind {:?}",
             crate::error::qualified(&res.group, &res.plural)
         );
         err.details = Some(Box::new(crate::error::StatusDetails {

@@ -17,7 +17,7 @@ use crate::store::StoredObject;
 
 /// Serves a `/scale` request.
 pub async fn serve(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
-    let Some(cfg) = ep.res.scale.as_ref() else {
+    let Some(cfg) = ep.res.scale() else {
         return Err(ApiError::not_found(
             &ep.res.group,
             &ep.res.plural,
@@ -39,7 +39,7 @@ pub async fn serve(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
             write(ep, &apply).await?
         }
         _ => {
-            let kind = patch_type(ep.req.header("content-type"), true)?;
+            let kind = patch_type(ep.req.header("content-type"), ep.res.patch_types)?;
             let patch = Patch::parse(kind, &ep.req.body)?;
             let apply = |current: &Value| {
                 let scale = patch.apply(&scale::to_scale(cfg, current)?)?;

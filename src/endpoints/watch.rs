@@ -18,7 +18,6 @@ use super::negotiation::table_request;
 use super::options::{Filter, ListOptions};
 use super::read::wait_for_resource_version;
 use super::resource::Endpoint;
-use crate::conversion::encode_object;
 use crate::error::ApiError;
 use crate::registry::catalog::ApiResource;
 use crate::registry::table::{Columns, IncludeObject};
@@ -102,7 +101,7 @@ pub async fn start(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
         _ => Start::After(ep.state.store.current_rv()),
     };
     let watch_req = WatchRequest {
-        table: table_request(ep.req).map(|i| (Arc::new(Columns::for_resource(&ep.res)), i)),
+        table: table_request(ep.req).map(|i| (ep.res.table.clone(), i)),
         resource: ep.res.clone(),
         filter,
         start,
@@ -127,42 +126,46 @@ pub fn serve(state: Arc<State>, req: WatchRequest) -> Response {
     resp
 }
 
-/// The frame a watcher sends for a store event, if any. In the storage version the frame is
-/// built once per event and shared by every watcher.
-fn event_frame(req: &WatchRequest, event: &Event) -> Option<Bytes> {
-    let (kind, obj) = translate(req, event)?;
+/// The frame a watcher sends for a store event, if any. It is built once per event and version
+/// and shared by every watcher of that version.
+async fn event_frame(req: &WatchRequest, event: &Event) -> Result<Option<Bytes>, ApiError> {
+    let Some((kind, obj)) = translate(req, event) else {
+        return Ok(None);
+    };
     if req.table.is_some() {
-        return Some(object_frame(req, kind, &obj));
+        return object_frame(req, kind, &obj).await.map(Some);
     }
-    if req.resource.version == req.resource.storage_version {
-        let kind_type = match kind {
-            "ADDED" => EventType::Added,
-            "MODIFIED" => EventType::Modified,
-            _ => EventType::Deleted,
-        };
-        return Some(event.frame(kind_type, || frame(kind, &obj.json)));
-    }
-    Some(object_frame(req, kind, &obj))
+    let codec = &req.resource.codec;
+    let key = codec.cache_key(&obj);
+    let bytes = codec.encode(&obj).await?;
+    Ok(Some(
+        event.frame(key, kind, || frame(kind.as_str(), &bytes)),
+    ))
 }
 
 /// A frame for one object, as a Table row when the watcher asked for tables.
-fn object_frame(req: &WatchRequest, kind: &str, obj: &StoredObject) -> Bytes {
+async fn object_frame(
+    req: &WatchRequest,
+    kind: EventType,
+    obj: &Arc<StoredObject>,
+) -> Result<Bytes, ApiError> {
+    let codec = &req.resource.codec;
     match &req.table {
         Some((columns, include)) => {
-            let mut shown = obj.value.clone();
-            if req.resource.version != req.resource.storage_version {
-                shown["apiVersion"] = json!(req.resource.api_version());
-            }
+            let shown = codec.from_storage_one(obj).await?;
             let rv = obj.rv.to_string();
             let table = columns.table(&[&shown], &rv, *include, true);
-            frame(kind, &serde_json::to_vec(&table).unwrap_or_default())
+            Ok(frame(
+                kind.as_str(),
+                &serde_json::to_vec(&table).unwrap_or_default(),
+            ))
         }
-        None => frame(kind, &encode_object(&req.resource, obj)),
+        None => Ok(frame(kind.as_str(), &codec.encode(obj).await?)),
     }
 }
 
 /// Decides what a watcher sees of one store event.
-fn translate(req: &WatchRequest, event: &Event) -> Option<(&'static str, Arc<StoredObject>)> {
+fn translate(req: &WatchRequest, event: &Event) -> Option<(EventType, Arc<StoredObject>)> {
     if event.resource != req.resource.gr {
         return None;
     }
@@ -170,11 +173,11 @@ fn translate(req: &WatchRequest, event: &Event) -> Option<(&'static str, Arc<Sto
     let now = matches(&event.object);
     let before = event.prev.as_deref().is_some_and(matches);
     let kind = match event.kind {
-        EventType::Added if now => "ADDED",
-        EventType::Modified if now && before => "MODIFIED",
-        EventType::Modified if now => "ADDED",
-        EventType::Modified if before => "DELETED",
-        EventType::Deleted if before => "DELETED",
+        EventType::Added if now => EventType::Added,
+        EventType::Modified if now && before => EventType::Modified,
+        EventType::Modified if now => EventType::Added,
+        EventType::Modified if before => EventType::Deleted,
+        EventType::Deleted if before => EventType::Deleted,
         _ => return None,
     };
     Some((kind, event.object.clone()))
@@ -189,61 +192,153 @@ fn bookmark(req: &WatchRequest, rv: u64, initial_events_end: bool) -> Bytes {
     frame("BOOKMARK", &serde_json::to_vec(&obj).unwrap_or_default())
 }
 
+/// Why a stream ends early.
+enum Stop {
+    /// The client went away.
+    Closed,
+    /// The stream ended with an ERROR event (already sent, or unsendable).
+    Failed,
+}
+
+/// One running watch: the request, where the client's stream goes, and how far it got.
+struct Watcher {
+    req: WatchRequest,
+    tx: mpsc::Sender<Result<Bytes, Infallible>>,
+    /// Everything up to here has been sent; live events take over after it.
+    last_rv: u64,
+}
+
+impl Watcher {
+    async fn send(&self, frame: Bytes) -> Result<(), Stop> {
+        self.tx.send(Ok(frame)).await.map_err(|_| Stop::Closed)
+    }
+
+    /// Sends an ERROR event; the stream ends after it.
+    async fn fail(&self, err: &ApiError) -> Stop {
+        let _ = self.send(error_frame(err)).await;
+        Stop::Failed
+    }
+
+    /// The 410 of a watcher that can no longer be given every event.
+    async fn fell_behind(&self, state: &State) -> Stop {
+        let oldest = state.store.oldest_rv();
+        self.fail(&too_old(self.last_rv, oldest.max(self.last_rv + 1)))
+            .await
+    }
+
+    /// Synthetic ADDED events for the current state, then the end-of-initial-events bookmark.
+    async fn send_initial(&mut self, state: &State, end_bookmark: bool) -> Result<(), Stop> {
+        let snap = state.store.snapshot();
+        self.last_rv = snap.rv;
+        let ns = self.req.filter.namespace.as_deref();
+        let objects: Vec<Arc<StoredObject>> = snap
+            .list(&self.req.resource.gr, ns)
+            .filter(|(k, o)| self.req.filter.matches(k, &o.value))
+            .map(|(_, o)| o.clone())
+            .collect();
+        drop(snap);
+        for o in &objects {
+            match object_frame(&self.req, EventType::Added, o).await {
+                Ok(f) => self.send(f).await?,
+                Err(e) => return Err(self.fail(&e).await),
+            }
+        }
+        if end_bookmark {
+            self.send(bookmark(&self.req, self.last_rv, true)).await?;
+        }
+        Ok(())
+    }
+
+    /// Every recorded event after `rv`, or the 410 when the history no longer reaches back.
+    async fn replay(&mut self, state: &State, rv: u64) -> Result<(), Stop> {
+        let Some(replay) = state.store.history_since(rv) else {
+            let oldest = state.store.oldest_rv();
+            return Err(self.fail(&too_old(rv, oldest)).await);
+        };
+        self.last_rv = rv;
+        for event in replay {
+            self.last_rv = self.last_rv.max(event.rv);
+            match event_frame(&self.req, &event).await {
+                Ok(Some(f)) => self.send(f).await?,
+                Ok(None) => {}
+                Err(e) => return Err(self.fail(&e).await),
+            }
+        }
+        Ok(())
+    }
+
+    /// One live event and those already queued behind it, sent as one chunk: one write to the
+    /// socket for a burst instead of one per event.
+    async fn forward(
+        &mut self,
+        state: &State,
+        first: Arc<Event>,
+        events: &mut broadcast::Receiver<Arc<Event>>,
+    ) -> Result<(), Stop> {
+        let mut chunk = Vec::new();
+        let mut next = Some(first);
+        let mut lagged = false;
+        while let Some(event) = next.take() {
+            if event.rv > self.last_rv {
+                self.last_rv = event.rv;
+                match event_frame(&self.req, &event).await {
+                    Ok(Some(f)) => chunk.extend_from_slice(&f),
+                    Ok(None) => {}
+                    Err(e) => return Err(self.fail(&e).await),
+                }
+            }
+            if chunk.len() < MAX_CHUNK {
+                match events.try_recv() {
+                    Ok(e) => next = Some(e),
+                    Err(broadcast::error::TryRecvError::Lagged(_)) => lagged = true,
+                    Err(_) => {}
+                }
+            }
+        }
+        if !chunk.is_empty() {
+            self.send(Bytes::from(chunk)).await?;
+        }
+        if lagged {
+            return Err(self.fell_behind(state).await);
+        }
+        Ok(())
+    }
+}
+
 async fn run(
     state: Arc<State>,
     req: WatchRequest,
-    mut events: broadcast::Receiver<Arc<Event>>,
+    events: broadcast::Receiver<Arc<Event>>,
     tx: mpsc::Sender<Result<Bytes, Infallible>>,
 ) {
-    let sender = &tx;
-    let send = |b: Bytes| async move { sender.send(Ok(b)).await.is_ok() };
-    let mut shutdown = state.shutdown.clone();
-    if *shutdown.borrow() {
+    if *state.shutdown.borrow() {
         return;
     }
-    // Where live events take over: everything up to `last_rv` has been sent.
-    let mut last_rv;
-    match req.start {
-        Start::Initial { end_bookmark } => {
-            let snap = state.store.snapshot();
-            last_rv = snap.rv;
-            let ns = req.filter.namespace.as_deref();
-            let initial: Vec<Bytes> = snap
-                .list(&req.resource.gr, ns)
-                .filter(|(k, o)| req.filter.matches(k, &o.value))
-                .map(|(_, o)| object_frame(&req, "ADDED", o))
-                .collect();
-            drop(snap);
-            for f in initial {
-                if !send(f).await {
-                    return;
-                }
-            }
-            if end_bookmark && !send(bookmark(&req, last_rv, true)).await {
-                return;
-            }
-        }
-        Start::After(rv) => match state.store.history_since(rv) {
-            None => {
-                let oldest = state.store.oldest_rv();
-                let _ = send(error_frame(&too_old(rv, oldest))).await;
-                return;
-            }
-            Some(replay) => {
-                last_rv = rv;
-                for event in replay {
-                    last_rv = last_rv.max(event.rv);
-                    if let Some(f) = event_frame(&req, &event) {
-                        if !send(f).await {
-                            return;
-                        }
-                    }
-                }
-            }
-        },
+    let start = req.start;
+    let mut w = Watcher {
+        req,
+        tx,
+        last_rv: 0,
+    };
+    let started = match start {
+        Start::Initial { end_bookmark } => w.send_initial(&state, end_bookmark).await,
+        Start::After(rv) => w.replay(&state, rv).await,
+    };
+    if started.is_ok() {
+        let _ = live(&state, &mut w, events).await;
     }
+}
 
-    let timeout = tokio::time::sleep(req.timeout.unwrap_or(Duration::from_secs(u32::MAX as u64)));
+/// Live events until the client goes, the timeout passes, the server stops or the watcher
+/// falls behind; bookmarks in between when asked for.
+async fn live(
+    state: &State,
+    w: &mut Watcher,
+    mut events: broadcast::Receiver<Arc<Event>>,
+) -> Result<(), Stop> {
+    let mut shutdown = state.shutdown.clone();
+    let forever = Duration::from_secs(u32::MAX as u64);
+    let timeout = tokio::time::sleep(w.req.timeout.unwrap_or(forever));
     tokio::pin!(timeout);
     let mut ticker = tokio::time::interval(state.options.bookmark_interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -251,53 +346,20 @@ async fn run(
     loop {
         tokio::select! {
             received = events.recv() => match received {
-                Ok(first) => {
-                    // Events already queued go out in one chunk: one write to the socket for a
-                    // burst instead of one per event.
-                    let mut chunk = Vec::new();
-                    let mut next = Some(first);
-                    let mut lagged = false;
-                    while let Some(event) = next.take() {
-                        if event.rv > last_rv {
-                            last_rv = event.rv;
-                            if let Some(f) = event_frame(&req, &event) {
-                                chunk.extend_from_slice(&f);
-                            }
-                        }
-                        if chunk.len() < MAX_CHUNK {
-                            match events.try_recv() {
-                                Ok(e) => next = Some(e),
-                                Err(broadcast::error::TryRecvError::Lagged(_)) => lagged = true,
-                                Err(_) => {}
-                            }
-                        }
-                    }
-                    if !chunk.is_empty() && !send(Bytes::from(chunk)).await {
-                        return;
-                    }
-                    if lagged {
-                        let oldest = state.store.oldest_rv();
-                        let _ = send(error_frame(&too_old(last_rv, oldest.max(last_rv + 1)))).await;
-                        return;
-                    }
-                }
+                Ok(first) => w.forward(state, first, &mut events).await?,
                 Err(broadcast::error::RecvError::Lagged(_)) => {
-                    let oldest = state.store.oldest_rv();
-                    let _ = send(error_frame(&too_old(last_rv, oldest.max(last_rv + 1)))).await;
-                    return;
+                    return Err(w.fell_behind(state).await);
                 }
-                Err(broadcast::error::RecvError::Closed) => return,
+                Err(broadcast::error::RecvError::Closed) => return Ok(()),
             },
-            _ = ticker.tick(), if req.bookmarks => {
+            _ = ticker.tick(), if w.req.bookmarks => {
                 // Only what this watcher has processed: a client resuming from the bookmark
                 // must not skip events still queued for it.
-                if !send(bookmark(&req, last_rv, false)).await {
-                    return;
-                }
+                w.send(bookmark(&w.req, w.last_rv, false)).await?;
             }
-            _ = shutdown.changed() => return,
-            _ = &mut timeout => return,
-            _ = tx.closed() => return,
+            _ = shutdown.changed() => return Ok(()),
+            _ = &mut timeout => return Ok(()),
+            _ = w.tx.closed() => return Err(Stop::Closed),
         }
     }
 }

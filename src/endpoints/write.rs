@@ -10,10 +10,9 @@ use super::negotiation::{decode_body_fields, json_response, Request};
 use super::patch::{patch_type, Patch};
 use super::resource::Endpoint;
 use crate::context::Context;
-use crate::conversion::{encode_object, storage_api_version};
-use crate::discovery::ApiResource;
 use crate::error::{field, ApiError};
 use crate::registry::object_meta::meta_str;
+use crate::registry::resource::{ApiResource, BodyCodec};
 use crate::registry::store::{self as rest, UpdateSource};
 
 /// `POST`: create an object.
@@ -22,7 +21,7 @@ pub async fn create(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
     let created = rest::create(ep.state, ep.ctx, &ep.res, ep.namespace(), obj).await?;
     Ok(json_response(
         StatusCode::CREATED,
-        encode_object(&ep.res, &created),
+        ep.res.codec.encode(&created).await?,
     ))
 }
 
@@ -35,49 +34,44 @@ pub async fn update(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
         &ep.res,
         ep.namespace(),
         ep.name(),
-        ep.target,
+        ep.target.clone(),
         UpdateSource::Replace(obj),
     )
     .await?;
     Ok(json_response(
         StatusCode::OK,
-        encode_object(&ep.res, &updated),
+        ep.res.codec.encode(&updated).await?,
     ))
 }
 
 /// `PATCH` with a merge, JSON or strategic merge patch; retried on conflicts, as the patch is
 /// re-applied to the latest object.
 pub async fn patch(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
-    let kind = patch_type(ep.req.header("content-type"), ep.res.crd.is_some())?;
+    let kind = patch_type(ep.req.header("content-type"), ep.res.patch_types)?;
     let patch = Patch::parse(kind, &ep.req.body)?;
-    let storage_api_version = storage_api_version(&ep.res);
-    let apply = move |current: &Value| {
-        let mut out = patch.apply(current)?;
-        // The patch is applied to the object as the client sees it (its apiVersion), and
-        // stored back in the storage version.
-        out["apiVersion"] = json!(storage_api_version);
-        Ok(out)
-    };
+    // The patch applies to the object as the client sees it (in its version).
+    let apply = move |current: &Value| patch.apply(current);
     let updated = rest::update(
         ep.state,
         ep.ctx,
         &ep.res,
         ep.namespace(),
         ep.name(),
-        ep.target,
+        ep.target.clone(),
         UpdateSource::Patch(&apply),
     )
     .await?;
     Ok(json_response(
         StatusCode::OK,
-        encode_object(&ep.res, &updated),
+        ep.res.codec.encode(&updated).await?,
     ))
 }
 
 /// Decodes a create/update body and checks its apiVersion and kind against the endpoint, as the
-/// apiserver's decoder and `ValidateTypeMeta` do. Returns the object in the storage version.
+/// apiserver's decoder and `ValidateTypeMeta` do. Returns the object in the request's version.
 pub fn decode_object(res: &ApiResource, ctx: &Context, req: &Request) -> Result<Value, ApiError> {
-    let (mut obj, duplicates) = decode_body_fields(req, &res.kind, res.crd.is_none())?;
+    let typed = res.decoding == BodyCodec::Typed;
+    let (mut obj, duplicates) = decode_body_fields(req, &res.kind, typed)?;
     ctx.field_validation
         .report(ctx, "duplicate field", &duplicates, &res.kind, &res.version)?;
     let expected = res.api_version();
@@ -92,7 +86,7 @@ pub fn decode_object(res: &ApiResource, ctx: &Context, req: &Request) -> Result<
         .unwrap_or("")
         .to_string();
     let body = String::from_utf8_lossy(&req.body);
-    if res.crd.is_some() {
+    if !typed {
         if kind.is_empty() {
             return Err(ApiError::bad_request(format!(
                 "{} in version {:?} cannot be handled as a {}: Object 'Kind' is missing in '{}'",
@@ -121,7 +115,7 @@ pub fn decode_object(res: &ApiResource, ctx: &Context, req: &Request) -> Result<
     }
     let kind = obj["kind"].as_str().unwrap_or("").to_string();
     if kind != res.kind {
-        if res.crd.is_some() {
+        if !typed {
             return Err(ApiError::invalid(
                 &res.group,
                 &kind,
@@ -161,6 +155,5 @@ pub fn decode_object(res: &ApiResource, ctx: &Context, req: &Request) -> Result<
             )));
         }
     }
-    obj["apiVersion"] = json!(storage_api_version(res));
     Ok(obj)
 }

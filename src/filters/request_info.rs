@@ -20,6 +20,9 @@ pub struct RequestInfo {
     pub name: String,
     /// `status`, `scale`, `finalize`, or empty.
     pub subresource: String,
+    /// Whether the resource was reached through `/namespaces/{namespace}/` (a namespaced path;
+    /// `/api/v1/namespaces/foo` names a namespace and is not one).
+    pub namespaced_path: bool,
     /// get, list, watch, create, update, patch, delete, deletecollection.
     pub verb: Verb,
 }
@@ -101,6 +104,7 @@ pub fn resolve(method: &str, path: &str, watch_param: bool) -> RequestInfo {
         info.namespace = rest[1].to_string();
         if rest.len() > 2 && !NAMESPACE_SUBRESOURCES.contains(&rest[2]) {
             rest = &rest[2..];
+            info.namespaced_path = true;
         }
     }
     if rest.is_empty() {

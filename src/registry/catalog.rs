@@ -8,106 +8,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use base64::Engine;
-use sha2::{Digest, Sha256};
-
-use crate::cel::Rules;
 use crate::discovery::documents::Documents;
-use crate::registry::apiextensions::custom_resource::CustomResourceStrategy;
-use crate::registry::apiextensions::{self, Crd, ScaleSubresource, Version};
-use crate::registry::strategy::Strategy;
-use crate::registry::{apiextensions::crd::CrdStrategy, core::namespace::NamespaceStrategy};
-use crate::schema::Schema;
-use crate::store::{selector, GroupResource};
-
-/// Verbs of a custom resource, in the order the apiserver lists them.
-const CR_VERBS: &[&str] = &[
-    "delete",
-    "deletecollection",
-    "get",
-    "list",
-    "patch",
-    "create",
-    "update",
-    "watch",
-];
-/// Verbs of a custom resource whose CRD is being deleted.
-const CR_TERMINATING_VERBS: &[&str] = &["delete", "deletecollection", "get", "list", "watch"];
-
-/// One served resource in one version.
-pub struct ApiResource {
-    /// API group (empty for core).
-    pub group: String,
-    /// API version.
-    pub version: String,
-    /// Plural, the URL segment.
-    pub plural: String,
-    /// Singular name.
-    pub singular: String,
-    /// Kind of objects.
-    pub kind: String,
-    /// Kind of lists.
-    pub list_kind: String,
-    /// Namespaced or cluster-scoped.
-    pub namespaced: bool,
-    /// Short names for kubectl.
-    pub short_names: Vec<String>,
-    /// Categories (`all`, ...).
-    pub categories: Vec<String>,
-    /// Verbs allowed on the main resource.
-    pub verbs: &'static [&'static str],
-    /// Whether `/status` is served.
-    pub status_subresource: bool,
-    /// `/scale` configuration, when served.
-    pub scale: Option<ScaleSubresource>,
-    /// Whether `/finalize` is served (namespaces).
-    pub finalize_subresource: bool,
-    /// The version objects are stored in; responses in other versions rewrite `apiVersion`.
-    pub storage_version: String,
-    /// Where objects live in the store (shared by every version).
-    pub gr: GroupResource,
-    /// Field names usable in `fieldSelector`.
-    pub field_selectors: &'static [&'static str],
-    /// How an unsupported `fieldSelector` field is worded (core kinds differ from the rest).
-    pub unsupported_field: fn(&str, &[&str]) -> String,
-    /// Per-resource behaviour.
-    pub strategy: Arc<dyn Strategy>,
-    /// The CRD this resource comes from (none for built-ins).
-    pub crd: Option<Arc<Crd>>,
-    /// `storageVersionHash` published in discovery.
-    pub storage_version_hash: String,
-    /// The compiled structural schema of a custom resource version.
-    pub schema: Option<Arc<Schema>>,
-    /// Its compiled `x-kubernetes-validations` rules, if any.
-    pub rules: Option<Arc<Rules>>,
-}
-
-impl ApiResource {
-    /// `group/version`, or just `version` for core.
-    pub fn api_version(&self) -> String {
-        if self.group.is_empty() {
-            self.version.clone()
-        } else {
-            format!("{}/{}", self.group, self.version)
-        }
-    }
-
-    /// Whether the resource allows `verb`.
-    pub fn allows(&self, verb: &str) -> bool {
-        self.verbs.contains(&verb)
-    }
-
-    /// Whether the CRD behind it is being deleted.
-    pub fn terminating(&self) -> bool {
-        self.crd.as_ref().is_some_and(|c| c.terminating)
-    }
-}
-
-/// `base64(sha256("group/version/kind")[:8])`, as the apiserver computes storageVersionHash.
-pub fn storage_version_hash(group: &str, version: &str, kind: &str) -> String {
-    let digest = Sha256::digest(format!("{group}/{version}/{kind}").as_bytes());
-    base64::engine::general_purpose::STANDARD.encode(&digest[..8])
-}
+pub use crate::registry::resource::{storage_version_hash, ApiResource};
+use crate::store::GroupResource;
 
 /// Orders versions the way Kubernetes prefers them: GA before beta before alpha, higher numbers
 /// first, anything else after in lexical order.
@@ -162,81 +65,47 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// Builds the registry for the built-in resources plus every established CRD.
-    pub fn build(crds: &[Arc<Crd>], server_address: &str, previous: Option<&Registry>) -> Registry {
-        let mut resources: Vec<Arc<ApiResource>> = builtin_resources();
-        let mut crd_groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for crd in crds.iter().filter(|c| c.established) {
-            let names = &crd.accepted_names;
-            let storage_version = crd.storage_version().to_string();
-            for v in crd.spec.versions.iter().filter(|v| v.served) {
-                let subresources = v.subresources.clone().unwrap_or_default();
-                let status = subresources.status.is_some();
-                let (schema, rules) = compiled_schema(previous, crd, v);
-                resources.push(Arc::new(ApiResource {
-                    group: crd.spec.group.clone(),
-                    version: v.name.clone(),
-                    plural: names.plural.clone(),
-                    singular: names.singular.clone(),
-                    kind: names.kind.clone(),
-                    list_kind: names.list_kind.clone(),
-                    namespaced: crd.namespaced(),
-                    short_names: names.short_names.clone(),
-                    categories: names.categories.clone(),
-                    verbs: if crd.terminating {
-                        CR_TERMINATING_VERBS
-                    } else {
-                        CR_VERBS
-                    },
-                    status_subresource: status,
-                    scale: subresources.scale.clone(),
-                    finalize_subresource: false,
-                    storage_version: storage_version.clone(),
-                    gr: GroupResource::new(&crd.spec.group, &names.plural),
-                    field_selectors: &["metadata.name", "metadata.namespace"],
-                    unsupported_field: selector::generic_unsupported_field,
-                    strategy: Arc::new(CustomResourceStrategy {
-                        kind: names.kind.clone(),
-                        version: v.name.clone(),
-                        status_enabled: status,
-                        scale: subresources.scale.clone(),
-                        schema: schema.clone(),
-                        rules: rules.clone(),
-                        preserve_unknown_fields: crd.spec.preserve_unknown_fields == Some(true),
-                    }),
-                    crd: Some(crd.clone()),
-                    storage_version_hash: storage_version_hash(
-                        &crd.spec.group,
-                        &storage_version,
-                        &names.kind,
-                    ),
-                    schema,
-                    rules,
-                }));
-                let versions = crd_groups.entry(crd.spec.group.clone()).or_default();
-                if !versions.contains(&v.name) {
-                    versions.push(v.name.clone());
-                }
+    /// Builds the registry for the built-in resources plus the custom resources of the
+    /// established CRDs. Groups are listed built-ins first (in the order of their resources),
+    /// then custom groups by name; versions within a group by Kubernetes version priority.
+    pub fn build(
+        builtin: &[Arc<ApiResource>],
+        custom: Vec<Arc<ApiResource>>,
+        server_address: &str,
+    ) -> Registry {
+        let mut groups: Vec<ApiGroup> = Vec::new();
+        let mut custom_groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for r in builtin.iter().filter(|r| !r.group.is_empty()) {
+            match groups.iter_mut().find(|g| g.name == r.group) {
+                Some(g) if !g.versions.contains(&r.version) => g.versions.push(r.version.clone()),
+                Some(_) => {}
+                None => groups.push(ApiGroup {
+                    name: r.group.clone(),
+                    versions: vec![r.version.clone()],
+                }),
             }
         }
-
-        let mut groups = vec![ApiGroup {
-            name: apiextensions::GROUP.to_string(),
-            versions: vec!["v1".to_string()],
-        }];
-        for (name, mut versions) in crd_groups {
-            if name == apiextensions::GROUP {
+        for r in &custom {
+            if groups.iter().any(|g| g.name == r.group) {
                 continue;
             }
-            versions.sort_by(|a, b| version_priority(a, b));
+            let versions = custom_groups.entry(r.group.clone()).or_default();
+            if !versions.contains(&r.version) {
+                versions.push(r.version.clone());
+            }
+        }
+        for (name, versions) in custom_groups {
             groups.push(ApiGroup { name, versions });
+        }
+        for g in &mut groups {
+            g.versions.sort_by(|a, b| version_priority(a, b));
         }
 
         let mut by_gvr: HashMap<String, HashMap<String, HashMap<String, Arc<ApiResource>>>> =
             HashMap::new();
         let mut by_group_version: BTreeMap<(String, String), Vec<Arc<ApiResource>>> =
             BTreeMap::new();
-        for r in resources {
+        for r in builtin.iter().cloned().chain(custom) {
             by_gvr
                 .entry(r.group.clone())
                 .or_default()
@@ -267,7 +136,7 @@ impl Registry {
     }
 
     /// Every served (group, version, resource).
-    fn all(&self) -> impl Iterator<Item = &Arc<ApiResource>> {
+    pub fn resources(&self) -> impl Iterator<Item = &Arc<ApiResource>> {
         self.by_gvr
             .values()
             .flat_map(HashMap::values)
@@ -291,7 +160,7 @@ impl Registry {
     /// that find objects by table.
     pub fn by_group_resource(&self, gr: &GroupResource) -> Option<Arc<ApiResource>> {
         let mut found: Option<&Arc<ApiResource>> = None;
-        for r in self.all().filter(|r| &r.gr == gr) {
+        for r in self.resources().filter(|r| &r.gr == gr) {
             if found.is_none() || r.version == r.storage_version {
                 found = Some(r);
             }
@@ -303,7 +172,7 @@ impl Registry {
     /// spans every resource such as namespace cleanup.
     pub fn each_resource(&self) -> Vec<Arc<ApiResource>> {
         let mut seen: HashMap<&GroupResource, Arc<ApiResource>> = HashMap::new();
-        for r in self.all() {
+        for r in self.resources() {
             let replace = match seen.get(&r.gr) {
                 None => true,
                 Some(cur) => cur.version != cur.storage_version && r.version == r.storage_version,
@@ -318,119 +187,9 @@ impl Registry {
     }
 }
 
-/// A version's compiled schema: reused from the previous registry when the CRD's spec did not
-/// change (same uid and generation), compiled otherwise. Requests never compile schemas.
-fn compiled_schema(
-    previous: Option<&Registry>,
-    crd: &Crd,
-    v: &Version,
-) -> (Option<Arc<Schema>>, Option<Arc<Rules>>) {
-    let reuse = previous.and_then(|p| {
-        p.all().find(|r| {
-            r.version == v.name
-                && r.crd
-                    .as_ref()
-                    .is_some_and(|c| c.uid == crd.uid && c.generation == crd.generation)
-        })
-    });
-    if let Some(r) = reuse {
-        return (r.schema.clone(), r.rules.clone());
-    }
-    let Some(raw) = v.schema.as_ref().and_then(|s| s.get("openAPIV3Schema")) else {
-        return (None, None);
-    };
-    // A stored CRD passed validation, so its rules compile; a failure here only drops them.
-    let rules = Rules::compile(raw, "")
-        .ok()
-        .filter(|r| !r.is_empty())
-        .map(Arc::new);
-    (Some(Arc::new(Schema::compile(raw))), rules)
-}
-
-fn builtin_resources() -> Vec<Arc<ApiResource>> {
-    vec![
-        Arc::new(ApiResource {
-            group: String::new(),
-            version: "v1".into(),
-            plural: "namespaces".into(),
-            singular: "namespace".into(),
-            kind: "Namespace".into(),
-            list_kind: "NamespaceList".into(),
-            namespaced: false,
-            short_names: vec!["ns".into()],
-            categories: vec![],
-            verbs: &[
-                "create", "delete", "get", "list", "patch", "update", "watch",
-            ],
-            status_subresource: true,
-            scale: None,
-            finalize_subresource: true,
-            storage_version: "v1".into(),
-            gr: GroupResource::new("", "namespaces"),
-            field_selectors: &["metadata.name", "status.phase"],
-            unsupported_field: selector::builtin_unsupported_field,
-            strategy: Arc::new(NamespaceStrategy),
-            crd: None,
-            storage_version_hash: storage_version_hash("", "v1", "Namespace"),
-            schema: None,
-            rules: None,
-        }),
-        Arc::new(ApiResource {
-            group: apiextensions::GROUP.into(),
-            version: "v1".into(),
-            plural: "customresourcedefinitions".into(),
-            singular: "customresourcedefinition".into(),
-            kind: "CustomResourceDefinition".into(),
-            list_kind: "CustomResourceDefinitionList".into(),
-            namespaced: false,
-            short_names: vec!["crd".into(), "crds".into()],
-            categories: vec!["api-extensions".into()],
-            verbs: &[
-                "create",
-                "delete",
-                "deletecollection",
-                "get",
-                "list",
-                "patch",
-                "update",
-                "watch",
-            ],
-            status_subresource: true,
-            scale: None,
-            finalize_subresource: false,
-            storage_version: "v1".into(),
-            gr: GroupResource::new(apiextensions::GROUP, "customresourcedefinitions"),
-            field_selectors: &["metadata.name", "metadata.namespace"],
-            unsupported_field: selector::generic_unsupported_field,
-            strategy: Arc::new(CrdStrategy),
-            crd: None,
-            storage_version_hash: storage_version_hash(
-                apiextensions::GROUP,
-                "v1",
-                "CustomResourceDefinition",
-            ),
-            schema: None,
-            rules: None,
-        }),
-    ]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn storage_version_hashes_match_the_apiserver() {
-        assert_eq!(storage_version_hash("", "v1", "Namespace"), "Q3oi5N2YM8M=");
-        assert_eq!(
-            storage_version_hash("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
-            "M5uH+AlWATY="
-        );
-        assert_eq!(
-            storage_version_hash("stable.example.com", "v1", "CronTab"),
-            "EdX2FP+L0js="
-        );
-    }
 
     #[test]
     fn kube_aware_version_order() {

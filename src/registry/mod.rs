@@ -2,10 +2,12 @@
 //! per-kind strategies that plug into it, and the catalog of served resources.
 
 pub mod apiextensions;
+pub mod builtin;
 pub mod catalog;
 pub mod core;
 pub mod jsonpath;
 pub mod object_meta;
+pub mod resource;
 pub mod scale;
 pub mod store;
 pub mod strategy;

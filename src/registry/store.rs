@@ -1,39 +1,65 @@
-//! The generic REST storage: one implementation of every verb for every resource, as
+//! The generic registry store: one implementation of every verb for every resource, as
 //! `genericregistry.Store` is in the apiserver. Resources differ only by their
-//! [`Strategy`](crate::registry::strategy::Strategy) and [`ApiResource`] description.
+//! [`Strategy`](crate::registry::strategy::Strategy), their subresources' strategies and their
+//! [`ApiResource`] description; this module never asks which kind it holds.
 //!
-//! Every mutation follows the same shape: read the current object from a lock-free snapshot,
-//! prepare and validate the new one outside any lock, then commit in [`Store::write`] with an
-//! optimistic-concurrency check, retrying when the client did not pin a resourceVersion (as
-//! `GuaranteedUpdate` does). After a commit, [`crate::controllers::after_commit`] lets the
-//! in-process controllers react.
+//! Every mutation has the same shape. Outside any lock, and free to await (admission webhooks,
+//! conversion): read the current object from a lock-free snapshot and convert it to the
+//! request's version; build the new object; run mutating admission, the strategy's preparation
+//! and validation, validating admission; convert the result to the storage version. Then commit
+//! in [`crate::store::Store::write`] with a compare-and-swap on the resourceVersion the object
+//! was read at, retrying from the top when the client did not pin a resourceVersion (the
+//! optimistic loop of the apiserver's `GuaranteedUpdate`). After a commit, the kind's hooks and
+//! the garbage collector queue controller work on the request's context, which runs before the
+//! response ([`crate::controllers`]).
 
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use crate::admission::{Attributes, Operation};
 use crate::context::Context;
 use crate::controllers;
 use crate::error::{field, ApiError, StatusCause};
-use crate::registry::catalog::ApiResource;
 use crate::registry::object_meta::{self, finalizers, meta_mut, meta_str};
+use crate::registry::resource::{ApiResource, Subresource, SubresourceKind};
+use crate::registry::strategy::Strategy;
 use crate::state::State;
-use crate::store::{GroupResource, ObjectKey, StoredObject, Txn};
+use crate::store::{ObjectKey, StoredObject};
 
 /// Which part of an object a write targets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Clone)]
 pub enum Target {
     /// The main resource.
     Main,
-    /// The `/status` subresource.
-    Status,
-    /// The `/finalize` subresource of namespaces (only `spec.finalizers` changes).
-    Finalize,
+    /// A part subresource (`status`, `finalize`), written with its own strategy.
+    Part(Arc<Subresource>),
 }
 
-/// The core `namespaces` table.
-pub fn namespaces_gr() -> GroupResource {
-    GroupResource::new("", "namespaces")
+impl Target {
+    /// The subresource's name ("" for the main resource), as `managedFields` records it.
+    pub fn name(&self) -> &str {
+        match self {
+            Target::Main => "",
+            Target::Part(sub) => &sub.name,
+        }
+    }
+
+    /// Whether the write targets the main resource.
+    pub fn is_main(&self) -> bool {
+        matches!(self, Target::Main)
+    }
+
+    /// The strategy that decides what the write may change and validates it.
+    fn strategy<'a>(&'a self, res: &'a ApiResource) -> &'a dyn Strategy {
+        match self {
+            Target::Part(sub) => match &sub.kind {
+                SubresourceKind::Part(strategy) => strategy.as_ref(),
+                SubresourceKind::Scale(_) => res.strategy.as_ref(),
+            },
+            Target::Main => res.strategy.as_ref(),
+        }
+    }
 }
 
 /// `DeleteOptions` that change what a delete does.
@@ -91,8 +117,36 @@ pub enum Deleted {
     Pending(Arc<StoredObject>),
 }
 
+/// How an update's new object is produced from the current one (in the request's version).
+pub enum UpdateSource<'a> {
+    /// A full object from PUT.
+    Replace(Value),
+    /// A patch function applied to the current object (PATCH); retried on conflicts.
+    Patch(&'a (dyn Fn(&Value) -> Result<Value, ApiError> + Sync)),
+}
+
 fn key_for(res: &ApiResource, namespace: &str, name: &str) -> ObjectKey {
     ObjectKey::new(if res.namespaced { namespace } else { "" }, name)
+}
+
+fn attributes<'a>(
+    ctx: &'a Context,
+    res: &'a ApiResource,
+    target: &'a Target,
+    operation: Operation,
+    namespace: &'a str,
+    name: &'a str,
+    old_object: Option<&'a Value>,
+) -> Attributes<'a> {
+    Attributes {
+        ctx,
+        resource: res,
+        subresource: target.name(),
+        operation,
+        namespace: if res.namespaced { namespace } else { "" },
+        name,
+        old_object,
+    }
 }
 
 /// `GET` one object.
@@ -107,40 +161,6 @@ pub fn get(
         .snapshot()
         .get(&res.gr, &key_for(res, namespace, name))
         .ok_or_else(|| ApiError::not_found(&res.group, &res.plural, name))
-}
-
-/// Rejects mutations of namespaced objects in a namespace that is missing or terminating (the
-/// NamespaceLifecycle admission plugin). Runs inside the write so it cannot race a delete.
-fn check_namespace(
-    txn: &Txn,
-    res: &ApiResource,
-    namespace: &str,
-    name: &str,
-) -> Result<(), ApiError> {
-    if !res.namespaced {
-        return Ok(());
-    }
-    let ns = txn
-        .view()
-        .get(&namespaces_gr(), &ObjectKey::new("", namespace))
-        .ok_or_else(|| ApiError::not_found("", "namespaces", namespace))?;
-    if ns.value["status"]["phase"] == "Terminating" {
-        let mut err = ApiError::forbidden(
-            &res.group,
-            &res.plural,
-            name,
-            &format!("unable to create new content in namespace {namespace} because it is being terminated"),
-        );
-        if let Some(d) = err.details.as_mut() {
-            d.causes.push(StatusCause {
-                reason: "NamespaceTerminating".into(),
-                message: format!("namespace {namespace} is being terminated"),
-                field: "metadata.namespace".into(),
-            });
-        }
-        return Err(err);
-    }
-    Ok(())
 }
 
 fn invalid(res: &ApiResource, name: &str, errs: Vec<StatusCause>) -> ApiError {
@@ -159,16 +179,49 @@ pub fn terminating_create_error(res: &ApiResource) -> ApiError {
     err
 }
 
-/// `POST` a new object. `obj` has been decoded and its apiVersion/kind checked.
+/// `POST` a new object. `obj` has been decoded and its apiVersion/kind checked; it is in the
+/// version the request names.
 pub async fn create(
     state: &State,
     ctx: &Context,
     res: &ApiResource,
     namespace: &str,
-    mut obj: Value,
+    obj: Value,
 ) -> Result<Arc<StoredObject>, ApiError> {
-    let dry_run = ctx.dry_run;
-    if res.terminating() {
+    let obj = prepare_create(state, ctx, res, namespace, obj).await?;
+    let mut obj = res.codec.to_storage(obj).await?;
+    let generated =
+        !meta_str(&obj, "generateName").is_empty() && obj["metadata"].get("name").is_some();
+    // A generated name that collides is generated again, as the apiserver retries.
+    let mut attempts = 0;
+    loop {
+        match commit_create(state, ctx, res, namespace, &obj) {
+            Ok(Some(stored)) => {
+                controllers::after_commit(state, ctx, res, &stored).await;
+                return Ok(latest(state, res, stored));
+            }
+            Ok(None) => return Ok(Arc::new(dry_run_object(obj, 0))),
+            Err(e) if e.reason == "AlreadyExists" && generated && attempts < 7 => {
+                attempts += 1;
+                let prefix = meta_str(&obj, "generateName").to_string();
+                meta_mut(&mut obj)
+                    .insert("name".into(), json!(object_meta::generate_name(&prefix)));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Everything a create does before its commit: the body checked against the request, decoded
+/// (pruned and defaulted), admitted, prepared and validated.
+async fn prepare_create(
+    state: &State,
+    ctx: &Context,
+    res: &ApiResource,
+    namespace: &str,
+    mut obj: Value,
+) -> Result<Value, ApiError> {
+    if res.terminating {
         return Err(terminating_create_error(res));
     }
     if res.namespaced {
@@ -187,6 +240,10 @@ pub async fn create(
     }
     let strategy = &res.strategy;
     strategy.decode(&mut obj, ctx)?;
+    let name = meta_str(&obj, "name").to_string();
+    let target = Target::Main;
+    let attrs = attributes(ctx, res, &target, Operation::Create, namespace, &name, None);
+    state.admission.admit(&attrs, &mut obj).await?;
     let ns = if res.namespaced { namespace } else { "" };
     object_meta::prepare_for_create(&mut obj, ns, strategy.track_generation());
     strategy.prepare_for_create(&mut obj);
@@ -207,52 +264,41 @@ pub async fn create(
     if !errs.is_empty() {
         return Err(invalid(res, &name, errs));
     }
-    let generated =
-        !meta_str(&obj, "generateName").is_empty() && obj["metadata"].get("name").is_some();
-    // A generated name that collides is generated again, as the apiserver retries.
-    let mut attempts = 0;
-    loop {
-        let name = meta_str(&obj, "name").to_string();
-        let key = key_for(res, namespace, &name);
-        let result = state.store.write(|txn| {
-            check_namespace(txn, res, namespace, &name)?;
-            if let Some(existing) = txn.view().get(&res.gr, &key) {
-                let mut err = ApiError::already_exists(&res.group, &res.plural, &name);
-                if existing.metadata().get("deletionTimestamp").is_some() {
-                    err.message = format!("object is being deleted: {}", err.message);
-                }
-                return Err(err);
-            }
-            if dry_run {
-                return Err(DRY_RUN_SENTINEL.clone());
-            }
-            txn.put(&res.gr, key.clone(), obj.clone())
-        });
-        match result {
-            Ok(stored) => {
-                controllers::after_commit(state, ctx, res, &stored).await;
-                return Ok(latest(state, res, stored));
-            }
-            Err(e) if e.reason == DRY_RUN_SENTINEL.reason => {
-                return Ok(Arc::new(dry_run_object(obj, 0)));
-            }
-            Err(e) if e.reason == "AlreadyExists" && generated && attempts < 7 => {
-                attempts += 1;
-                let prefix = meta_str(&obj, "generateName").to_string();
-                meta_mut(&mut obj)
-                    .insert("name".into(), json!(object_meta::generate_name(&prefix)));
-            }
-            Err(e) => return Err(e),
-        }
+    for w in strategy.warnings_on_create(&obj) {
+        ctx.warn(w);
     }
+    let attrs = attributes(ctx, res, &target, Operation::Create, namespace, &name, None);
+    state.admission.validate(&attrs, Some(&obj)).await?;
+    Ok(obj)
 }
 
-/// A marker error used to abandon a transaction after its checks passed (dry run).
-static DRY_RUN_SENTINEL: std::sync::LazyLock<ApiError> = std::sync::LazyLock::new(|| {
-    let mut e = ApiError::internal("dry run");
-    e.reason = "kubefake.DryRun";
-    e
-});
+/// Commits a create: `None` for a dry run that would have succeeded.
+fn commit_create(
+    state: &State,
+    ctx: &Context,
+    res: &ApiResource,
+    namespace: &str,
+    obj: &Value,
+) -> Result<Option<Arc<StoredObject>>, ApiError> {
+    let name = meta_str(obj, "name");
+    let key = key_for(res, namespace, name);
+    let target = Target::Main;
+    let attrs = attributes(ctx, res, &target, Operation::Create, namespace, name, None);
+    state.store.write(|txn| {
+        state.admission.check_at_commit(&attrs, txn.view())?;
+        if let Some(existing) = txn.view().get(&res.gr, &key) {
+            let mut err = ApiError::already_exists(&res.group, &res.plural, name);
+            if existing.metadata().get("deletionTimestamp").is_some() {
+                err.message = format!("object is being deleted: {}", err.message);
+            }
+            return Err(err);
+        }
+        if ctx.dry_run {
+            return Ok(None);
+        }
+        txn.put(&res.gr, key.clone(), obj.clone()).map(Some)
+    })
+}
 
 /// The response of a dry run: what would have been stored, at `rv` (none for a create, which
 /// would only get one from storage).
@@ -263,19 +309,7 @@ fn dry_run_object(mut obj: Value, rv: u64) -> StoredObject {
         meta_mut(&mut obj).insert("resourceVersion".into(), json!(rv.to_string()));
     }
     let json = bytes::Bytes::from(serde_json::to_vec(&obj).unwrap_or_default());
-    StoredObject {
-        value: obj,
-        json,
-        rv,
-    }
-}
-
-/// How an update's new object is produced from the current one.
-pub enum UpdateSource<'a> {
-    /// A full object from PUT.
-    Replace(Value),
-    /// A patch function applied to the current object (PATCH); retried on conflicts.
-    Patch(&'a (dyn Fn(&Value) -> Result<Value, ApiError> + Sync)),
+    StoredObject::from_parts(obj, json, rv)
 }
 
 /// `PUT` or `PATCH` an object (main resource or a subresource).
@@ -288,105 +322,28 @@ pub async fn update(
     target: Target,
     source: UpdateSource<'_>,
 ) -> Result<Arc<StoredObject>, ApiError> {
-    let dry_run = ctx.dry_run;
     let key = key_for(res, namespace, name);
     // The handler checks a PUT body against the URL before it looks for the object.
     if let UpdateSource::Replace(body) = &source {
         place_in_request(res, namespace, name, &mut body.clone())?;
     }
+    let retry_on_conflict = matches!(source, UpdateSource::Patch(_));
     loop {
-        let old = state
-            .store
-            .snapshot()
-            .get(&res.gr, &key)
-            .ok_or_else(|| ApiError::not_found(&res.group, &res.plural, name))?;
-        let (mut obj, retry_on_conflict) = match &source {
-            UpdateSource::Replace(body) => (body.clone(), false),
-            UpdateSource::Patch(f) => (f(&old.value)?, true),
+        let old = get(state, res, namespace, name)?;
+        let old_view = res.codec.from_storage_one(&old).await?;
+        let obj = match &source {
+            UpdateSource::Replace(body) => body.clone(),
+            UpdateSource::Patch(f) => f(&old_view)?,
         };
-        let body_rv = meta_str(&obj, "resourceVersion").to_string();
-        let expected_rv = if body_rv.is_empty() {
-            if !retry_on_conflict && !res.strategy.allow_unconditional_update() {
-                return Err(ApiError::invalid(
-                    &res.group,
-                    &res.plural,
-                    name,
-                    vec![field::invalid(
-                        "metadata.resourceVersion",
-                        &Value::String("0x0".into()),
-                        "must be specified for an update",
-                    )
-                    .with_raw_value("0x0")],
-                ));
-            }
-            old.rv
-        } else {
-            match body_rv.parse::<u64>() {
-                Ok(rv) => rv,
-                Err(_) => {
-                    return Err(ApiError::conflict(
-                        &res.group,
-                        &res.plural,
-                        name,
-                        ApiError::OBJECT_MODIFIED,
-                    ))
-                }
-            }
-        };
-        if expected_rv != old.rv {
-            return Err(ApiError::conflict(
-                &res.group,
-                &res.plural,
-                name,
-                ApiError::OBJECT_MODIFIED,
-            ));
-        }
-        place_in_request(res, namespace, name, &mut obj)?;
-        let strategy = &res.strategy;
-        strategy.decode(&mut obj, ctx)?;
-        object_meta::prepare_for_update(&mut obj, &old.value);
-        match target {
-            Target::Main => strategy.prepare_for_update(&mut obj, &old.value),
-            Target::Status => strategy.prepare_for_status_update(&mut obj, &old.value),
-            Target::Finalize => {
-                let finalizers = obj["spec"]["finalizers"].clone();
-                let meta = obj["metadata"].clone();
-                obj = old.value.clone();
-                obj["spec"]["finalizers"] = finalizers;
-                obj["metadata"] = meta;
-            }
-        }
-        if let Some(manager) = &ctx.field_manager {
-            let subresource = match target {
-                Target::Main => "",
-                Target::Status => "status",
-                Target::Finalize => "finalize",
-            };
-            crate::apply::record_update(
-                Some(&old.value),
-                &mut obj,
-                manager,
-                subresource,
-                &res.api_version(),
-                res.schema.as_ref().map(|s| s.root()),
-                &object_meta::now_rfc3339(),
-            );
-        }
-        let mut errs = object_meta::validate_update(&obj, &old.value);
-        errs.extend(validate_finalizer_update(&obj, &old.value));
-        errs.extend(match target {
-            Target::Status => strategy.validate_status_update(&obj, &old.value),
-            _ => strategy.validate_update(&obj, &old.value),
-        });
-        if !errs.is_empty() {
-            return Err(invalid(res, name, errs));
-        }
+        check_resource_version(res, name, &obj, old.rv, retry_on_conflict)?;
+        let obj = prepare_update(state, ctx, res, namespace, name, &target, obj, &old_view).await?;
+        let mut obj = res.codec.to_storage(obj).await?;
         // A write that changes nothing is not a write: no new resourceVersion, no event.
         meta_mut(&mut obj).insert("resourceVersion".into(), json!(old.rv.to_string()));
         if obj == old.value {
             return Ok(old);
         }
-        if dry_run {
+        if ctx.dry_run {
             return Ok(Arc::new(dry_run_object(obj, old.rv)));
         }
         let finished = is_deleting(&obj) && !has_finalizers(res, &obj);
@@ -404,25 +361,108 @@ pub async fn update(
             }
         })?;
         match committed {
-            Some((stored, removed)) => {
-                if removed {
-                    controllers::after_remove(state, ctx, res, &stored).await;
-                    return Ok(stored);
-                }
+            Some((stored, true)) => {
+                controllers::after_remove(state, ctx, res, &stored).await;
+                return Ok(stored);
+            }
+            Some((stored, false)) => {
                 controllers::after_commit(state, ctx, res, &stored).await;
                 return Ok(latest(state, res, stored));
             }
             None if retry_on_conflict => continue,
-            None => {
-                return Err(ApiError::conflict(
-                    &res.group,
-                    &res.plural,
-                    name,
-                    ApiError::OBJECT_MODIFIED,
-                ))
-            }
+            None => return Err(conflict(res, name)),
         }
     }
+}
+
+fn conflict(res: &ApiResource, name: &str) -> ApiError {
+    ApiError::conflict(&res.group, &res.plural, name, ApiError::OBJECT_MODIFIED)
+}
+
+/// The optimistic-concurrency precondition of an update: the body's resourceVersion, when
+/// given, must be the stored one; a PUT without one is refused unless the kind allows
+/// unconditional updates.
+fn check_resource_version(
+    res: &ApiResource,
+    name: &str,
+    obj: &Value,
+    current: u64,
+    is_patch: bool,
+) -> Result<(), ApiError> {
+    let body_rv = meta_str(obj, "resourceVersion");
+    if body_rv.is_empty() {
+        if is_patch || res.strategy.allow_unconditional_update() {
+            return Ok(());
+        }
+        return Err(ApiError::invalid(
+            &res.group,
+            &res.plural,
+            name,
+            vec![field::invalid(
+                "metadata.resourceVersion",
+                &Value::String("0x0".into()),
+                "must be specified for an update",
+            )
+            .with_raw_value("0x0")],
+        ));
+    }
+    match body_rv.parse::<u64>() {
+        Ok(rv) if rv == current => Ok(()),
+        _ => Err(conflict(res, name)),
+    }
+}
+
+/// Everything an update does to the new object before its commit: placed in the request,
+/// decoded, admitted, prepared and validated against the stored object (`old`, in the
+/// request's version).
+#[allow(clippy::too_many_arguments)]
+async fn prepare_update(
+    state: &State,
+    ctx: &Context,
+    res: &ApiResource,
+    namespace: &str,
+    name: &str,
+    target: &Target,
+    mut obj: Value,
+    old: &Value,
+) -> Result<Value, ApiError> {
+    place_in_request(res, namespace, name, &mut obj)?;
+    res.strategy.decode(&mut obj, ctx)?;
+    let attrs = attributes(
+        ctx,
+        res,
+        target,
+        Operation::Update,
+        namespace,
+        name,
+        Some(old),
+    );
+    state.admission.admit(&attrs, &mut obj).await?;
+    object_meta::prepare_for_update(&mut obj, old);
+    let strategy = target.strategy(res);
+    strategy.prepare_for_update(&mut obj, old);
+    if let Some(manager) = &ctx.field_manager {
+        crate::apply::record_update(
+            Some(old),
+            &mut obj,
+            manager,
+            target.name(),
+            &res.api_version(),
+            res.schema.as_ref().map(|s| s.root()),
+            &object_meta::now_rfc3339(),
+        );
+    }
+    let mut errs = object_meta::validate_update(&obj, old);
+    errs.extend(validate_finalizer_update(&obj, old));
+    errs.extend(strategy.validate_update(&obj, old));
+    if !errs.is_empty() {
+        return Err(invalid(res, name, errs));
+    }
+    for w in strategy.warnings_on_update(&obj, old) {
+        ctx.warn(w);
+    }
+    state.admission.validate(&attrs, Some(&obj)).await?;
+    Ok(obj)
 }
 
 /// Checks an update body's name and namespace against the URL (`checkName` in the apiserver's
@@ -452,7 +492,6 @@ fn place_in_request(
     } else {
         meta_mut(obj).remove("namespace");
     }
-
     Ok(())
 }
 
@@ -497,61 +536,25 @@ pub async fn delete(
     opts: &DeleteOptions,
 ) -> Result<Deleted, ApiError> {
     let key = key_for(res, namespace, name);
+    let target = Target::Main;
     loop {
-        let old = state
-            .store
-            .snapshot()
-            .get(&res.gr, &key)
-            .ok_or_else(|| ApiError::not_found(&res.group, &res.plural, name))?;
-        if let Some(uid) = &opts.uid {
-            let actual = meta_str(&old.value, "uid");
-            if uid != actual {
-                return Err(ApiError::conflict(
-                    &res.group,
-                    &res.plural,
-                    name,
-                    &format!("Precondition failed: UID in precondition: {uid}, UID in object meta: {actual}"),
-                ));
-            }
-        }
-        if let Some(rv) = &opts.resource_version {
-            let actual = meta_str(&old.value, "resourceVersion");
-            if rv != actual {
-                return Err(ApiError::conflict(
-                    &res.group,
-                    &res.plural,
-                    name,
-                    &format!("Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {actual}"),
-                ));
-            }
-        }
-        if let Some(why) = res.strategy.forbid_delete(&old.value) {
-            return Err(ApiError::forbidden(&res.group, &res.plural, name, why));
-        }
+        let old = get(state, res, namespace, name)?;
+        check_preconditions(res, name, &old.value, opts)?;
+        let old_view = res.codec.from_storage_one(&old).await?;
+        let attrs = attributes(
+            ctx,
+            res,
+            &target,
+            Operation::Delete,
+            namespace,
+            name,
+            Some(&old_view),
+        );
+        state.admission.validate(&attrs, None).await?;
         if is_deleting(&old.value) {
             return Ok(Deleted::Pending(old));
         }
-        let mut obj = old.value.clone();
-        res.strategy.prepare_for_delete(&mut obj);
-        if let Some(finalizer) = opts.propagation.and_then(Propagation::finalizer) {
-            let mut list = finalizers(&obj);
-            if !list.iter().any(|f| f == finalizer) {
-                list.push(finalizer.to_string());
-                meta_mut(&mut obj).insert("finalizers".into(), json!(list));
-            }
-        }
-        let graceful = has_finalizers(res, &obj);
-        if graceful {
-            let meta = meta_mut(&mut obj);
-            meta.insert(
-                "deletionTimestamp".into(),
-                json!(object_meta::now_rfc3339()),
-            );
-            meta.insert(
-                "deletionGracePeriodSeconds".into(),
-                json!(opts.grace_period_seconds.unwrap_or(0).max(0)),
-            );
-        }
+        let (obj, graceful) = prepare_delete(res, &old.value, opts);
         if ctx.dry_run {
             let out = Arc::new(dry_run_object(obj, old.rv));
             return Ok(if graceful {
@@ -582,6 +585,67 @@ pub async fn delete(
         controllers::after_remove(state, ctx, res, &stored).await;
         return Ok(Deleted::Gone(stored));
     }
+}
+
+/// `DeleteOptions.preconditions` against the stored object.
+fn check_preconditions(
+    res: &ApiResource,
+    name: &str,
+    old: &Value,
+    opts: &DeleteOptions,
+) -> Result<(), ApiError> {
+    if let Some(uid) = &opts.uid {
+        let actual = meta_str(old, "uid");
+        if uid != actual {
+            return Err(ApiError::conflict(
+                &res.group,
+                &res.plural,
+                name,
+                &format!(
+                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {actual}"
+                ),
+            ));
+        }
+    }
+    if let Some(rv) = &opts.resource_version {
+        let actual = meta_str(old, "resourceVersion");
+        if rv != actual {
+            return Err(ApiError::conflict(
+                &res.group,
+                &res.plural,
+                name,
+                &format!("Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {actual}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The object a delete stores, and whether it stays (waiting for finalizers) rather than going
+/// at once.
+fn prepare_delete(res: &ApiResource, old: &Value, opts: &DeleteOptions) -> (Value, bool) {
+    let mut obj = old.clone();
+    res.strategy.prepare_for_delete(&mut obj);
+    if let Some(finalizer) = opts.propagation.and_then(Propagation::finalizer) {
+        let mut list = finalizers(&obj);
+        if !list.iter().any(|f| f == finalizer) {
+            list.push(finalizer.to_string());
+            meta_mut(&mut obj).insert("finalizers".into(), json!(list));
+        }
+    }
+    let graceful = has_finalizers(res, &obj);
+    if graceful {
+        let meta = meta_mut(&mut obj);
+        meta.insert(
+            "deletionTimestamp".into(),
+            json!(object_meta::now_rfc3339()),
+        );
+        meta.insert(
+            "deletionGracePeriodSeconds".into(),
+            json!(opts.grace_period_seconds.unwrap_or(0).max(0)),
+        );
+    }
+    (obj, graceful)
 }
 
 /// The object's state after the controllers reacted to a write (a CRD they established, say), or

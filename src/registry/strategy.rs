@@ -9,7 +9,9 @@ use serde_json::Value;
 
 use super::object_meta::{self, NameRule};
 use crate::context::Context;
+use crate::controllers::Work;
 use crate::error::{ApiError, StatusCause};
+use crate::store::StoredObject;
 
 /// What unknown fields in a request body do (`fieldValidation`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -102,27 +104,6 @@ pub trait Strategy: Send + Sync {
     /// What a write to the main resource may not change (e.g. status), and generation bumps.
     fn prepare_for_update(&self, _obj: &mut Value, _old: &Value) {}
 
-    /// What a write to `/status` may change: by default only `.status` (and the managedFields
-    /// that track it); everything else, metadata included, stays as stored.
-    fn prepare_for_status_update(&self, obj: &mut Value, old: &Value) {
-        let status = obj.get("status").cloned();
-        let managed = obj["metadata"].get("managedFields").cloned();
-        *obj = old.clone();
-        match status {
-            Some(s) => obj["status"] = s,
-            None => {
-                if let Some(o) = obj.as_object_mut() {
-                    o.remove("status");
-                }
-            }
-        }
-        let meta = object_meta::meta_mut(obj);
-        match managed {
-            Some(m) => meta.insert("managedFields".into(), m),
-            None => meta.remove("managedFields"),
-        };
-    }
-
     /// Field errors on create, beyond the shared ObjectMeta rules.
     fn validate(&self, _obj: &Value) -> Vec<StatusCause> {
         Vec::new()
@@ -133,9 +114,14 @@ pub trait Strategy: Send + Sync {
         self.validate(obj)
     }
 
-    /// Field errors of a write to `/status` (only what that write may change is validated).
-    fn validate_status_update(&self, obj: &Value, old: &Value) -> Vec<StatusCause> {
-        self.validate_update(obj, old)
+    /// `Warning` headers a create raises (deprecated fields, say); the object is valid.
+    fn warnings_on_create(&self, _obj: &Value) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// `Warning` headers an update raises.
+    fn warnings_on_update(&self, _obj: &Value, _old: &Value) -> Vec<String> {
+        Vec::new()
     }
 
     /// Called on the first DELETE of an object: a strategy that needs cleanup before the object
@@ -144,17 +130,77 @@ pub trait Strategy: Send + Sync {
         false
     }
 
-    /// Admission for DELETE: a reason to forbid deleting this object (403), e.g. the immortal
-    /// namespaces.
-    fn forbid_delete(&self, _obj: &Value) -> Option<&'static str> {
-        None
-    }
-
     /// Whether the object still waits for something before it may leave the store (beyond
     /// `metadata.finalizers`, which the generic store checks itself).
     fn pending_finalizers(&self, _obj: &Value) -> bool {
         false
     }
+
+    /// Controller work a committed create or update of this kind causes (beyond the garbage
+    /// collector's, which the generic store queues itself): the kind's after-commit hook.
+    fn after_commit(&self, _obj: &StoredObject) -> Vec<Work> {
+        Vec::new()
+    }
+
+    /// Controller work the removal of an object of this kind causes.
+    fn after_remove(&self, _obj: &StoredObject) -> Vec<Work> {
+        Vec::new()
+    }
+}
+
+/// The strategy of a `status` subresource: a write changes only `.status` (and the
+/// managedFields that track it); everything else, metadata included, stays as stored. Field
+/// errors come from `validate`, given the new object and the stored one.
+pub struct StatusStrategy<F> {
+    validate: F,
+}
+
+impl<F> StatusStrategy<F>
+where
+    F: Fn(&Value, &Value) -> Vec<StatusCause> + Send + Sync,
+{
+    /// A status strategy validating with `validate(new, old)`.
+    pub fn new(validate: F) -> Self {
+        StatusStrategy { validate }
+    }
+}
+
+/// A status strategy without extra validation.
+pub fn plain_status() -> StatusStrategy<fn(&Value, &Value) -> Vec<StatusCause>> {
+    StatusStrategy::new(|_, _| Vec::new())
+}
+
+impl<F> Strategy for StatusStrategy<F>
+where
+    F: Fn(&Value, &Value) -> Vec<StatusCause> + Send + Sync,
+{
+    fn prepare_for_update(&self, obj: &mut Value, old: &Value) {
+        keep_only_status(obj, old);
+    }
+
+    fn validate_update(&self, obj: &Value, old: &Value) -> Vec<StatusCause> {
+        (self.validate)(obj, old)
+    }
+}
+
+/// Makes `obj` the stored object with only the new `.status` and managedFields.
+pub fn keep_only_status(obj: &mut Value, old: &Value) {
+    let status = obj.get("status").cloned();
+    let managed = obj["metadata"].get("managedFields").cloned();
+    *obj = old.clone();
+    match status {
+        Some(s) => obj["status"] = s,
+        None => {
+            if let Some(o) = obj.as_object_mut() {
+                o.remove("status");
+            }
+        }
+    }
+    let meta = object_meta::meta_mut(obj);
+    match managed {
+        Some(m) => meta.insert("managedFields".into(), m),
+        None => meta.remove("managedFields"),
+    };
 }
 
 /// Whether anything outside `metadata` (and outside `status`, when `ignore_status`) differs:

@@ -1,11 +1,10 @@
-//! Server-side printing: `meta.k8s.io/v1 Table` responses for get, list and watch, with the
-//! columns the apiserver prints for each resource (a CRD's `additionalPrinterColumns`, the default
-//! `Age`, the built-in columns of namespaces and CRDs).
+//! Server-side printing: `meta.k8s.io/v1 Table` responses for get, list and watch. Each
+//! resource declares its [`Columns`] (a CRD's `additionalPrinterColumns`, the default `Age`, the
+//! columns of a built-in kind), compiled once when the resource is built.
 
 use serde_json::{json, Map, Value};
 
 use super::jsonpath::JsonPath;
-use crate::registry::catalog::ApiResource;
 
 /// `metadata.name`'s description, as the apiserver publishes it for the Name column.
 const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
@@ -42,72 +41,97 @@ enum Cell {
     Age,
     /// RFC 3339 creation time (the default table convertor's "Created At").
     CreatedAt,
-    /// `status.phase` of a namespace.
-    Phase,
     /// A printer column: JSONPath and type.
     Path(JsonPath, String),
 }
 
-/// The column definitions and cell rules of one served resource. Built once per request from
-/// the resource description (cheap: a CRD's columns are few).
-pub struct Columns {
-    definitions: Vec<Value>,
-    cells: Vec<Cell>,
+/// One column: its definition in the Table and how its cells are computed.
+pub struct Column {
+    definition: Value,
+    cell: Cell,
 }
 
 fn definition(name: &str, type_: &str, format: &str, description: &str, priority: i64) -> Value {
     json!({"name": name, "type": type_, "format": format, "description": description, "priority": priority})
 }
 
+impl Column {
+    /// The Name column every Table starts with.
+    pub fn name() -> Column {
+        Column {
+            definition: definition("Name", "string", "name", NAME_DESCRIPTION, 0),
+            cell: Cell::Name,
+        }
+    }
+
+    /// An Age column (`metadata.creationTimestamp` as kubectl prints durations), declared with
+    /// the given column type (`date` for the default columns, `string` for some built-ins).
+    pub fn age(type_: &str) -> Column {
+        Column {
+            definition: definition("Age", type_, "", CREATED_DESCRIPTION, 0),
+            cell: Cell::Age,
+        }
+    }
+
+    /// A column computed from a JSONPath, its value shown as the column's type.
+    pub fn path(
+        name: &str,
+        type_: &str,
+        format: &str,
+        description: &str,
+        priority: i64,
+        json_path: &str,
+    ) -> Column {
+        Column {
+            definition: definition(name, type_, format, description, priority),
+            cell: Cell::Path(JsonPath::parse(json_path), type_.to_string()),
+        }
+    }
+}
+
+/// The column definitions and cell rules of one served resource: its Table convertor, built
+/// once when the resource is (never per request).
+pub struct Columns {
+    definitions: Vec<Value>,
+    cells: Vec<Cell>,
+}
+
 impl Columns {
-    /// The columns the apiserver prints for this resource.
-    pub fn for_resource(res: &ApiResource) -> Columns {
-        let name = definition("Name", "string", "name", NAME_DESCRIPTION, 0);
-        if let Some(crd) = &res.crd {
-            let printer = crd
-                .spec
-                .versions
-                .iter()
-                .find(|v| v.name == res.version)
-                .map(|v| v.additional_printer_columns.clone())
-                .unwrap_or_default();
-            let mut definitions = vec![name];
-            let mut cells = vec![Cell::Name];
-            if printer.is_empty() {
-                definitions.push(definition("Age", "date", "", CREATED_DESCRIPTION, 0));
-                cells.push(Cell::Age);
-            }
-            for col in printer {
-                let path = col["jsonPath"].as_str().unwrap_or("");
-                let type_ = col["type"].as_str().unwrap_or("string").to_string();
-                definitions.push(definition(
-                    col["name"].as_str().unwrap_or(""),
-                    &type_,
-                    col["format"].as_str().unwrap_or(""),
-                    col["description"].as_str().unwrap_or(""),
-                    col["priority"].as_i64().unwrap_or(0),
-                ));
-                cells.push(Cell::Path(JsonPath::parse(path), type_));
-            }
-            return Columns { definitions, cells };
+    /// A convertor from its columns.
+    pub fn new(columns: Vec<Column>) -> Columns {
+        let (definitions, cells) = columns.into_iter().map(|c| (c.definition, c.cell)).unzip();
+        Columns { definitions, cells }
+    }
+
+    /// The apiserver's default convertor: Name and "Created At".
+    pub fn default_columns() -> Columns {
+        Columns::new(vec![
+            Column::name(),
+            Column {
+                definition: definition("Created At", "date", "", CREATED_DESCRIPTION, 0),
+                cell: Cell::CreatedAt,
+            },
+        ])
+    }
+
+    /// The convertor of a custom resource version: Name, then its `additionalPrinterColumns`,
+    /// or Name and Age when it declares none.
+    pub fn from_printer_columns(printer: &[Value]) -> Columns {
+        let mut columns = vec![Column::name()];
+        if printer.is_empty() {
+            columns.push(Column::age("date"));
         }
-        if res.group.is_empty() && res.plural == "namespaces" {
-            return Columns {
-                definitions: vec![
-                    name,
-                    definition("Status", "string", "", "The status of the namespace", 0),
-                    definition("Age", "string", "", CREATED_DESCRIPTION, 0),
-                ],
-                cells: vec![Cell::Name, Cell::Phase, Cell::Age],
-            };
+        for col in printer {
+            columns.push(Column::path(
+                col["name"].as_str().unwrap_or(""),
+                col["type"].as_str().unwrap_or("string"),
+                col["format"].as_str().unwrap_or(""),
+                col["description"].as_str().unwrap_or(""),
+                col["priority"].as_i64().unwrap_or(0),
+                col["jsonPath"].as_str().unwrap_or(""),
+            ));
         }
-        Columns {
-            definitions: vec![
-                name,
-                definition("Created At", "date", "", CREATED_DESCRIPTION, 0),
-            ],
-            cells: vec![Cell::Name, Cell::CreatedAt],
-        }
+        Columns::new(columns)
     }
 
     fn cells(&self, obj: &Value) -> Vec<Value> {
@@ -118,7 +142,6 @@ impl Columns {
                 Cell::Name => meta["name"].clone(),
                 Cell::Age => json!(age(meta["creationTimestamp"].as_str())),
                 Cell::CreatedAt => meta["creationTimestamp"].clone(),
-                Cell::Phase => obj["status"]["phase"].clone(),
                 Cell::Path(path, type_) => match path.first(obj) {
                     None | Some(Value::Null) => Value::Null,
                     Some(v) => typed_cell(type_, v),

@@ -73,7 +73,13 @@ pub struct StoredObject {
     pub json: Bytes,
     /// The resourceVersion of the write that produced this state.
     pub rv: u64,
+    /// Serialisations of this state in other versions, by codec (see
+    /// [`crate::conversion::Codec`]): each version is converted and serialised once.
+    encodings: Mutex<Vec<(u64, Bytes)>>,
 }
+
+/// How many versions of one object state are kept serialised (a CRD rarely serves more).
+const MAX_ENCODINGS: usize = 4;
 
 impl StoredObject {
     fn new(mut value: Value, rv: u64) -> Result<Arc<Self>, ApiError> {
@@ -84,7 +90,38 @@ impl StoredObject {
             None => return Err(ApiError::internal("object without metadata")),
         }
         let json = Bytes::from(serde_json::to_vec(&value).map_err(ApiError::internal)?);
-        Ok(Arc::new(StoredObject { value, json, rv }))
+        Ok(Arc::new(StoredObject::from_parts(value, json, rv)))
+    }
+
+    /// An object state from its parts (dry runs build the state they would have stored).
+    pub fn from_parts(value: Value, json: Bytes, rv: u64) -> StoredObject {
+        StoredObject {
+            value,
+            json,
+            rv,
+            encodings: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The cached serialisation of this state for a codec.
+    pub fn cached_encoding(&self, codec: u64) -> Option<Bytes> {
+        self.encodings
+            .lock()
+            .iter()
+            .find(|(k, _)| *k == codec)
+            .map(|(_, b)| b.clone())
+    }
+
+    /// Caches the serialisation of this state for a codec (the oldest goes when full).
+    pub fn cache_encoding(&self, codec: u64, bytes: Bytes) {
+        let mut cache = self.encodings.lock();
+        if cache.iter().any(|(k, _)| *k == codec) {
+            return;
+        }
+        if cache.len() == MAX_ENCODINGS {
+            cache.remove(0);
+        }
+        cache.push((codec, bytes));
     }
 
     /// `metadata` of the object (always present).
@@ -131,9 +168,12 @@ pub struct Event {
     /// The state before this change (none for `Added`); selectors need it to turn a change that
     /// stops matching into a DELETED for the watcher.
     pub prev: Option<Arc<StoredObject>>,
-    /// Wire frames of this event, one per watch event type (ADDED, MODIFIED, DELETED), built by
-    /// the first watcher that needs one so that fan-out to many watchers serialises once.
-    pub frames: [std::sync::OnceLock<Bytes>; 3],
+    /// Wire frames of this event in the storage version, one per watch event type (ADDED,
+    /// MODIFIED, DELETED), built by the first watcher that needs one so that fan-out to many
+    /// watchers serialises once.
+    frames: [std::sync::OnceLock<Bytes>; 3],
+    /// The same in other versions, by codec cache key and event type.
+    other_frames: Mutex<Vec<(u64, EventType, Bytes)>>,
 }
 
 impl Event {
@@ -153,17 +193,32 @@ impl Event {
             object,
             prev,
             frames: Default::default(),
+            other_frames: Mutex::new(Vec::new()),
         })
     }
 
-    /// The frame for a watch event type, built once with `build`.
-    pub fn frame(&self, kind: EventType, build: impl FnOnce() -> Bytes) -> Bytes {
-        let slot = match kind {
-            EventType::Added => &self.frames[0],
-            EventType::Modified => &self.frames[1],
-            EventType::Deleted => &self.frames[2],
-        };
-        slot.get_or_init(build).clone()
+    /// The frame for a watch event type in the version a codec cache key stands for (0: the
+    /// stored bytes), built once with `build`.
+    pub fn frame(&self, codec: u64, kind: EventType, build: impl FnOnce() -> Bytes) -> Bytes {
+        if codec == 0 {
+            let slot = match kind {
+                EventType::Added => &self.frames[0],
+                EventType::Modified => &self.frames[1],
+                EventType::Deleted => &self.frames[2],
+            };
+            return slot.get_or_init(build).clone();
+        }
+        if let Some((_, _, f)) = self
+            .other_frames
+            .lock()
+            .iter()
+            .find(|(c, k, _)| *c == codec && *k == kind)
+        {
+            return f.clone();
+        }
+        let frame = build();
+        self.other_frames.lock().push((codec, kind, frame.clone()));
+        frame
     }
 }
 

@@ -1,11 +1,48 @@
-//! The CustomResourceDefinition kind: its strategy and the condition helpers its controllers use.
+//! The CustomResourceDefinition kind: its resource, its strategy (defaults, validation,
+//! immutable fields, the cleanup finalizer on delete), and the condition helpers its
+//! controllers use. Every committed change queues the CRD controller, which names, establishes
+//! or cleans up the CRD and rebuilds the resource catalog.
+
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 
 use super::types::{self as apiextensions, Crd, CLEANUP_FINALIZER};
+use crate::controllers::Work;
+use crate::discovery::openapi;
 use crate::error::{field, StatusCause};
-use crate::registry::object_meta::{meta_mut, now_rfc3339};
-use crate::registry::strategy::{bump_generation, Strategy};
+use crate::registry::object_meta::{meta_mut, meta_str, now_rfc3339};
+use crate::registry::resource::{ApiResource, ResourceBuilder, Subresource, PART_VERBS};
+use crate::registry::strategy::{bump_generation, StatusStrategy, Strategy};
+use crate::store::{selector, StoredObject};
+
+/// The served resource.
+pub fn resource() -> ApiResource {
+    let group = apiextensions::GROUP;
+    let status =
+        StatusStrategy::new(|obj: &Value, old: &Value| CrdStrategy.validate_update(obj, old));
+    ResourceBuilder::new(
+        group,
+        "v1",
+        "customresourcedefinitions",
+        "CustomResourceDefinition",
+        Arc::new(CrdStrategy),
+    )
+    .cluster_scoped()
+    .short_names(&["crd", "crds"])
+    .categories(&["api-extensions"])
+    .subresource(Subresource::part("status", PART_VERBS, Arc::new(status)))
+    .unsupported_field(selector::generic_unsupported_field)
+    .openapi(openapi::builtin_definition(
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1",
+        group,
+        "v1",
+        "CustomResourceDefinition",
+        json!({}),
+    ))
+    .delete_returns_object()
+    .build()
+}
 
 /// apiextensions.k8s.io/v1 CustomResourceDefinition.
 pub struct CrdStrategy;
@@ -95,6 +132,14 @@ impl Strategy for CrdStrategy {
             "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
         );
         true
+    }
+
+    fn after_commit(&self, obj: &StoredObject) -> Vec<Work> {
+        vec![Work::Crd(meta_str(&obj.value, "name").to_string())]
+    }
+
+    fn after_remove(&self, obj: &StoredObject) -> Vec<Work> {
+        vec![Work::Crd(meta_str(&obj.value, "name").to_string())]
     }
 }
 

@@ -1,12 +1,27 @@
-//! The strategy of every custom resource: the structural-schema pipeline (prune -> drop
-//! non-nullable nulls -> default -> validate, in the apiserver's order), the status/spec split
-//! and generation rules that depend on the `/status` subresource, and the `/scale` checks.
+//! Custom resources: the served resources an established CRD defines (one per served version),
+//! and their strategy: the structural-schema pipeline (prune -> drop non-nullable nulls ->
+//! default -> validate, in the apiserver's order), the status/spec split and generation rules
+//! that depend on the `/status` subresource, and the `/scale` checks.
 
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use super::types::{Crd, Version};
 use crate::cel::Rules;
+use crate::controllers::Work;
+use crate::conversion::none::NoneConverter;
+use crate::conversion::Codec;
+use crate::discovery::openapi;
+use crate::registry::catalog::Registry;
+use crate::registry::resource::{
+    api_version, storage_version_hash, ApiResource, BodyCodec, OpenApiDefinition, ResourceBuilder,
+    Subresource, UnservedVerb, PART_VERBS, UNSTRUCTURED_PATCH_TYPES,
+};
+use crate::registry::strategy::StatusStrategy;
+use crate::registry::table::Columns;
+use crate::store::{selector, StoredObject};
+
 use crate::context::Context;
 use crate::error::{field, ApiError, StatusCause};
 use crate::registry::apiextensions::ScaleSubresource;
@@ -29,6 +44,177 @@ pub struct CustomResourceStrategy {
     pub rules: Option<Arc<Rules>>,
     /// Legacy `spec.preserveUnknownFields: true`: nothing is pruned.
     pub preserve_unknown_fields: bool,
+    /// The CRD's name, and whether it is being deleted (its cleanup waits for the objects).
+    pub crd: Option<(String, bool)>,
+}
+
+/// Verbs of a custom resource, in the order the custom resource handler lists them.
+const VERBS: &[&str] = &[
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "create",
+    "update",
+    "watch",
+];
+/// Verbs of a custom resource whose CRD is being deleted.
+const TERMINATING_VERBS: &[&str] = &["delete", "deletecollection", "get", "list", "watch"];
+
+/// The served resources of the established CRDs: one per served version. Compiled schemas and
+/// CEL rules are reused from `previous` when a CRD's spec did not change.
+pub fn resources(crds: &[Arc<Crd>], previous: Option<&Registry>) -> Vec<Arc<ApiResource>> {
+    let mut out = Vec::new();
+    for crd in crds.iter().filter(|c| c.established) {
+        for v in crd.spec.versions.iter().filter(|v| v.served) {
+            out.push(Arc::new(resource(crd, v, previous)));
+        }
+    }
+    out
+}
+
+/// The resource of one served version of a CRD.
+fn resource(crd: &Arc<Crd>, v: &Version, previous: Option<&Registry>) -> ApiResource {
+    let names = &crd.accepted_names;
+    let group = &crd.spec.group;
+    let storage_version = crd.storage_version().to_string();
+    let subresources = v.subresources.clone().unwrap_or_default();
+    let status = subresources.status.is_some();
+    let unchanged = unchanged_version(previous, crd, v);
+    let (schema, rules) = match unchanged {
+        Some(r) => (r.schema.clone(), r.rules.clone()),
+        None => compile_schema(v),
+    };
+    let strategy = Arc::new(CustomResourceStrategy {
+        kind: names.kind.clone(),
+        version: v.name.clone(),
+        status_enabled: status,
+        scale: subresources.scale.clone(),
+        schema: schema.clone(),
+        rules: rules.clone(),
+        preserve_unknown_fields: crd.spec.preserve_unknown_fields == Some(true),
+        crd: Some((crd.name.clone(), crd.terminating)),
+    });
+    let codec = match unchanged {
+        Some(r) => r.codec.clone(),
+        None => Arc::new(Codec::new(
+            api_version(group, &v.name),
+            api_version(group, &storage_version),
+            Arc::new(NoneConverter),
+            schema
+                .as_ref()
+                .filter(|s| s.root().sub_defaults)
+                .map(|_| crd.resource_version),
+            strategy.clone(),
+        )),
+    };
+    let mut builder =
+        ResourceBuilder::new(group, &v.name, &names.plural, &names.kind, strategy.clone())
+            .short_names(
+                &names
+                    .short_names
+                    .iter()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>(),
+            )
+            .categories(
+                &names
+                    .categories
+                    .iter()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>(),
+            )
+            .verbs(if crd.terminating {
+                TERMINATING_VERBS
+            } else {
+                VERBS
+            })
+            .unsupported_field(selector::generic_unsupported_field)
+            .table(Columns::from_printer_columns(&v.additional_printer_columns))
+            .openapi(openapi_definition(crd, v))
+            .schema(schema);
+    if status {
+        let status_strategy = StatusStrategy::new(move |obj: &Value, old: &Value| {
+            strategy.validate_status_update(obj, old)
+        });
+        builder = builder.subresource(Subresource::part(
+            "status",
+            PART_VERBS,
+            Arc::new(status_strategy),
+        ));
+    }
+    if let Some(scale) = subresources.scale.clone() {
+        builder = builder.subresource(Subresource::scale(scale));
+    }
+    builder
+        .with(|r| {
+            r.singular = names.singular.clone();
+            r.list_kind = names.list_kind.clone();
+            r.namespaced = crd.namespaced();
+            r.storage_version_hash = storage_version_hash(group, &storage_version, &names.kind);
+            r.storage_version = storage_version;
+            r.decoding = BodyCodec::Unstructured;
+            r.codec = codec;
+            r.patch_types = UNSTRUCTURED_PATCH_TYPES;
+            r.unserved_verb = UnservedVerb::Described;
+            r.response_kind_has_version = true;
+            r.terminating = crd.terminating;
+            r.crd = Some(crd.clone());
+            r.rules = rules;
+        })
+        .build()
+}
+
+/// The same version of the same CRD in the previous registry when the CRD's spec did not change
+/// (same uid and generation): its compiled schema, CEL rules and codec (with its cached
+/// encodings) are reused. Requests never compile schemas.
+fn unchanged_version<'a>(
+    previous: Option<&'a Registry>,
+    crd: &Crd,
+    v: &Version,
+) -> Option<&'a Arc<ApiResource>> {
+    previous?.resources().find(|r| {
+        r.version == v.name
+            && r.crd
+                .as_ref()
+                .is_some_and(|c| c.uid == crd.uid && c.generation == crd.generation)
+    })
+}
+
+/// Compiles a version's schema and CEL rules.
+fn compile_schema(v: &Version) -> (Option<Arc<Schema>>, Option<Arc<Rules>>) {
+    let Some(raw) = v.schema.as_ref().and_then(|s| s.get("openAPIV3Schema")) else {
+        return (None, None);
+    };
+    // A stored CRD passed validation, so its rules compile; a failure here only drops them.
+    let rules = Rules::compile(raw, "")
+        .ok()
+        .filter(|r| !r.is_empty())
+        .map(Arc::new);
+    (Some(Arc::new(Schema::compile(raw))), rules)
+}
+
+/// The published schema of a custom resource version: the CRD's, with apiVersion/kind
+/// described, metadata a reference to ObjectMeta, and the kind's GVK extension. The definition
+/// names put the group in reverse (`com.example.stable.v1.CronTab`), as the apiserver does.
+fn openapi_definition(crd: &Crd, v: &Version) -> OpenApiDefinition {
+    let group = &crd.spec.group;
+    let names = &crd.accepted_names;
+    let raw = v
+        .schema
+        .as_ref()
+        .and_then(|s| s.get("openAPIV3Schema"))
+        .cloned()
+        .unwrap_or_else(|| json!({"type": "object"}));
+    let mut parts: Vec<&str> = group.split('.').collect();
+    parts.reverse();
+    let package = format!("{}.{}", parts.join("."), v.name);
+    OpenApiDefinition {
+        name: format!("{package}.{}", names.kind),
+        list_name: format!("{package}.{}", names.list_kind),
+        schema: openapi::with_type_meta(raw, group, &v.name, &names.kind),
+    }
 }
 
 fn nested_i64(obj: &Value, path: &str) -> Result<Option<i64>, String> {
@@ -161,6 +347,13 @@ impl Strategy for CustomResourceStrategy {
         errs
     }
 
+    fn after_remove(&self, _obj: &StoredObject) -> Vec<Work> {
+        match &self.crd {
+            Some((name, true)) => vec![Work::Crd(name.clone())],
+            _ => Vec::new(),
+        }
+    }
+
     fn validate_update(&self, obj: &Value, old: &Value) -> Vec<StatusCause> {
         let mut errs = match &self.schema {
             Some(schema) => schema.validate(obj, Some(old)),
@@ -173,8 +366,11 @@ impl Strategy for CustomResourceStrategy {
         errs.extend(self.validate_scale(obj, false));
         errs
     }
+}
 
-    fn validate_status_update(&self, obj: &Value, old: &Value) -> Vec<StatusCause> {
+impl CustomResourceStrategy {
+    /// Field errors of a write to `/status`: only what that write may change is validated.
+    pub fn validate_status_update(&self, obj: &Value, old: &Value) -> Vec<StatusCause> {
         let mut errs = Vec::new();
         if let (Some(schema), Some(status)) = (&self.schema, obj.get("status")) {
             if let Some(node) = schema.root().field("status") {
@@ -209,6 +405,7 @@ mod tests {
             schema: schema.map(|s| Arc::new(Schema::compile(&s))),
             rules: None,
             preserve_unknown_fields: false,
+            crd: None,
         }
     }
 

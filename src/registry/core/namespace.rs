@@ -1,17 +1,100 @@
-//! The core/v1 Namespace kind.
+//! The core/v1 Namespace kind: cluster-scoped, with `status` and `finalize` subresources, the
+//! `kubernetes` finalizer the namespace controller releases, and the namespaces every cluster
+//! starts with.
+
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use crate::controllers::Work;
+use crate::discovery::openapi;
 use crate::registry::object_meta::{meta_mut, meta_str, NameRule};
+use crate::registry::resource::{ApiResource, ResourceBuilder, Subresource, PART_VERBS};
 use crate::registry::strategy::Strategy;
+use crate::registry::table::{Column, Columns};
+use crate::store::{GroupResource, StoredObject};
+
+/// The namespaces every cluster starts with.
+pub const INITIAL_NAMESPACES: [&str; 4] =
+    ["default", "kube-system", "kube-public", "kube-node-lease"];
+
+/// The served resource.
+pub fn resource() -> ApiResource {
+    let bootstrap = INITIAL_NAMESPACES
+        .iter()
+        .map(|name| json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}))
+        .collect();
+    ResourceBuilder::new(
+        "",
+        "v1",
+        "namespaces",
+        "Namespace",
+        Arc::new(NamespaceStrategy),
+    )
+    .cluster_scoped()
+    .short_names(&["ns"])
+    .verbs(&[
+        "create", "delete", "get", "list", "patch", "update", "watch",
+    ])
+    .subresource(Subresource::part(
+        "finalize",
+        &["update"],
+        Arc::new(NamespaceFinalizeStrategy),
+    ))
+    .subresource(Subresource::part(
+        "status",
+        PART_VERBS,
+        Arc::new(NamespaceStatusStrategy),
+    ))
+    .field_selectors(&["metadata.name", "status.phase"])
+    .table(Columns::new(vec![
+        Column::name(),
+        Column::path(
+            "Status",
+            "string",
+            "",
+            "The status of the namespace",
+            0,
+            ".status.phase",
+        ),
+        Column::age("string"),
+    ]))
+    .openapi(openapi::builtin_definition(
+        "io.k8s.api.core.v1",
+        "",
+        "v1",
+        "Namespace",
+        schema(),
+    ))
+    .delete_returns_object()
+    .bootstrap(bootstrap)
+    .build()
+}
+
+/// What `kubectl explain namespace` shows.
+fn schema() -> Value {
+    json!({
+        "description": "Namespace provides a scope for Names. Use of multiple namespaces is optional.",
+        "properties": {
+            "spec": {"type": "object", "description": "NamespaceSpec describes the attributes on a Namespace.",
+                "properties": {"finalizers": {"type": "array", "items": {"type": "string", "default": ""}, "x-kubernetes-list-type": "atomic",
+                    "description": "Finalizers is an opaque list of values that must be empty to permanently remove object from storage."}}},
+            "status": {"type": "object", "description": "NamespaceStatus is information about the current status of a Namespace.",
+                "properties": {"phase": {"type": "string", "description": "Phase is the current lifecycle phase of the namespace."},
+                    "conditions": {"type": "array", "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
+        }
+    })
+}
 
 /// The finalizer the namespace controller owns, in `spec.finalizers`.
 pub const NAMESPACE_FINALIZER: &str = "kubernetes";
 /// The label the apiserver stamps on every namespace.
 const NAME_LABEL: &str = "kubernetes.io/metadata.name";
 
-/// Namespaces the NamespaceLifecycle admission plugin never lets go.
-const IMMORTAL_NAMESPACES: [&str; 3] = ["default", "kube-system", "kube-public"];
+/// The namespaces table of the store.
+pub fn namespaces_gr() -> GroupResource {
+    GroupResource::new("", "namespaces")
+}
 
 /// core/v1 Namespace.
 pub struct NamespaceStrategy;
@@ -62,23 +145,6 @@ impl Strategy for NamespaceStrategy {
         stamp_name_label(obj);
     }
 
-    fn prepare_for_status_update(&self, obj: &mut Value, old: &Value) {
-        let status = obj.get("status").cloned().unwrap_or_else(|| json!({}));
-        let meta = obj.get("metadata").cloned();
-        *obj = old.clone();
-        obj["status"] = status;
-        if let Some(m) = meta {
-            obj["metadata"] = m;
-        }
-        stamp_name_label(obj);
-    }
-
-    fn forbid_delete(&self, obj: &Value) -> Option<&'static str> {
-        IMMORTAL_NAMESPACES
-            .contains(&meta_str(obj, "name"))
-            .then_some("this namespace may not be deleted")
-    }
-
     fn prepare_for_delete(&self, obj: &mut Value) -> bool {
         obj["status"]["phase"] = json!("Terminating");
         true
@@ -88,6 +154,42 @@ impl Strategy for NamespaceStrategy {
         obj["spec"]["finalizers"]
             .as_array()
             .is_some_and(|f| !f.is_empty())
+    }
+
+    fn after_commit(&self, obj: &StoredObject) -> Vec<Work> {
+        if obj.metadata().get("deletionTimestamp").is_some() {
+            return vec![Work::Namespace(meta_str(&obj.value, "name").to_string())];
+        }
+        Vec::new()
+    }
+}
+
+/// `namespaces/status`: the status and the metadata from the request, the spec as stored.
+pub struct NamespaceStatusStrategy;
+
+impl Strategy for NamespaceStatusStrategy {
+    fn prepare_for_update(&self, obj: &mut Value, old: &Value) {
+        let status = obj.get("status").cloned().unwrap_or_else(|| json!({}));
+        let meta = obj.get("metadata").cloned();
+        *obj = old.clone();
+        obj["status"] = status;
+        if let Some(m) = meta {
+            obj["metadata"] = m;
+        }
+        stamp_name_label(obj);
+    }
+}
+
+/// `namespaces/finalize`: only `spec.finalizers` (and the metadata) change.
+pub struct NamespaceFinalizeStrategy;
+
+impl Strategy for NamespaceFinalizeStrategy {
+    fn prepare_for_update(&self, obj: &mut Value, old: &Value) {
+        let finalizers = obj["spec"]["finalizers"].clone();
+        let meta = obj["metadata"].clone();
+        *obj = old.clone();
+        obj["spec"]["finalizers"] = finalizers;
+        obj["metadata"] = meta;
     }
 }
 

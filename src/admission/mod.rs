@@ -1,0 +1,147 @@
+//! Admission: what runs after a request is decoded and before its object is stored, as the
+//! apiserver's admission chain does. Mutating plugins may change the object; validating plugins
+//! may only refuse it. Both may await (a webhook call), so they run outside the store's lock; a
+//! plugin whose rule must hold atomically with the write (a namespace must exist and not be
+//! terminating) adds a check the store runs inside its write.
+//!
+//! The chain runs for creates, updates and deletes of every resource, in the apiserver's order:
+//! mutating plugins in turn, then the strategy's own defaulting and validation, then validating
+//! plugins. Today's plugins: [`namespace_lifecycle`]. Webhooks and admission policies plug in
+//! here.
+
+pub mod namespace_lifecycle;
+
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+
+use crate::context::Context;
+use crate::error::ApiError;
+use crate::registry::resource::ApiResource;
+use crate::store::Snapshot;
+
+/// What a request does to an object (`admission.Operation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    /// A create (POST, or an apply that creates).
+    Create,
+    /// An update (PUT, PATCH, apply).
+    Update,
+    /// A delete.
+    Delete,
+}
+
+impl Operation {
+    /// The wire name (`CREATE`, ...), as admission reviews carry it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operation::Create => "CREATE",
+            Operation::Update => "UPDATE",
+            Operation::Delete => "DELETE",
+        }
+    }
+}
+
+/// What admission knows about a request (`admission.Attributes`).
+pub struct Attributes<'a> {
+    /// The request's context (user, dry run).
+    pub ctx: &'a Context,
+    /// The resource, in the version the request names.
+    pub resource: &'a ApiResource,
+    /// The subresource written ("" for the main resource).
+    pub subresource: &'a str,
+    /// What the request does.
+    pub operation: Operation,
+    /// The object's namespace ("" for cluster-scoped objects).
+    pub namespace: &'a str,
+    /// The object's name (may be empty on a create with `generateName`).
+    pub name: &'a str,
+    /// The stored object an update or delete starts from, in the request's version.
+    pub old_object: Option<&'a Value>,
+}
+
+/// A plugin that may change the object of a create or update.
+pub trait Mutating: Send + Sync {
+    /// Changes `object` or refuses the request.
+    fn admit<'a>(
+        &'a self,
+        attrs: &'a Attributes<'a>,
+        object: &'a mut Value,
+    ) -> BoxFuture<'a, Result<(), ApiError>>;
+}
+
+/// A plugin that may refuse a request but not change it.
+pub trait Validating: Send + Sync {
+    /// Refuses the request, or lets it pass. `object` is the new object (none for a delete).
+    fn validate<'a>(
+        &'a self,
+        attrs: &'a Attributes<'a>,
+        object: Option<&'a Value>,
+    ) -> BoxFuture<'a, Result<(), ApiError>>;
+
+    /// A rule that must hold atomically with the write, checked by the store inside its write
+    /// against the state it is about to change.
+    fn check_at_commit(&self, _attrs: &Attributes<'_>, _state: &Snapshot) -> Result<(), ApiError> {
+        Ok(())
+    }
+}
+
+/// The admission chain of a server.
+#[derive(Clone)]
+pub struct Chain {
+    mutating: Vec<Arc<dyn Mutating>>,
+    validating: Vec<Arc<dyn Validating>>,
+}
+
+impl Default for Chain {
+    /// The plugins a real apiserver enables by default that kubefake implements.
+    fn default() -> Chain {
+        Chain {
+            mutating: Vec::new(),
+            validating: vec![Arc::new(namespace_lifecycle::NamespaceLifecycle)],
+        }
+    }
+}
+
+impl Chain {
+    /// A chain of these plugins, in order.
+    pub fn new(mutating: Vec<Arc<dyn Mutating>>, validating: Vec<Arc<dyn Validating>>) -> Chain {
+        Chain {
+            mutating,
+            validating,
+        }
+    }
+
+    /// Runs the mutating plugins in turn.
+    pub async fn admit(&self, attrs: &Attributes<'_>, object: &mut Value) -> Result<(), ApiError> {
+        for plugin in &self.mutating {
+            plugin.admit(attrs, object).await?;
+        }
+        Ok(())
+    }
+
+    /// Runs the validating plugins; the first refusal wins.
+    pub async fn validate(
+        &self,
+        attrs: &Attributes<'_>,
+        object: Option<&Value>,
+    ) -> Result<(), ApiError> {
+        for plugin in &self.validating {
+            plugin.validate(attrs, object).await?;
+        }
+        Ok(())
+    }
+
+    /// The commit-time checks of every validating plugin.
+    pub fn check_at_commit(
+        &self,
+        attrs: &Attributes<'_>,
+        state: &Snapshot,
+    ) -> Result<(), ApiError> {
+        for plugin in &self.validating {
+            plugin.check_at_commit(attrs, state)?;
+        }
+        Ok(())
+    }
+}

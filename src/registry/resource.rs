@@ -1,0 +1,413 @@
+//! One served resource in one version: everything the generic store, the endpoints, discovery
+//! and OpenAPI need to know about it, declared by its kind and never re-derived per request.
+//!
+//! A resource is built with [`ResourceBuilder`] from its group, version, plural and kind; the
+//! builder fills what the apiserver derives (singular, list kind, storage version hash, the
+//! verbs of a full REST storage) and the kind overrides what differs: scope, short names,
+//! categories, subresources and their strategies, field selectors, the Table convertor, its
+//! OpenAPI schema, how request bodies are decoded and which patch types are accepted, whether a
+//! DELETE answers with the object, and the objects every cluster starts with.
+
+use std::sync::Arc;
+
+use base64::Engine;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::apiextensions::{Crd, ScaleSubresource};
+use super::strategy::Strategy;
+use super::table::Columns;
+use crate::cel::Rules;
+use crate::conversion::Codec;
+use crate::schema::Schema;
+use crate::store::{selector, GroupResource};
+
+/// The verbs of a complete REST storage, in the order the apiserver lists them in discovery.
+pub const ALL_VERBS: &[&str] = &[
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
+/// The verbs of a subresource that shows and writes a part of its object (`status`).
+pub const PART_VERBS: &[&str] = &["get", "patch", "update"];
+
+/// Patch types accepted by resources with typed (built-in) schemas, as the 415 lists them.
+pub const TYPED_PATCH_TYPES: &[&str] = &[
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+    "application/apply-patch+yaml",
+];
+
+/// Patch types of custom resources: no strategic merge patch without Go struct tags.
+pub const UNSTRUCTURED_PATCH_TYPES: &[&str] = &[
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/apply-patch+yaml",
+];
+
+/// What a subresource is.
+pub enum SubresourceKind {
+    /// A part of the object (`status`, `finalize`): reads show the whole object, writes go
+    /// through the subresource's own strategy, which decides what the write may change.
+    Part(Arc<dyn Strategy>),
+    /// The `autoscaling/v1 Scale` view of the object's replicas.
+    Scale(ScaleSubresource),
+}
+
+/// A subresource of a resource (`pods/status`, `deployments/scale`, `namespaces/finalize`).
+pub struct Subresource {
+    /// The URL segment after the object's name.
+    pub name: String,
+    /// Verbs it serves.
+    pub verbs: &'static [&'static str],
+    /// What it is.
+    pub kind: SubresourceKind,
+}
+
+impl Subresource {
+    /// A part of the object written with its own strategy.
+    pub fn part(
+        name: &str,
+        verbs: &'static [&'static str],
+        strategy: Arc<dyn Strategy>,
+    ) -> Subresource {
+        Subresource {
+            name: name.to_string(),
+            verbs,
+            kind: SubresourceKind::Part(strategy),
+        }
+    }
+
+    /// The `scale` subresource reading and writing replicas at the given paths.
+    pub fn scale(config: ScaleSubresource) -> Subresource {
+        Subresource {
+            name: "scale".into(),
+            verbs: PART_VERBS,
+            kind: SubresourceKind::Scale(config),
+        }
+    }
+
+    /// The `(group, version, kind)` of what the subresource serves, when it is not the parent
+    /// object's kind (a Scale).
+    pub fn response_kind(&self) -> Option<(&'static str, &'static str, &'static str)> {
+        match self.kind {
+            SubresourceKind::Scale(_) => Some(("autoscaling", "v1", "Scale")),
+            SubresourceKind::Part(_) => None,
+        }
+    }
+}
+
+/// How request bodies are decoded (the apiserver's typed codecs for built-in kinds, the
+/// unstructured codec of the custom resource handler), which decides the formats accepted and
+/// the wording of decode errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyCodec {
+    /// Typed: JSON, YAML or protobuf; a missing `apiVersion`/`kind` is filled in; a wrong kind
+    /// is a 400 from the scheme.
+    Typed,
+    /// Unstructured: JSON or YAML; `apiVersion` and `kind` are required; a wrong kind is a 422.
+    Unstructured,
+}
+
+/// How a resource answers requests for verbs it does not serve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnservedVerb {
+    /// The router's plain 405 (built-in routes are simply not installed).
+    MethodNotAllowed,
+    /// The custom resource handler's 405 naming the verb and the resource.
+    Described,
+}
+
+/// The OpenAPI definitions of a resource's kind.
+pub struct OpenApiDefinition {
+    /// Definition name of the kind (`io.k8s.api.core.v1.Namespace`).
+    pub name: String,
+    /// Definition name of its list kind.
+    pub list_name: String,
+    /// The kind's schema in OpenAPI v3 form (`$ref`s to `#/components/schemas/...`).
+    pub schema: Value,
+}
+
+/// One served resource in one version. See the module documentation.
+pub struct ApiResource {
+    /// API group (empty for core).
+    pub group: String,
+    /// API version.
+    pub version: String,
+    /// Plural, the URL segment.
+    pub plural: String,
+    /// Singular name.
+    pub singular: String,
+    /// Kind of objects.
+    pub kind: String,
+    /// Kind of lists.
+    pub list_kind: String,
+    /// Namespaced or cluster-scoped.
+    pub namespaced: bool,
+    /// Short names for kubectl.
+    pub short_names: Vec<String>,
+    /// Categories (`all`, ...).
+    pub categories: Vec<String>,
+    /// Verbs allowed on the main resource.
+    pub verbs: &'static [&'static str],
+    /// Subresources, in discovery order.
+    pub subresources: Vec<Arc<Subresource>>,
+    /// The version objects are stored in.
+    pub storage_version: String,
+    /// Where objects live in the store (shared by every version).
+    pub gr: GroupResource,
+    /// Field names usable in `fieldSelector`.
+    pub field_selectors: &'static [&'static str],
+    /// How an unsupported `fieldSelector` field is worded (core kinds differ from the rest).
+    pub unsupported_field: fn(&str, &[&str]) -> String,
+    /// Per-resource behaviour of the main resource.
+    pub strategy: Arc<dyn Strategy>,
+    /// Server-side printing.
+    pub table: Arc<Columns>,
+    /// `storageVersionHash` published in discovery.
+    pub storage_version_hash: String,
+    /// The structural schema of the kind in this version (typed merges of server-side apply).
+    pub schema: Option<Arc<Schema>>,
+    /// The kind's OpenAPI definitions.
+    pub openapi: OpenApiDefinition,
+    /// How request bodies are decoded.
+    pub decoding: BodyCodec,
+    /// The storage edge: conversion to and from the storage version, cached encodings.
+    pub codec: Arc<Codec>,
+    /// Accepted PATCH media types.
+    pub patch_types: &'static [&'static str],
+    /// Whether a DELETE that removes the object answers with it (else with a `Status`).
+    pub delete_returns_object: bool,
+    /// How unserved verbs are refused.
+    pub unserved_verb: UnservedVerb,
+    /// Whether discovery's `responseKind` names the group and version (custom resources) or
+    /// only the kind (built-ins).
+    pub response_kind_has_version: bool,
+    /// Create is refused: the CRD behind the resource is being deleted.
+    pub terminating: bool,
+    /// Objects every cluster starts with (created once, through the store, at start).
+    pub bootstrap: Vec<Value>,
+    /// The CRD a custom resource comes from; read only by the apiextensions code.
+    pub crd: Option<Arc<Crd>>,
+    /// A custom resource version's compiled CEL rules (reused while its CRD is unchanged);
+    /// read only by the apiextensions code.
+    pub rules: Option<Arc<Rules>>,
+}
+
+impl ApiResource {
+    /// `group/version`, or just `version` for core.
+    pub fn api_version(&self) -> String {
+        api_version(&self.group, &self.version)
+    }
+
+    /// `group/storage_version`: the apiVersion objects are stored in.
+    pub fn storage_api_version(&self) -> String {
+        api_version(&self.group, &self.storage_version)
+    }
+
+    /// Whether the resource allows `verb`.
+    pub fn allows(&self, verb: &str) -> bool {
+        self.verbs.contains(&verb)
+    }
+
+    /// A subresource by name.
+    pub fn subresource(&self, name: &str) -> Option<&Arc<Subresource>> {
+        self.subresources.iter().find(|s| s.name == name)
+    }
+
+    /// The scale subresource's configuration, if served.
+    pub fn scale(&self) -> Option<&ScaleSubresource> {
+        self.subresources.iter().find_map(|s| match &s.kind {
+            SubresourceKind::Scale(c) => Some(c),
+            SubresourceKind::Part(_) => None,
+        })
+    }
+
+    /// Whether a part subresource of this name (`status`) is served.
+    pub fn has_part(&self, name: &str) -> bool {
+        self.subresource(name)
+            .is_some_and(|s| matches!(s.kind, SubresourceKind::Part(_)))
+    }
+}
+
+/// `group/version`, or just `version` for the core group.
+pub fn api_version(group: &str, version: &str) -> String {
+    if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    }
+}
+
+/// `base64(sha256("group/version/kind")[:8])`, as the apiserver computes storageVersionHash.
+pub fn storage_version_hash(group: &str, version: &str, kind: &str) -> String {
+    let digest = Sha256::digest(format!("{group}/{version}/{kind}").as_bytes());
+    base64::engine::general_purpose::STANDARD.encode(&digest[..8])
+}
+
+/// Builds an [`ApiResource`] with the apiserver's derivations as defaults.
+pub struct ResourceBuilder {
+    res: ApiResource,
+}
+
+impl ResourceBuilder {
+    /// A namespaced built-in resource with every verb, the default strategy, the default Table
+    /// columns and a typed codec.
+    pub fn new(
+        group: &str,
+        version: &str,
+        plural: &str,
+        kind: &str,
+        strategy: Arc<dyn Strategy>,
+    ) -> ResourceBuilder {
+        ResourceBuilder {
+            res: ApiResource {
+                group: group.to_string(),
+                version: version.to_string(),
+                plural: plural.to_string(),
+                singular: kind.to_ascii_lowercase(),
+                kind: kind.to_string(),
+                list_kind: format!("{kind}List"),
+                namespaced: true,
+                short_names: Vec::new(),
+                categories: Vec::new(),
+                verbs: ALL_VERBS,
+                subresources: Vec::new(),
+                storage_version: version.to_string(),
+                gr: GroupResource::new(group, plural),
+                field_selectors: &["metadata.name", "metadata.namespace"],
+                unsupported_field: selector::builtin_unsupported_field,
+                strategy: strategy.clone(),
+                table: Arc::new(Columns::default_columns()),
+                storage_version_hash: storage_version_hash(group, version, kind),
+                schema: None,
+                openapi: OpenApiDefinition {
+                    name: String::new(),
+                    list_name: String::new(),
+                    schema: Value::Null,
+                },
+                decoding: BodyCodec::Typed,
+                codec: Arc::new(Codec::identity(
+                    api_version(group, version),
+                    strategy.clone(),
+                )),
+                patch_types: TYPED_PATCH_TYPES,
+                delete_returns_object: false,
+                unserved_verb: UnservedVerb::MethodNotAllowed,
+                response_kind_has_version: false,
+                terminating: false,
+                bootstrap: Vec::new(),
+                crd: None,
+                rules: None,
+            },
+        }
+    }
+
+    /// Cluster-scoped instead of namespaced.
+    pub fn cluster_scoped(mut self) -> Self {
+        self.res.namespaced = false;
+        self
+    }
+
+    /// Short names (`ns`).
+    pub fn short_names(mut self, names: &[&str]) -> Self {
+        self.res.short_names = names.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    /// Categories (`all`).
+    pub fn categories(mut self, names: &[&str]) -> Self {
+        self.res.categories = names.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    /// The verbs of the main resource, when not every verb is served.
+    pub fn verbs(mut self, verbs: &'static [&'static str]) -> Self {
+        self.res.verbs = verbs;
+        self
+    }
+
+    /// Adds a subresource.
+    pub fn subresource(mut self, sub: Subresource) -> Self {
+        self.res.subresources.push(Arc::new(sub));
+        self
+    }
+
+    /// Field names usable in `fieldSelector`.
+    pub fn field_selectors(mut self, fields: &'static [&'static str]) -> Self {
+        self.res.field_selectors = fields;
+        self
+    }
+
+    /// How unsupported `fieldSelector` fields are worded.
+    pub fn unsupported_field(mut self, wording: fn(&str, &[&str]) -> String) -> Self {
+        self.res.unsupported_field = wording;
+        self
+    }
+
+    /// The Table convertor.
+    pub fn table(mut self, columns: Columns) -> Self {
+        self.res.table = Arc::new(columns);
+        self
+    }
+
+    /// The kind's OpenAPI definitions.
+    pub fn openapi(mut self, definition: OpenApiDefinition) -> Self {
+        self.res.openapi = definition;
+        self
+    }
+
+    /// The structural schema.
+    pub fn schema(mut self, schema: Option<Arc<Schema>>) -> Self {
+        self.res.schema = schema;
+        self
+    }
+
+    /// A DELETE that removes the object answers with the object, not a `Status`.
+    pub fn delete_returns_object(mut self) -> Self {
+        self.res.delete_returns_object = true;
+        self
+    }
+
+    /// Objects every cluster starts with.
+    pub fn bootstrap(mut self, objects: Vec<Value>) -> Self {
+        self.res.bootstrap = objects;
+        self
+    }
+
+    /// Direct access for what only custom resources change (names, storage version, codec).
+    pub fn with(mut self, f: impl FnOnce(&mut ApiResource)) -> Self {
+        f(&mut self.res);
+        self
+    }
+
+    /// The resource.
+    pub fn build(self) -> ApiResource {
+        self.res
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn storage_version_hashes_match_the_apiserver() {
+        assert_eq!(storage_version_hash("", "v1", "Namespace"), "Q3oi5N2YM8M=");
+        assert_eq!(
+            storage_version_hash("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+            "M5uH+AlWATY="
+        );
+        assert_eq!(
+            storage_version_hash("stable.example.com", "v1", "CronTab"),
+            "EdX2FP+L0js="
+        );
+    }
+}
