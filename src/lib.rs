@@ -12,27 +12,38 @@
 //! ```
 //!
 //! # Layout: the request path, as modules
-//! - [`server`]: the listener and the warp filter that hands every request to the handlers;
-//!   graceful shutdown that ends watch streams first.
-//! - [`http::request_info`]: `(method, path)` -> verb, group, version, namespace, resource, name,
-//!   subresource. Pure.
-//! - [`http::handlers`]: discovery documents and one thin function per verb;
-//!   [`http::list_options`] (resourceVersion semantics, pages), [`http::patch`],
-//!   [`http::watch`], [`http::table`] (server-side printing, with [`http::jsonpath`]) for what
-//!   the verbs need.
-//! - [`discovery`]: the resource registry (an immutable snapshot swapped when CRDs change), and
-//!   the discovery and OpenAPI documents rendered from it once.
-//! - [`rest`]: the generic REST storage, one implementation of every verb for every resource.
-//! - [`strategy`]: what differs per resource (server-owned fields, validation, generation,
-//!   deletion, `/scale`); [`apiextensions`] holds the CRD type and its validation; [`schema`] the
-//!   structural-schema pipeline of custom resources (prune, default, validate).
+//! A request flows top to bottom; each module calls only modules below it.
+//! - [`server`]: the listener (connections accepted with TCP_NODELAY), the warp filter that
+//!   hands every request to the endpoints, graceful shutdown that ends watch streams first.
+//! - [`filters::request_info`]: `(method, path)` -> verb, group, version, namespace, resource,
+//!   name, subresource. Pure. (Authentication and authorization will join here.)
+//! - [`endpoints`]: [`endpoints::handle`] builds the request's [`context::Context`] and turns
+//!   every error, and every panic, into a `Status`; [`endpoints::resource`] resolves the
+//!   resource and dispatches to one file per verb family ([`endpoints::read`],
+//!   [`endpoints::write`], [`endpoints::apply`], [`endpoints::delete`], [`endpoints::watch`],
+//!   [`endpoints::scale`]); [`endpoints::discovery`] serves discovery and OpenAPI documents;
+//!   [`endpoints::negotiation`], [`endpoints::options`], [`endpoints::patch`] and the body
+//!   decoders do what the verbs share.
+//! - [`admission`]: the chain every create, update and delete passes (mutating plugins, then
+//!   validating plugins, plus checks that must hold atomically with the write).
+//! - [`registry`]: [`registry::store`], the generic store (every verb for every resource, the
+//!   optimistic retry loop); [`registry::strategy`], what a kind plugs into it;
+//!   [`registry::resource`], what a served resource declares (names, scope, verbs,
+//!   subresources and their strategies, Table convertor, OpenAPI definition, codec);
+//!   [`registry::catalog`], the immutable snapshot of everything served, rebuilt when CRDs
+//!   change; one file per kind under its group ([`registry::core`],
+//!   [`registry::apiextensions`]), registered in one line in [`registry::builtin`].
+//! - [`conversion`]: the storage edge: request version <-> storage version, with encodings
+//!   cached per version so that reads and watch fan-out serialise once per version.
+//! - [`schema`] (the structural-schema pipeline: prune, default, validate), [`cel`]
+//!   (`x-kubernetes-validations`), [`apply`] (server-side apply and managedFields).
 //! - [`store`]: objects, the one write path, the global resourceVersion, watch fan-out, the
 //!   event history and snapshots for consistent lists; [`store::selector`] label and field
 //!   selectors.
 //! - [`controllers`]: what kube-controller-manager and apiextensions-apiserver would run: CRD
-//!   establishing and cleanup, namespace lifecycle, the garbage collector; drained as a work
-//!   queue right after the write that caused the work.
-//! - [`warnings`]: `Warning` headers raised anywhere in a write.
+//!   establishing and cleanup, namespace lifecycle, the garbage collector; an explicit work
+//!   queue on the request's context, drained before the response.
+//! - [`discovery`]: the discovery and OpenAPI documents, rendered once per catalog.
 //!
 //! # Invariants
 //! - One write path, totally ordered: every change takes the next global resourceVersion inside
@@ -41,7 +52,11 @@
 //! - A watcher sees every event after its starting resourceVersion, in order, or a 410 ERROR.
 //! - Schemas, discovery and OpenAPI documents are built when CRDs change, never per request.
 //! - Every rejection is a `Status` with the apiserver's reason, code and message, and changes
-//!   nothing.
+//!   nothing; a panic is a 500 `Status` and changes nothing either.
+//! - Per-request state travels in an explicit [`context::Context`], never in thread-locals: a
+//!   write may await (admission, conversion) and resume on another thread.
+//! - Nothing in the generic store or the endpoints asks which kind it holds: what differs
+//!   lives with the kind.
 
 pub mod admission;
 pub mod apply;

@@ -1,4 +1,4 @@
-//! The listener and the one warp filter that feeds every request to [`crate::endpoints::handlers`],
+//! The listener and the one warp filter that feeds every request to [`crate::endpoints::handle`],
 //! plus graceful shutdown: the shutdown signal first ends every watch stream (which would
 //! otherwise hold graceful shutdown open forever), then the server drains and stops.
 

@@ -1,7 +1,7 @@
 //! CRD naming, establishing and cleanup (apiextensions-apiserver's naming, establishing and
 //! finalizer controllers).
 
-use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -12,7 +12,7 @@ use crate::registry::apiextensions::{self, Crd, CLEANUP_FINALIZER};
 use crate::registry::object_meta::{finalizers, meta_mut};
 use crate::registry::store::{self as rest, DeleteOptions};
 use crate::state::State;
-use crate::store::{GroupResource, ObjectKey};
+use crate::store::{GroupResource, ObjectKey, StoredObject};
 
 /// The CRD table.
 pub fn crds_gr() -> GroupResource {
@@ -101,74 +101,13 @@ async fn clean_up(state: &State, ctx: &Context, name: &str) -> Result<(), ApiErr
         &crd.accepted_names.plural
     };
     let gr = GroupResource::new(&crd.spec.group, plural);
-    if let Some(res) = state
-        .registry()
-        .by_group_resource(&gr)
-        .filter(|_| crd.established)
-    {
-        let keys: Vec<ObjectKey> = state
-            .store
-            .snapshot()
-            .list(&gr, None)
-            .map(|(k, _)| k.clone())
-            .collect();
-        for key in keys {
-            let already = state
-                .store
-                .snapshot()
-                .get(&gr, &key)
-                .is_some_and(|o| o.metadata().get("deletionTimestamp").is_some());
-            if already {
-                continue;
-            }
-            match rest::delete(
-                state,
-                ctx,
-                &res,
-                &key.namespace,
-                &key.name,
-                &DeleteOptions::default(),
-            )
-            .await
-            {
-                Ok(_) => {}
-                Err(e) if e.code == 404 => {}
-                Err(e) => return Err(e),
-            }
-        }
+    if crd.established {
+        delete_objects(state, ctx, &gr).await?;
     }
     if state.store.snapshot().count(&gr) > 0 {
         return Ok(());
     }
-    let (reason, message) = if crd.established {
-        ("InstanceDeletionCompleted", "removed all instances")
-    } else {
-        ("NeverEstablished", "resource was never established")
-    };
-    let removed = state.store.write(|txn| {
-        let key = ObjectKey::new("", name);
-        let Some(current) = txn.view().get(&crds_gr(), &key) else {
-            return Ok(None);
-        };
-        let mut obj = current.value.clone();
-        set_condition(&mut obj, "Terminating", "False", reason, message);
-        let left: BTreeSet<String> = finalizers(&obj)
-            .into_iter()
-            .filter(|f| f != CLEANUP_FINALIZER)
-            .collect();
-        if left.is_empty() {
-            return txn.remove(&crds_gr(), &key);
-        }
-        let list: Vec<Value> = finalizers(&obj)
-            .into_iter()
-            .filter(|f| f != CLEANUP_FINALIZER)
-            .map(Value::String)
-            .collect();
-        meta_mut(&mut obj).insert("finalizers".into(), Value::Array(list));
-        txn.put(&crds_gr(), key, obj)?;
-        Ok(None)
-    })?;
-    if let Some(gone) = removed {
+    if let Some(gone) = release(state, name, crd.established)? {
         if let Some(res) =
             state
                 .registry()
@@ -179,4 +118,76 @@ async fn clean_up(state: &State, ctx: &Context, name: &str) -> Result<(), ApiErr
     }
     state.refresh_registry();
     Ok(())
+}
+
+/// Deletes every object of a CRD's resource not already being deleted.
+async fn delete_objects(state: &State, ctx: &Context, gr: &GroupResource) -> Result<(), ApiError> {
+    let Some(res) = state.registry().by_group_resource(gr) else {
+        return Ok(());
+    };
+    let keys: Vec<ObjectKey> = state
+        .store
+        .snapshot()
+        .list(gr, None)
+        .filter(|(_, o)| o.metadata().get("deletionTimestamp").is_none())
+        .map(|(k, _)| k.clone())
+        .collect();
+    for key in keys {
+        let already = state
+            .store
+            .snapshot()
+            .get(gr, &key)
+            .is_some_and(|o| o.metadata().get("deletionTimestamp").is_some());
+        if already {
+            continue;
+        }
+        let deleted = rest::delete(
+            state,
+            ctx,
+            &res,
+            &key.namespace,
+            &key.name,
+            &DeleteOptions::default(),
+        )
+        .await;
+        match deleted {
+            Ok(_) => {}
+            Err(e) if e.code == 404 => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Sets the final Terminating condition and drops the cleanup finalizer; the CRD goes when no
+/// other finalizer holds it (its last state is returned then).
+fn release(
+    state: &State,
+    name: &str,
+    established: bool,
+) -> Result<Option<Arc<StoredObject>>, ApiError> {
+    let (reason, message) = if established {
+        ("InstanceDeletionCompleted", "removed all instances")
+    } else {
+        ("NeverEstablished", "resource was never established")
+    };
+    state.store.write(|txn| {
+        let key = ObjectKey::new("", name);
+        let Some(current) = txn.view().get(&crds_gr(), &key) else {
+            return Ok(None);
+        };
+        let mut obj = current.value.clone();
+        set_condition(&mut obj, "Terminating", "False", reason, message);
+        let left: Vec<Value> = finalizers(&obj)
+            .into_iter()
+            .filter(|f| f != CLEANUP_FINALIZER)
+            .map(Value::String)
+            .collect();
+        if left.is_empty() {
+            return txn.remove(&crds_gr(), &key);
+        }
+        meta_mut(&mut obj).insert("finalizers".into(), Value::Array(left));
+        txn.put(&crds_gr(), key, obj)?;
+        Ok(None)
+    })
 }

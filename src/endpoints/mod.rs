@@ -4,7 +4,7 @@
 //!
 //! - [`discovery`]: `/version`, health, discovery and OpenAPI documents.
 //! - [`resource`]: resolves the resource, scope, subresource and verb, then dispatches to
-//!   [`read`] (get, list), [`write`] (create, update, patch), [`apply`] (server-side apply),
+//!   [`read`] (get, list), [`write`](mod@write) (create, update, patch), [`apply`] (server-side apply),
 //!   [`delete`] (delete, deletecollection), [`watch`] and [`scale`].
 //! - [`options`] (query parameters and `DeleteOptions`), [`negotiation`] (media types, bodies,
 //!   responses), [`patch`] (patch documents), [`json_dups`] and [`protobuf`] (decoders).

@@ -74,71 +74,88 @@ pub fn decode_object(res: &ApiResource, ctx: &Context, req: &Request) -> Result<
     let (mut obj, duplicates) = decode_body_fields(req, &res.kind, typed)?;
     ctx.field_validation
         .report(ctx, "duplicate field", &duplicates, &res.kind, &res.version)?;
-    let expected = res.api_version();
-    let api_version = obj
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    let kind = obj
-        .get("kind")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    let body = String::from_utf8_lossy(&req.body);
-    if !typed {
-        if kind.is_empty() {
-            return Err(ApiError::bad_request(format!(
-                "{} in version {:?} cannot be handled as a {}: Object 'Kind' is missing in '{}'",
-                res.kind, res.version, res.kind, body
-            )));
-        }
-        if api_version.is_empty() {
-            return Err(ApiError::bad_request(format!(
-                "{} in version {:?} cannot be handled as a {}: Object 'apiVersion' is missing in '{}'",
-                res.kind, res.version, res.kind, body
-            )));
-        }
+    if typed {
+        default_type_meta(res, &mut obj);
     } else {
-        if api_version.is_empty() {
-            obj["apiVersion"] = json!(expected);
-        }
-        if kind.is_empty() {
-            obj["kind"] = json!(res.kind);
+        require_type_meta(res, &obj, req)?;
+    }
+    check_type_meta(res, &obj, typed)?;
+    check_metadata_shape(res, &obj)?;
+    Ok(obj)
+}
+
+/// The prefix of the apiserver's decode errors: `Kind in version "v1" cannot be handled as a Kind`.
+fn cannot_handle(res: &ApiResource) -> String {
+    format!(
+        "{} in version {:?} cannot be handled as a {}",
+        res.kind, res.version, res.kind
+    )
+}
+
+/// The typed decoder fills in a missing `apiVersion` and `kind`.
+fn default_type_meta(res: &ApiResource, obj: &mut Value) {
+    if obj["apiVersion"].as_str().is_none_or(str::is_empty) {
+        obj["apiVersion"] = json!(res.api_version());
+    }
+    if obj["kind"].as_str().is_none_or(str::is_empty) {
+        obj["kind"] = json!(res.kind);
+    }
+}
+
+/// The unstructured decoder requires both.
+fn require_type_meta(res: &ApiResource, obj: &Value, req: &Request) -> Result<(), ApiError> {
+    let body = String::from_utf8_lossy(&req.body);
+    for (key, name) in [("kind", "Kind"), ("apiVersion", "apiVersion")] {
+        if obj[key].as_str().unwrap_or("").is_empty() {
+            return Err(ApiError::bad_request(format!(
+                "{}: Object '{name}' is missing in '{body}'",
+                cannot_handle(res)
+            )));
         }
     }
-    let api_version = obj["apiVersion"].as_str().unwrap_or("").to_string();
+    Ok(())
+}
+
+/// `apiVersion` and `kind` must be the endpoint's.
+fn check_type_meta(res: &ApiResource, obj: &Value, typed: bool) -> Result<(), ApiError> {
+    let expected = res.api_version();
+    let api_version = obj["apiVersion"].as_str().unwrap_or("");
     if api_version != expected {
         return Err(ApiError::bad_request(format!(
             "the API version in the data ({api_version}) does not match the expected API version ({expected})"
         )));
     }
-    let kind = obj["kind"].as_str().unwrap_or("").to_string();
-    if kind != res.kind {
-        if !typed {
-            return Err(ApiError::invalid(
-                &res.group,
-                &kind,
-                meta_str(&obj, "name"),
-                vec![field::invalid(
-                    "kind",
-                    &json!(kind),
-                    &format!("must be {}", res.kind),
-                )],
-            ));
-        }
-        return Err(ApiError::bad_request(format!(
-            "{kind} in version {:?} cannot be handled as a {}: no kind {kind:?} is registered for version {:?} in scheme",
-            res.version, res.kind, expected
-        )));
+    let kind = obj["kind"].as_str().unwrap_or("");
+    if kind == res.kind {
+        return Ok(());
     }
+    if !typed {
+        return Err(ApiError::invalid(
+            &res.group,
+            kind,
+            meta_str(obj, "name"),
+            vec![field::invalid(
+                "kind",
+                &json!(kind),
+                &format!("must be {}", res.kind),
+            )],
+        ));
+    }
+    Err(ApiError::bad_request(format!(
+        "{kind} in version {:?} cannot be handled as a {}: no kind {kind:?} is registered for version {:?} in scheme",
+        res.version, res.kind, expected
+    )))
+}
+
+/// `metadata` must decode into ObjectMeta: an object whose label and annotation maps are
+/// `map[string]string`.
+fn check_metadata_shape(res: &ApiResource, obj: &Value) -> Result<(), ApiError> {
     if !obj.get("metadata").is_none_or(Value::is_object) {
         return Err(ApiError::bad_request(format!(
-            "{} in version {:?} cannot be handled as a {}: .metadata must be an object",
-            res.kind, res.version, res.kind
+            "{}: .metadata must be an object",
+            cannot_handle(res)
         )));
     }
-    // ObjectMeta's maps are map[string]string: anything else does not decode.
     for map in ["labels", "annotations"] {
         let bad = obj["metadata"]
             .get(map)
@@ -148,12 +165,16 @@ pub fn decode_object(res: &ApiResource, ctx: &Context, req: &Request) -> Result<
                     .is_none_or(|o| o.values().any(|v| !v.is_string()))
             });
         if bad {
+            let found = if obj["metadata"][map].is_object() {
+                "value"
+            } else {
+                "non-object"
+            };
             return Err(ApiError::bad_request(format!(
-                "{} in version {:?} cannot be handled as a {}: json: cannot unmarshal {} into Go struct field ObjectMeta.metadata.{map} of type string",
-                res.kind, res.version, res.kind,
-                if obj["metadata"][map].is_object() { "value" } else { "non-object" }
+                "{}: json: cannot unmarshal {found} into Go struct field ObjectMeta.metadata.{map} of type string",
+                cannot_handle(res)
             )));
         }
     }
-    Ok(obj)
+    Ok(())
 }

@@ -1,6 +1,6 @@
 //! The generic registry store: one implementation of every verb for every resource, as
 //! `genericregistry.Store` is in the apiserver. Resources differ only by their
-//! [`Strategy`](crate::registry::strategy::Strategy), their subresources' strategies and their
+//! [`Strategy`], their subresources' strategies and their
 //! [`ApiResource`] description; this module never asks which kind it holds.
 //!
 //! Every mutation has the same shape. Outside any lock, and free to await (admission webhooks,

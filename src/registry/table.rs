@@ -219,7 +219,7 @@ fn print_value(v: &Value) -> String {
     }
 }
 
-/// `duration.HumanDuration` of the time since `timestamp` ("<unknown>" without one).
+/// `duration.HumanDuration` of the time since `timestamp` (`<unknown>` without one).
 pub fn age(timestamp: Option<&str>) -> String {
     let Some(t) = timestamp.and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok()) else {
         return "<unknown>".into();
