@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use super::negotiation::{json_response, media_type, Request};
+use super::negotiation::{media_type, Request};
 use super::resource::Endpoint;
 use crate::error::{field, ApiError};
 use crate::registry::object_meta::{meta_mut, meta_str, now_rfc3339};
@@ -61,19 +61,12 @@ pub async fn apply(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
         (StatusCode::CREATED, created)
     } else {
         let apply = |current: &Value| merged(Some(current));
-        let updated = rest::update(
-            ep.state,
-            ep.ctx,
-            res,
-            ep.namespace(),
-            ep.name(),
-            ep.target.clone(),
-            UpdateSource::Patch(&apply),
-        )
-        .await?;
+        let updated = ep
+            .update(ep.target.clone(), UpdateSource::Patch(&apply))
+            .await?;
         (StatusCode::OK, updated)
     };
-    Ok(json_response(status, res.codec.encode(&obj).await?))
+    ep.respond(status, &obj).await
 }
 
 /// The apply configuration: YAML (or JSON) naming this endpoint's apiVersion, kind and name,

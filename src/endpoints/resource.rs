@@ -6,14 +6,17 @@ use std::sync::Arc;
 
 use warp::reply::Response;
 
-use super::negotiation::{plain_not_found, Request};
+use warp::http::StatusCode;
+
+use super::negotiation::{json_response, plain_not_found, Request};
 use super::{apply, delete, options, read, scale, watch, write};
 use crate::context::Context;
 use crate::error::ApiError;
 use crate::filters::request_info::{RequestInfo, Verb};
 use crate::registry::resource::{ApiResource, Subresource, SubresourceKind, UnservedVerb};
-use crate::registry::store::{self as rest, Target};
+use crate::registry::store::{self as rest, Target, UpdateSource};
 use crate::state::State;
+use crate::store::StoredObject;
 
 /// Everything a verb handler needs about the request it serves.
 pub struct Endpoint<'a> {
@@ -40,6 +43,33 @@ impl Endpoint<'_> {
     /// The object's name ("" for collections).
     pub fn name(&self) -> &str {
         &self.info.name
+    }
+
+    /// Updates the named object (or `target` part of it) through the registry store.
+    pub async fn update(
+        &self,
+        target: Target,
+        source: UpdateSource<'_>,
+    ) -> Result<Arc<StoredObject>, ApiError> {
+        rest::update(
+            self.state,
+            self.ctx,
+            &self.res,
+            self.namespace(),
+            self.name(),
+            target,
+            source,
+        )
+        .await
+    }
+
+    /// A 200 response with a stored object as this endpoint's version shows it.
+    pub async fn respond(
+        &self,
+        status: StatusCode,
+        obj: &Arc<StoredObject>,
+    ) -> Result<Response, ApiError> {
+        Ok(json_response(status, self.res.codec.encode(obj).await?))
     }
 }
 

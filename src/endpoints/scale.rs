@@ -55,16 +55,7 @@ async fn write(
     ep: &Endpoint<'_>,
     apply: &(dyn Fn(&Value) -> Result<Value, ApiError> + Sync),
 ) -> Result<std::sync::Arc<StoredObject>, ApiError> {
-    rest::update(
-        ep.state,
-        ep.ctx,
-        &ep.res,
-        ep.namespace(),
-        ep.name(),
-        Target::Main,
-        UpdateSource::Patch(apply),
-    )
-    .await
+    ep.update(Target::Main, UpdateSource::Patch(apply)).await
 }
 
 fn scale_of(cfg: &ScaleSubresource, obj: &StoredObject) -> Result<Response, ApiError> {

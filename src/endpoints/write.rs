@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use super::negotiation::{decode_body_fields, json_response, Request};
+use super::negotiation::{decode_body_fields, Request};
 use super::patch::{patch_type, Patch};
 use super::resource::Endpoint;
 use crate::context::Context;
@@ -19,29 +19,16 @@ use crate::registry::store::{self as rest, UpdateSource};
 pub async fn create(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
     let obj = decode_object(&ep.res, ep.ctx, ep.req)?;
     let created = rest::create(ep.state, ep.ctx, &ep.res, ep.namespace(), obj).await?;
-    Ok(json_response(
-        StatusCode::CREATED,
-        ep.res.codec.encode(&created).await?,
-    ))
+    ep.respond(StatusCode::CREATED, &created).await
 }
 
 /// `PUT`: replace an object (or its `/status` or `/finalize` part).
 pub async fn update(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
     let obj = decode_object(&ep.res, ep.ctx, ep.req)?;
-    let updated = rest::update(
-        ep.state,
-        ep.ctx,
-        &ep.res,
-        ep.namespace(),
-        ep.name(),
-        ep.target.clone(),
-        UpdateSource::Replace(obj),
-    )
-    .await?;
-    Ok(json_response(
-        StatusCode::OK,
-        ep.res.codec.encode(&updated).await?,
-    ))
+    let updated = ep
+        .update(ep.target.clone(), UpdateSource::Replace(obj))
+        .await?;
+    ep.respond(StatusCode::OK, &updated).await
 }
 
 /// `PATCH` with a merge, JSON or strategic merge patch; retried on conflicts, as the patch is
@@ -51,20 +38,10 @@ pub async fn patch(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
     let patch = Patch::parse(kind, &ep.req.body)?;
     // The patch applies to the object as the client sees it (in its version).
     let apply = move |current: &Value| patch.apply(current);
-    let updated = rest::update(
-        ep.state,
-        ep.ctx,
-        &ep.res,
-        ep.namespace(),
-        ep.name(),
-        ep.target.clone(),
-        UpdateSource::Patch(&apply),
-    )
-    .await?;
-    Ok(json_response(
-        StatusCode::OK,
-        ep.res.codec.encode(&updated).await?,
-    ))
+    let updated = ep
+        .update(ep.target.clone(), UpdateSource::Patch(&apply))
+        .await?;
+    ep.respond(StatusCode::OK, &updated).await
 }
 
 /// Decodes a create/update body and checks its apiVersion and kind against the endpoint, as the

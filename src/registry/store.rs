@@ -25,7 +25,7 @@ use crate::registry::object_meta::{self, finalizers, meta_mut, meta_str};
 use crate::registry::resource::{ApiResource, Subresource, SubresourceKind};
 use crate::registry::strategy::Strategy;
 use crate::state::State;
-use crate::store::{ObjectKey, StoredObject};
+use crate::store::{ObjectKey, StoredObject, Txn};
 
 /// Which part of an object a write targets.
 #[derive(Clone)]
@@ -348,10 +348,8 @@ pub async fn update(
         }
         let finished = is_deleting(&obj) && !has_finalizers(res, &obj);
         let committed = state.store.write(|txn| {
-            match txn.view().get(&res.gr, &key) {
-                Some(cur) if cur.rv == old.rv => {}
-                Some(_) => return Ok(None),
-                None => return Err(ApiError::not_found(&res.group, &res.plural, name)),
+            if !unchanged_since(txn, res, &key, old.rv)? {
+                return Ok(None);
             }
             if finished {
                 txn.remove(&res.gr, &key).map(|o| o.map(|o| (o, true)))
@@ -372,6 +370,19 @@ pub async fn update(
             None if retry_on_conflict => continue,
             None => return Err(conflict(res, name)),
         }
+    }
+}
+
+/// The compare of the compare-and-swap: whether the object is still at `rv` (404 when it went).
+fn unchanged_since(
+    txn: &Txn,
+    res: &ApiResource,
+    key: &ObjectKey,
+    rv: u64,
+) -> Result<bool, ApiError> {
+    match txn.view().get(&res.gr, key) {
+        Some(cur) => Ok(cur.rv == rv),
+        None => Err(ApiError::not_found(&res.group, &res.plural, &key.name)),
     }
 }
 
@@ -564,10 +575,8 @@ pub async fn delete(
             });
         }
         let committed = state.store.write(|txn| {
-            match txn.view().get(&res.gr, &key) {
-                Some(cur) if cur.rv == old.rv => {}
-                Some(_) => return Ok(None),
-                None => return Err(ApiError::not_found(&res.group, &res.plural, name)),
+            if !unchanged_since(txn, res, &key, old.rv)? {
+                return Ok(None);
             }
             if graceful {
                 txn.put(&res.gr, key.clone(), obj.clone()).map(Some)
