@@ -11,6 +11,7 @@
 use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
 
 use super::decl::Kind;
+use super::error::CheckError;
 use super::types::{assignable, substitute, type_ident, Ty, OVERLOADS};
 
 /// A range of sizes (string length, list/map elements).
@@ -138,8 +139,8 @@ struct Var {
 /// The checker's state for one expression.
 pub struct Checker {
     vars: Vec<Var>,
-    /// `(expression id, message)` of every error, in the order found.
-    pub errors: Vec<(u64, String)>,
+    /// `(expression id, error)` of every error, in the order found.
+    pub errors: Vec<(u64, CheckError)>,
     /// Whether the expression references `oldSelf`.
     pub uses_old_self: bool,
     /// String literals used as regular expressions (compiled once with the rule).
@@ -187,8 +188,8 @@ impl Checker {
         }
     }
 
-    fn err(&mut self, id: u64, msg: String) -> Info {
-        self.errors.push((id, msg));
+    fn err(&mut self, id: u64, e: CheckError) -> Info {
+        self.errors.push((id, e));
         Info::new(Ty::Error, Cost::default())
     }
 
@@ -214,10 +215,7 @@ impl Checker {
                 if let Some(t) = type_ident(name) {
                     return Info::new(Ty::Type(Box::new(t)), Cost::one());
                 }
-                self.err(
-                    e.id,
-                    format!("undeclared reference to '{name}' (in container '')"),
-                )
+                self.err(e.id, CheckError::UndeclaredReference(name.clone()))
             }
             Expr::Select(sel) => {
                 if !sel.test {
@@ -286,10 +284,7 @@ impl Checker {
                                 | Ty::Dyn
                                 | Ty::Error => {}
                                 other => {
-                                    self.err(
-                                        me.key.id,
-                                        format!("unsupported map key type: {other}"),
-                                    );
+                                    self.err(me.key.id, CheckError::UnsupportedMapKey(other));
                                 }
                             }
                             let mut v_ty = v.ty;
@@ -315,13 +310,7 @@ impl Checker {
                 info.size = Some(Size::exact(m.entries.len() as u64));
                 info
             }
-            Expr::Struct(s) => self.err(
-                e.id,
-                format!(
-                    "undeclared reference to '{}' (in container '')",
-                    s.type_name
-                ),
-            ),
+            Expr::Struct(s) => self.err(e.id, CheckError::UndeclaredReference(s.type_name.clone())),
             Expr::Comprehension(c) => {
                 let range = self.check(&c.iter_range);
                 let (v1, v2) = match range.ty.norm() {
@@ -335,12 +324,7 @@ impl Checker {
                     Ty::Map(k, v) => (*k, *v),
                     Ty::Dyn | Ty::Error => (Ty::Dyn, Ty::Dyn),
                     other => {
-                        self.err(
-                            c.iter_range.id,
-                            format!(
-                                "expression of type '{other}' cannot be range of a comprehension (must be list, map, or dynamic)"
-                            ),
-                        );
+                        self.err(c.iter_range.id, CheckError::NotARange(other));
                         (Ty::Error, Ty::Error)
                     }
                 };
@@ -416,7 +400,13 @@ impl Checker {
                 if t.is_dyn() || assignable(&p, &t, &mut [None, None]) {
                     return p;
                 }
-                self.err(id, format!("expected type '{p}' but found '{t}'"));
+                self.err(
+                    id,
+                    CheckError::TypeMismatch {
+                        expected: p.clone(),
+                        found: t,
+                    },
+                );
                 p
             }
         }
@@ -427,7 +417,7 @@ impl Checker {
             Ty::Schema(d) => match &d.kind {
                 Kind::Object(fields) => match fields.get(field) {
                     Some(f) => Ty::Schema(f.decl.clone()),
-                    None => self.err(id, format!("undefined field '{field}'")).ty,
+                    None => self.err(id, CheckError::UndefinedField(field.into())).ty,
                 },
                 _ => Ty::Dyn,
             },
@@ -435,10 +425,7 @@ impl Checker {
             Ty::Dyn | Ty::Error => Ty::Dyn,
             Ty::Opt(inner) => Ty::Opt(Box::new(self.field_type(id, &inner, field))),
             other => {
-                self.err(
-                    id,
-                    format!("type '{other}' does not support field selection"),
-                );
+                self.err(id, CheckError::NoFieldSelection(other));
                 Ty::Error
             }
         }
@@ -465,10 +452,10 @@ impl Checker {
                     if !assignable(&Ty::Bool, &a.ty, &mut [None, None]) {
                         return self.err(
                             e.id,
-                            format!(
-                                "found no matching overload for '{name}' applied to '({}, {})'",
-                                l.ty, r.ty
-                            ),
+                            CheckError::NoMatchingOverload {
+                                name: name.into(),
+                                args: format!("({}, {})", l.ty, r.ty),
+                            },
                         );
                     }
                     let _ = i;
@@ -484,7 +471,7 @@ impl Checker {
             "_?._" if call.args.len() == 2 => {
                 let op = self.check(&call.args[0]);
                 let Expr::Literal(LiteralValue::String(f)) = &call.args[1].expr else {
-                    return self.err(e.id, "unsupported optional field selection".into());
+                    return self.err(e.id, CheckError::UnsupportedOptionalSelection);
                 };
                 let inner = match op.ty.norm() {
                     Ty::Opt(t) => *t,
@@ -504,10 +491,10 @@ impl Checker {
                 if !assignable(&Ty::Bool, &c.ty, &mut [None, None]) {
                     return self.err(
                         e.id,
-                        format!(
-                            "found no matching overload for '_?_:_' applied to '({}, {}, {})'",
-                            c.ty, t.ty, f.ty
-                        ),
+                        CheckError::NoMatchingOverload {
+                            name: "_?_:_".into(),
+                            args: format!("({}, {}, {})", c.ty, t.ty, f.ty),
+                        },
                     );
                 }
                 let ty = if t.ty.is_dyn() {
@@ -517,10 +504,10 @@ impl Checker {
                 } else {
                     return self.err(
                         e.id,
-                        format!(
-                            "found no matching overload for '_?_:_' applied to '({}, {}, {})'",
-                            c.ty, t.ty, f.ty
-                        ),
+                        CheckError::NoMatchingOverload {
+                            name: "_?_:_".into(),
+                            args: format!("({}, {}, {})", c.ty, t.ty, f.ty),
+                        },
                     );
                 };
                 let cost = Cost {
@@ -555,7 +542,7 @@ impl Checker {
             {
                 let p = s.inner().to_string();
                 if let Err(msg) = super::eval::compile_regex(&p) {
-                    return self.err(arg_exprs[1].id, msg);
+                    return self.err(arg_exprs[1].id, msg.into());
                 }
                 self.regexes.push(p);
             }
@@ -585,16 +572,7 @@ impl Checker {
         arg_exprs: &[&IdedExpr],
     ) -> Info {
         let Some(overloads) = OVERLOADS.get(name) else {
-            if recv {
-                return self.err(
-                    e.id,
-                    format!("undeclared reference to '{name}' (in container '')"),
-                );
-            }
-            return self.err(
-                e.id,
-                format!("undeclared reference to '{name}' (in container '')"),
-            );
+            return self.err(e.id, CheckError::UndeclaredReference(name.into()));
         };
         let mut result: Option<Ty> = None;
         let mut matched_id = String::new();
@@ -648,7 +626,10 @@ impl Checker {
             };
             return self.err(
                 e.id,
-                format!("found no matching overload for '{name}' applied to '{sig}'"),
+                CheckError::NoMatchingOverload {
+                    name: name.into(),
+                    args: sig,
+                },
             );
         };
         match name {

@@ -16,30 +16,27 @@ use super::library::{self, Quantity, Url};
 use super::types::{is_function, type_ident};
 use super::value::{compare, equals, Ext, ListV, Val};
 
-/// A run-time error, worded as cel-go's (`no such key: x`, `division by zero`...).
-#[derive(Debug, Clone, PartialEq)]
-pub struct EvalError(pub String);
-
-/// cel-go's message when the per-call cost limit is hit.
-pub const COST_EXCEEDED: &str = "operation cancelled: actual cost limit exceeded";
+pub use super::error::EvalError;
+use super::error::InvalidRegex;
 
 type R<'a> = Result<Val<'a>, EvalError>;
 
+/// A library function's rejection of a value, with the library's wording.
 fn err<T>(msg: impl Into<String>) -> Result<T, EvalError> {
-    Err(EvalError(msg.into()))
+    Err(EvalError::Invalid(msg.into()))
 }
 
 fn no_overload<T>() -> Result<T, EvalError> {
-    err("no such overload")
+    Err(EvalError::NoOverload)
 }
 
 /// Compiles a CEL (RE2) regular expression.
-pub fn compile_regex(p: &str) -> Result<Regex, String> {
-    let translated = crate::schema::pattern::translate(p)?;
+pub fn compile_regex(p: &str) -> Result<Regex, InvalidRegex> {
+    let translated = crate::schema::pattern::translate(p).map_err(InvalidRegex)?;
     regex::RegexBuilder::new(&translated)
         .size_limit(1 << 22)
         .build()
-        .map_err(|e| format!("invalid regular expression: {e}"))
+        .map_err(|e| InvalidRegex(format!("invalid regular expression: {e}")))
 }
 
 /// The interpreter state of one evaluation.
@@ -71,7 +68,7 @@ impl<'a> Evaluator<'a> {
     fn charge(&mut self, n: u64) -> Result<(), EvalError> {
         self.cost = self.cost.saturating_add(n);
         if self.cost > self.limit {
-            return err(COST_EXCEEDED);
+            return Err(EvalError::CostLimitExceeded);
         }
         Ok(())
     }
@@ -104,7 +101,7 @@ impl<'a> Evaluator<'a> {
                 if type_ident(name).is_some() {
                     return Ok(Val::Type(Rc::from(name.as_str())));
                 }
-                err(format!("no such attribute: {name}"))
+                Err(EvalError::NoSuchAttribute(name.clone()))
             }
             Expr::Select(sel) => {
                 if !sel.test {
@@ -129,7 +126,7 @@ impl<'a> Evaluator<'a> {
                     Val::Opt(Some(inner)) => Ok(Val::Opt(inner.map_get(&key).map(Rc::new))),
                     Val::Map(_) | Val::JMap(..) => match op.map_get(&key) {
                         Some(v) => Ok(v),
-                        None => err(format!("no such key: {}", sel.field)),
+                        None => Err(EvalError::NoSuchKey(sel.field.clone())),
                     },
                     _ => no_overload(),
                 }
@@ -159,7 +156,7 @@ impl<'a> Evaluator<'a> {
                 let mut entries: Vec<(Val<'a>, Val<'a>)> = Vec::with_capacity(m.entries.len());
                 for entry in &m.entries {
                     let EntryExpr::MapEntry(me) = &entry.expr else {
-                        return err("unsupported struct literal");
+                        return Err(EvalError::Unsupported("unsupported struct literal".into()));
                     };
                     let k = self.eval(&me.key)?;
                     let mut v = self.eval(&me.value)?;
@@ -171,14 +168,17 @@ impl<'a> Evaluator<'a> {
                         }
                     }
                     if entries.iter().any(|(x, _)| equals(x, &k)) {
-                        return err(format!("Failed with repeated key: {}", display(&k)));
+                        return Err(EvalError::RepeatedKey(display(&k)));
                     }
                     entries.push((k, v));
                 }
                 Ok(Val::Map(Rc::new(entries)))
             }
-            Expr::Struct(s) => err(format!("unknown type: {}", s.type_name)),
-            Expr::Unspecified => err("unspecified expression"),
+            Expr::Struct(s) => Err(EvalError::Unsupported(format!(
+                "unknown type: {}",
+                s.type_name
+            ))),
+            Expr::Unspecified => Err(EvalError::Unsupported("unspecified expression".into())),
             Expr::Comprehension(c) => {
                 let range = self.eval(&c.iter_range)?;
                 let items: Vec<(Val<'a>, Val<'a>)> = match &range {
@@ -210,7 +210,7 @@ impl<'a> Evaluator<'a> {
                     let cond = self.eval(&c.loop_cond);
                     match cond {
                         Ok(Val::Bool(false)) => break,
-                        Err(e) if e.0 == COST_EXCEEDED => {
+                        Err(e @ EvalError::CostLimitExceeded) => {
                             self.vars.truncate(depth);
                             return Err(e);
                         }
@@ -245,16 +245,14 @@ impl<'a> Evaluator<'a> {
                         return Ok(Val::Bool(stop));
                     }
                 }
-                if let Err(e) = &l {
-                    if e.0 == COST_EXCEEDED {
-                        return l;
-                    }
+                if let Err(EvalError::CostLimitExceeded) = &l {
+                    return l;
                 }
                 let r = self.eval(&call.args[1]);
                 return match (l, r) {
                     (_, Ok(Val::Bool(b))) if b == stop => Ok(Val::Bool(stop)),
                     (Ok(Val::Bool(_)), Ok(Val::Bool(_))) => Ok(Val::Bool(!stop)),
-                    (_, Err(e)) if e.0 == COST_EXCEEDED => Err(e),
+                    (_, Err(e @ EvalError::CostLimitExceeded)) => Err(e),
                     (Err(e), _) => Err(e),
                     (_, Err(e)) => Err(e),
                     _ => no_overload(),
@@ -270,7 +268,7 @@ impl<'a> Evaluator<'a> {
             "@not_strictly_false" => {
                 return match self.eval(&call.args[0]) {
                     Ok(Val::Bool(b)) => Ok(Val::Bool(b)),
-                    Err(e) if e.0 == COST_EXCEEDED => Err(e),
+                    Err(e @ EvalError::CostLimitExceeded) => Err(e),
                     _ => Ok(Val::Bool(true)),
                 };
             }
@@ -320,7 +318,7 @@ impl<'a> Evaluator<'a> {
         if let Some(r) = self.regexes.get(p) {
             return Ok(r.clone());
         }
-        compile_regex(p).map_err(EvalError)
+        Ok(compile_regex(p)?)
     }
 
     /// Calls a function on evaluated arguments (the receiver first for member calls).
@@ -374,10 +372,7 @@ impl<'a> Evaluator<'a> {
                 _ => return no_overload(),
             },
             ("-_", 1) => match a0 {
-                Val::Int(i) => Val::Int(
-                    i.checked_neg()
-                        .ok_or(EvalError("integer overflow".into()))?,
-                ),
+                Val::Int(i) => Val::Int(i.checked_neg().ok_or(EvalError::Overflow("integer"))?),
                 Val::Double(d) => Val::Double(-d),
                 Val::Dur(d) => Val::Dur(-d),
                 _ => return no_overload(),
@@ -406,9 +401,7 @@ impl<'a> Evaluator<'a> {
             ("_[?_]", 2) => match index(&a0, &a1) {
                 Ok(Val::Opt(o)) => Val::Opt(o),
                 Ok(v) => Val::Opt(Some(Rc::new(v))),
-                Err(e) if e.0.starts_with("no such key") || e.0.starts_with("index out of") => {
-                    Val::Opt(None)
-                }
+                Err(e) if e.is_missing() => Val::Opt(None),
                 Err(e) => return Err(e),
             },
             ("_?._", 2) => {
@@ -440,12 +433,12 @@ impl<'a> Evaluator<'a> {
                 };
                 let (k, v) = (args[0].clone(), args[1].clone());
                 if m.iter().any(|(x, _)| equals(x, &k)) {
-                    return err(format!("insert failed: key {} already exists", display(&k)));
+                    return Err(EvalError::KeyExists(display(&k)));
                 }
                 Rc::make_mut(&mut m).push((k, v));
                 Val::Map(m)
             }
-            ("size", 1) => Val::Int(a0.size().ok_or(EvalError("no such overload".into()))? as i64),
+            ("size", 1) => Val::Int(a0.size().ok_or(EvalError::NoOverload)? as i64),
             ("contains", 2) => match (a0.as_str(), a1.as_str()) {
                 (Some(x), Some(y)) => Val::Bool(x.contains(y)),
                 _ => return no_overload(),
@@ -491,11 +484,11 @@ impl<'a> Evaluator<'a> {
             ("int", 1) => match a0 {
                 Val::Int(i) => Val::Int(i),
                 Val::Uint(u) => {
-                    Val::Int(i64::try_from(u).map_err(|_| EvalError("integer overflow".into()))?)
+                    Val::Int(i64::try_from(u).map_err(|_| EvalError::Overflow("integer"))?)
                 }
                 Val::Double(d) => {
                     if !d.is_finite() || d <= -9.223372036854776e18 || d >= 9.223372036854776e18 {
-                        return err("integer overflow");
+                        return Err(EvalError::Overflow("integer"));
                     }
                     Val::Int(d as i64)
                 }
@@ -510,11 +503,11 @@ impl<'a> Evaluator<'a> {
             ("uint", 1) => match a0 {
                 Val::Uint(u) => Val::Uint(u),
                 Val::Int(i) => Val::Uint(
-                    u64::try_from(i).map_err(|_| EvalError("unsigned integer overflow".into()))?,
+                    u64::try_from(i).map_err(|_| EvalError::Overflow("unsigned integer"))?,
                 ),
                 Val::Double(d) => {
                     if !(0.0..1.8446744073709552e19).contains(&d) {
-                        return err("unsigned integer overflow");
+                        return Err(EvalError::Overflow("unsigned integer"));
                     }
                     Val::Uint(d as u64)
                 }
@@ -578,7 +571,7 @@ impl<'a> Evaluator<'a> {
                 Val::Int(i) => Val::Ts(
                     Utc.timestamp_opt(*i, 0)
                         .single()
-                        .ok_or(EvalError("timestamp overflow".into()))?,
+                        .ok_or(EvalError::Overflow("timestamp"))?,
                 ),
                 v => match v.as_str() {
                     Some(s) => match chrono::DateTime::parse_from_rfc3339(s) {
@@ -615,7 +608,7 @@ impl<'a> Evaluator<'a> {
                 (Some(s), Val::Int(i)) => {
                     let len = s.chars().count() as i64;
                     if *i < 0 || *i > len {
-                        return err(format!("index out of range: {i}"));
+                        return Err(EvalError::IndexOutOfRange(*i));
                     }
                     Val::str(
                         s.chars()
@@ -636,7 +629,7 @@ impl<'a> Evaluator<'a> {
                 let start = match args.get(2) {
                     Some(Val::Int(i)) => {
                         if *i < 0 || *i as usize > s.len() {
-                            return err(format!("index out of range: {i}"));
+                            return Err(EvalError::IndexOutOfRange(*i));
                         }
                         Some(*i as usize)
                     }
@@ -667,9 +660,7 @@ impl<'a> Evaluator<'a> {
                 Val::Int(r)
             }
             ("indexOf" | "lastIndexOf", 2) => {
-                let items = a0
-                    .list_items()
-                    .ok_or(EvalError("no such overload".into()))?;
+                let items = a0.list_items().ok_or(EvalError::NoOverload)?;
                 let pos = if name == "indexOf" {
                     items.iter().position(|x| equals(x, &a1))
                 } else {
@@ -677,21 +668,13 @@ impl<'a> Evaluator<'a> {
                 };
                 Val::Int(pos.map(|p| p as i64).unwrap_or(-1))
             }
-            ("lowerAscii", 1) => Val::str(
-                st(&a0)
-                    .ok_or(EvalError("no such overload".into()))?
-                    .to_ascii_lowercase(),
-            ),
-            ("upperAscii", 1) => Val::str(
-                st(&a0)
-                    .ok_or(EvalError("no such overload".into()))?
-                    .to_ascii_uppercase(),
-            ),
-            ("trim", 1) => Val::str(
-                a0.as_str()
-                    .ok_or(EvalError("no such overload".into()))?
-                    .trim(),
-            ),
+            ("lowerAscii", 1) => {
+                Val::str(st(&a0).ok_or(EvalError::NoOverload)?.to_ascii_lowercase())
+            }
+            ("upperAscii", 1) => {
+                Val::str(st(&a0).ok_or(EvalError::NoOverload)?.to_ascii_uppercase())
+            }
+            ("trim", 1) => Val::str(a0.as_str().ok_or(EvalError::NoOverload)?.trim()),
             ("replace", 3 | 4) => {
                 let (Some(s), Some(from), Some(to)) = (a0.as_str(), a1.as_str(), args[2].as_str())
                 else {
@@ -753,10 +736,10 @@ impl<'a> Evaluator<'a> {
                     _ => return no_overload(),
                 };
                 if start < 0 || start as usize > chars.len() {
-                    return err(format!("index out of range: {start}"));
+                    return Err(EvalError::IndexOutOfRange(start));
                 }
                 if end < 0 || end as usize > chars.len() {
-                    return err(format!("index out of range: {end}"));
+                    return Err(EvalError::IndexOutOfRange(end));
                 }
                 if start > end {
                     return err(format!(
@@ -770,9 +753,7 @@ impl<'a> Evaluator<'a> {
                 )
             }
             ("join", 1 | 2) => {
-                let items = a0
-                    .list_items()
-                    .ok_or(EvalError("no such overload".into()))?;
+                let items = a0.list_items().ok_or(EvalError::NoOverload)?;
                 let sep = if n == 2 {
                     a1.as_str().unwrap_or("")
                 } else {
@@ -780,30 +761,20 @@ impl<'a> Evaluator<'a> {
                 };
                 let mut parts = Vec::with_capacity(items.len());
                 for i in &items {
-                    parts.push(
-                        i.as_str()
-                            .ok_or(EvalError("no such overload".into()))?
-                            .to_string(),
-                    );
+                    parts.push(i.as_str().ok_or(EvalError::NoOverload)?.to_string());
                 }
                 Val::str(parts.join(sep))
             }
-            ("strings.quote", 1) => Val::str(quote(
-                a0.as_str().ok_or(EvalError("no such overload".into()))?,
-            )),
+            ("strings.quote", 1) => Val::str(quote(a0.as_str().ok_or(EvalError::NoOverload)?)),
             ("format", 2) => {
                 let Some(f) = a0.as_str() else {
                     return no_overload();
                 };
-                let items = a1
-                    .list_items()
-                    .ok_or(EvalError("no such overload".into()))?;
+                let items = a1.list_items().ok_or(EvalError::NoOverload)?;
                 Val::str(format_string(f, &items)?)
             }
             ("isSorted", 1) => {
-                let items = a0
-                    .list_items()
-                    .ok_or(EvalError("no such overload".into()))?;
+                let items = a0.list_items().ok_or(EvalError::NoOverload)?;
                 let mut ok = true;
                 for w in items.windows(2) {
                     match compare(&w[0], &w[1]) {
@@ -818,9 +789,7 @@ impl<'a> Evaluator<'a> {
                 Val::Bool(ok)
             }
             ("sum", 1) => {
-                let items = a0
-                    .list_items()
-                    .ok_or(EvalError("no such overload".into()))?;
+                let items = a0.list_items().ok_or(EvalError::NoOverload)?;
                 let mut acc = match items.first() {
                     Some(Val::Double(_)) => Val::Double(0.0),
                     Some(Val::Uint(_)) => Val::Uint(0),
@@ -833,15 +802,13 @@ impl<'a> Evaluator<'a> {
                 acc
             }
             ("min" | "max", 1) => {
-                let items = a0
-                    .list_items()
-                    .ok_or(EvalError("no such overload".into()))?;
+                let items = a0.list_items().ok_or(EvalError::NoOverload)?;
                 let mut best: Option<Val> = None;
                 for i in items {
                     best = Some(match best {
                         None => i,
                         Some(b) => {
-                            let o = compare(&i, &b).ok_or(EvalError("no such overload".into()))?;
+                            let o = compare(&i, &b).ok_or(EvalError::NoOverload)?;
                             let better = if name == "min" {
                                 o == std::cmp::Ordering::Less
                             } else {
@@ -861,7 +828,7 @@ impl<'a> Evaluator<'a> {
                 }
             }
             ("url", 1) => {
-                let s = a0.as_str().ok_or(EvalError("no such overload".into()))?;
+                let s = a0.as_str().ok_or(EvalError::NoOverload)?;
                 match Url::parse(s) {
                     Some(u) => Val::Ext(Rc::new(Ext::Url(u))),
                     None => return err(format!("URL parse error during conversion from string: parse \"{s}\": invalid URI for request")),
@@ -906,7 +873,7 @@ impl<'a> Evaluator<'a> {
                     _ => return no_overload(),
                 },
                 v => {
-                    let s = v.as_str().ok_or(EvalError("no such overload".into()))?;
+                    let s = v.as_str().ok_or(EvalError::NoOverload)?;
                     match parse_ip(s) {
                         Some(ip) => Val::Ext(Rc::new(Ext::Ip(ip))),
                         None => return err(format!("IP Address \"{s}\" parse error during conversion from string: ParseAddr(\"{s}\"): unable to parse IP")),
@@ -915,7 +882,7 @@ impl<'a> Evaluator<'a> {
             },
             ("isIP", 1) => Val::Bool(a0.as_str().and_then(parse_ip).is_some()),
             ("ip.isCanonical", 1) => {
-                let s = a0.as_str().ok_or(EvalError("no such overload".into()))?;
+                let s = a0.as_str().ok_or(EvalError::NoOverload)?;
                 match parse_ip(s) {
                     Some(ip) => Val::Bool(ip.to_string() == s),
                     None => {
@@ -943,7 +910,7 @@ impl<'a> Evaluator<'a> {
                 ip_pred(name, ip)
             }
             ("cidr", 1) => {
-                let s = a0.as_str().ok_or(EvalError("no such overload".into()))?;
+                let s = a0.as_str().ok_or(EvalError::NoOverload)?;
                 match parse_cidr(s) {
                     Some((ip, p)) => Val::Ext(Rc::new(Ext::Cidr(ip, p))),
                     None => return err(format!("network address parse error during conversion from string: network address parse error during conversion from string: netip.ParsePrefix(\"{s}\"): bad prefix")),
@@ -966,10 +933,11 @@ impl<'a> Evaluator<'a> {
                                 Ext::Ip(ip) => *ip,
                                 _ => return no_overload(),
                             },
-                            v => parse_ip(v.as_str().ok_or(EvalError("no such overload".into()))?)
-                                .ok_or(EvalError(
+                            v => parse_ip(v.as_str().ok_or(EvalError::NoOverload)?).ok_or(
+                                EvalError::Invalid(
                                     "IP Address parse error during conversion from string".into(),
-                                ))?,
+                                ),
+                            )?,
                         };
                         Val::Bool(same_family(net, &ip) && mask(net, *plen) == mask(&ip, *plen))
                     }
@@ -979,13 +947,12 @@ impl<'a> Evaluator<'a> {
                                 Ext::Cidr(ip, p) => (*ip, *p),
                                 _ => return no_overload(),
                             },
-                            v => {
-                                parse_cidr(v.as_str().ok_or(EvalError("no such overload".into()))?)
-                                    .ok_or(EvalError(
-                                        "network address parse error during conversion from string"
-                                            .into(),
-                                    ))?
-                            }
+                            v => parse_cidr(v.as_str().ok_or(EvalError::NoOverload)?).ok_or(
+                                EvalError::Invalid(
+                                    "network address parse error during conversion from string"
+                                        .into(),
+                                ),
+                            )?,
                         };
                         Val::Bool(
                             same_family(net, &ip)
@@ -996,7 +963,7 @@ impl<'a> Evaluator<'a> {
                 }
             }
             ("quantity", 1) => {
-                let s = a0.as_str().ok_or(EvalError("no such overload".into()))?;
+                let s = a0.as_str().ok_or(EvalError::NoOverload)?;
                 match Quantity::parse(s) {
                     Some(q) => Val::Ext(Rc::new(Ext::Quantity(q))),
                     None => return err("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"),
@@ -1010,7 +977,7 @@ impl<'a> Evaluator<'a> {
                     "isInteger" => Val::Bool(q.as_i64().is_some()),
                     "asInteger" => Val::Int(
                         q.as_i64()
-                            .ok_or(EvalError("cannot convert value to integer".into()))?,
+                            .ok_or(EvalError::Invalid("cannot convert value to integer".into()))?,
                     ),
                     _ => Val::Double(q.as_f64()),
                 }
@@ -1048,12 +1015,11 @@ impl<'a> Evaluator<'a> {
                 };
                 let sign = if name == "add" { 1 } else { -1 };
                 Val::Ext(Rc::new(Ext::Quantity(
-                    q.add(&other, sign)
-                        .ok_or(EvalError("quantity overflow".into()))?,
+                    q.add(&other, sign).ok_or(EvalError::Overflow("quantity"))?,
                 )))
             }
             ("semver", 1 | 2) | ("isSemver", 1 | 2) => {
-                let s = a0.as_str().ok_or(EvalError("no such overload".into()))?;
+                let s = a0.as_str().ok_or(EvalError::NoOverload)?;
                 let normalize = matches!(args.get(1), Some(Val::Bool(true)));
                 let parsed = parse_semver(s, normalize);
                 if name == "isSemver" {
@@ -1109,12 +1075,8 @@ impl<'a> Evaluator<'a> {
                 }
             }
             ("sets.contains" | "sets.equivalent" | "sets.intersects", 2) => {
-                let x = a0
-                    .list_items()
-                    .ok_or(EvalError("no such overload".into()))?;
-                let y = a1
-                    .list_items()
-                    .ok_or(EvalError("no such overload".into()))?;
+                let x = a0.list_items().ok_or(EvalError::NoOverload)?;
+                let y = a1.list_items().ok_or(EvalError::NoOverload)?;
                 let has = |l: &[Val], v: &Val| l.iter().any(|e| equals(e, v));
                 Val::Bool(match name {
                     "sets.contains" => y.iter().all(|v| has(&x, v)),
@@ -1221,22 +1183,20 @@ fn add<'a>(a: Val<'a>, b: Val<'a>) -> Result<Val<'a>, EvalError> {
     }
     match (a, b) {
         (Val::Int(x), Val::Int(y)) => Ok(Val::Int(
-            x.checked_add(y)
-                .ok_or(EvalError("integer overflow".into()))?,
+            x.checked_add(y).ok_or(EvalError::Overflow("integer"))?,
         )),
         (Val::Uint(x), Val::Uint(y)) => Ok(Val::Uint(
             x.checked_add(y)
-                .ok_or(EvalError("unsigned integer overflow".into()))?,
+                .ok_or(EvalError::Overflow("unsigned integer"))?,
         )),
         (Val::Double(x), Val::Double(y)) => Ok(Val::Double(x + y)),
         (Val::Bytes(x), Val::Bytes(y)) => Ok(Val::Bytes([&x[..], &y[..]].concat().into())),
         (Val::Ts(t), Val::Dur(d)) | (Val::Dur(d), Val::Ts(t)) => Ok(Val::Ts(
             t.checked_add_signed(d)
-                .ok_or(EvalError("timestamp overflow".into()))?,
+                .ok_or(EvalError::Overflow("timestamp"))?,
         )),
         (Val::Dur(x), Val::Dur(y)) => Ok(Val::Dur(
-            x.checked_add(&y)
-                .ok_or(EvalError("duration overflow".into()))?,
+            x.checked_add(&y).ok_or(EvalError::Overflow("duration"))?,
         )),
         (a @ (Val::List(_) | Val::JList(..)), b @ (Val::List(_) | Val::JList(..))) => {
             let kind = a.list_kind();
@@ -1275,24 +1235,24 @@ fn add<'a>(a: Val<'a>, b: Val<'a>) -> Result<Val<'a>, EvalError> {
 }
 
 fn arith<'a>(op: &str, a: Val<'a>, b: Val<'a>) -> Result<Val<'a>, EvalError> {
-    let overflow = || EvalError("integer overflow".into());
+    let overflow = || EvalError::Overflow("integer");
     Ok(match (op, a, b) {
         ("_-_", Val::Int(x), Val::Int(y)) => Val::Int(x.checked_sub(y).ok_or_else(overflow)?),
         ("_*_", Val::Int(x), Val::Int(y)) => Val::Int(x.checked_mul(y).ok_or_else(overflow)?),
-        ("_/_", Val::Int(_), Val::Int(0)) => return err("division by zero"),
-        ("_%_", Val::Int(_), Val::Int(0)) => return err("modulus by zero"),
+        ("_/_", Val::Int(_), Val::Int(0)) => return Err(EvalError::DivisionByZero),
+        ("_%_", Val::Int(_), Val::Int(0)) => return Err(EvalError::ModulusByZero),
         ("_/_", Val::Int(x), Val::Int(y)) => Val::Int(x.checked_div(y).ok_or_else(overflow)?),
         ("_%_", Val::Int(x), Val::Int(y)) => Val::Int(x.checked_rem(y).ok_or_else(overflow)?),
         ("_-_", Val::Uint(x), Val::Uint(y)) => Val::Uint(
             x.checked_sub(y)
-                .ok_or(EvalError("unsigned integer overflow".into()))?,
+                .ok_or(EvalError::Overflow("unsigned integer"))?,
         ),
         ("_*_", Val::Uint(x), Val::Uint(y)) => Val::Uint(
             x.checked_mul(y)
-                .ok_or(EvalError("unsigned integer overflow".into()))?,
+                .ok_or(EvalError::Overflow("unsigned integer"))?,
         ),
-        ("_/_", Val::Uint(_), Val::Uint(0)) => return err("division by zero"),
-        ("_%_", Val::Uint(_), Val::Uint(0)) => return err("modulus by zero"),
+        ("_/_", Val::Uint(_), Val::Uint(0)) => return Err(EvalError::DivisionByZero),
+        ("_%_", Val::Uint(_), Val::Uint(0)) => return Err(EvalError::ModulusByZero),
         ("_/_", Val::Uint(x), Val::Uint(y)) => Val::Uint(x / y),
         ("_%_", Val::Uint(x), Val::Uint(y)) => Val::Uint(x % y),
         ("_-_", Val::Double(x), Val::Double(y)) => Val::Double(x - y),
@@ -1301,12 +1261,11 @@ fn arith<'a>(op: &str, a: Val<'a>, b: Val<'a>) -> Result<Val<'a>, EvalError> {
         ("_-_", Val::Ts(x), Val::Ts(y)) => Val::Dur(x.signed_duration_since(y)),
         ("_-_", Val::Ts(x), Val::Dur(y)) => Val::Ts(
             x.checked_sub_signed(y)
-                .ok_or(EvalError("timestamp overflow".into()))?,
+                .ok_or(EvalError::Overflow("timestamp"))?,
         ),
-        ("_-_", Val::Dur(x), Val::Dur(y)) => Val::Dur(
-            x.checked_sub(&y)
-                .ok_or(EvalError("duration overflow".into()))?,
-        ),
+        ("_-_", Val::Dur(x), Val::Dur(y)) => {
+            Val::Dur(x.checked_sub(&y).ok_or(EvalError::Overflow("duration"))?)
+        }
         _ => return no_overload(),
     })
 }
@@ -1322,16 +1281,15 @@ fn index<'a>(c: &Val<'a>, i: &Val<'a>) -> Result<Val<'a>, EvalError> {
             };
             let len = c.size().unwrap_or(0) as i64;
             if idx < 0 || idx >= len {
-                return err(format!("index out of bounds: {idx}"));
+                return Err(EvalError::IndexOutOfBounds(idx));
             }
             c.list_get(idx as usize)
-                .ok_or(EvalError(format!("index out of bounds: {idx}")))
+                .ok_or(EvalError::IndexOutOfBounds(idx))
         }
         Val::Map(_) | Val::JMap(..) => match c.map_get(i) {
             Some(v) => Ok(v),
-            None => err(format!(
-                "no such key: {}",
-                i.as_str().map(str::to_string).unwrap_or_else(|| display(i))
+            None => Err(EvalError::NoSuchKey(
+                i.as_str().map(str::to_string).unwrap_or_else(|| display(i)),
             )),
         },
         Val::Opt(None) => Ok(Val::Opt(None)),
@@ -1359,7 +1317,7 @@ fn time_part<'a>(name: &str, v: &Val<'a>, tz: Option<&Val<'a>>) -> Result<Val<'a
                 Some(Some(z)) => parse_offset(z),
                 Some(None) => return no_overload(),
             }
-            .ok_or(EvalError("unknown time zone".into()))?;
+            .ok_or(EvalError::Invalid("unknown time zone".into()))?;
             let t = t.with_timezone(&offset);
             Ok(Val::Int(match name {
                 "getFullYear" => t.year() as i64,

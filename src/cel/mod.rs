@@ -29,6 +29,7 @@
 
 mod check;
 mod decl;
+mod error;
 mod eval;
 mod library;
 mod macros;
@@ -40,6 +41,7 @@ mod tests;
 
 use crate::schema::gofmt::go_quote;
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use cel::common::ast::{IdedExpr, SourceInfo};
@@ -49,7 +51,8 @@ use serde_json::{Map, Value};
 use crate::error::{field, StatusCause};
 use check::{Checker, Info};
 use decl::{decl_of, Decl, ListKind};
-use eval::{Evaluator, COST_EXCEEDED};
+use error::{CompileError, CostError, EvalError, Issue, RuleError, RuleFailure};
+use eval::Evaluator;
 use types::Ty;
 use value::{from_json, Val};
 
@@ -85,7 +88,7 @@ struct Rule {
     optional_old_self: bool,
     uses_old_self: bool,
     /// The program, or the compile error to report at run time (rules under `allOf`).
-    program: Result<Program, String>,
+    program: Result<Program, RuleError>,
     message_expression: Option<(String, Program)>,
 }
 
@@ -161,38 +164,6 @@ fn invalid_raw(field: &str, rendered_value: &str, detail: &str) -> StatusCause {
     }
 }
 
-/// cel-go's `Errors.ToDisplayString`: each error with its location and a caret under it.
-fn display_errors(src: &str, errs: &[(usize, usize, String)]) -> String {
-    let mut errs = errs.to_vec();
-    errs.sort_by_key(|(l, c, _)| (*l, *c));
-    let lines: Vec<&str> = src.split('\n').collect();
-    errs.iter()
-        .map(|(line, col, msg)| {
-            let mut out = format!("ERROR: <input>:{line}:{}: {msg}", col + 1);
-            if let Some(snippet) = lines.get(line.saturating_sub(1)) {
-                let snippet = snippet.replace('\t', " ");
-                out.push_str("\n | ");
-                out.push_str(&snippet);
-                out.push_str("\n | ");
-                let mut chars = snippet.chars();
-                for _ in 0..*col {
-                    match chars.next() {
-                        Some(c) if c.len_utf8() > 1 => out.push('\u{ff0e}'),
-                        Some(_) => out.push('.'),
-                        None => break,
-                    }
-                }
-                match chars.next() {
-                    Some(c) if c.len_utf8() > 1 => out.push('\u{ff3e}'),
-                    _ => out.push('^'),
-                }
-            }
-            out
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// (line, 0-based column) of an expression id.
 fn position(info: &SourceInfo, src: &str, id: u64) -> (usize, usize) {
     let Some((start, _)) = info.offset_for(id) else {
@@ -220,8 +191,12 @@ struct Compiled {
     uses_old_self: bool,
 }
 
-/// Parses and type-checks one expression; the error is cel-go's issues string.
-fn compile_expr(src: &str, self_ty: &Ty, optional_old_self: bool) -> Result<Compiled, String> {
+/// Parses and type-checks one expression.
+fn compile_expr(
+    src: &str,
+    self_ty: &Ty,
+    optional_old_self: bool,
+) -> Result<Compiled, CompileError> {
     let env = macros::env();
     let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         env.parser().parse_with_source_info(src)
@@ -229,33 +204,42 @@ fn compile_expr(src: &str, self_ty: &Ty, optional_old_self: bool) -> Result<Comp
     let (expr, info) = match parsed {
         Ok(Ok(x)) => x,
         Ok(Err(errs)) => {
-            let list: Vec<(usize, usize, String)> = errs
+            let issues = errs
                 .errors
                 .iter()
-                .map(|e| {
-                    (
-                        e.pos.0.max(1) as usize,
-                        (e.pos.1.max(1) - 1) as usize,
-                        e.msg.clone(),
-                    )
+                .map(|e| Issue {
+                    line: e.pos.0.max(1) as usize,
+                    column: (e.pos.1.max(1) - 1) as usize,
+                    message: e.msg.clone(),
                 })
                 .collect();
-            return Err(display_errors(src, &list));
+            return Err(CompileError::new(src, issues));
         }
-        Err(_) => return Err(display_errors(src, &[(1, 0, "Syntax error".into())])),
+        Err(_) => {
+            let issue = Issue {
+                line: 1,
+                column: 0,
+                message: "Syntax error".into(),
+            };
+            return Err(CompileError::new(src, vec![issue]));
+        }
     };
     let mut checker = Checker::new(self_ty.clone(), optional_old_self);
     let result = checker.check(&expr);
     if !checker.errors.is_empty() {
-        let list: Vec<(usize, usize, String)> = checker
+        let issues = checker
             .errors
             .iter()
-            .map(|(id, m)| {
-                let (l, c) = position(&info, src, *id);
-                (l, c, m.clone())
+            .map(|(id, e)| {
+                let (line, column) = position(&info, src, *id);
+                Issue {
+                    line,
+                    column,
+                    message: e.to_string(),
+                }
             })
             .collect();
-        return Err(display_errors(src, &list));
+        return Err(CompileError::new(src, issues));
     }
     let mut regexes = HashMap::new();
     for p in &checker.regexes {
@@ -276,16 +260,9 @@ fn output_is(t: &Ty, want: &Ty) -> bool {
     t.is_dyn() || std::mem::discriminant(&t.norm()) == std::mem::discriminant(want)
 }
 
-fn cost_error_message(name: &str, cost: u64, limit: u64) -> String {
-    let factor = cost as f64 / limit as f64;
-    let f = if factor > 100.0 {
-        "more than 100x".to_string()
-    } else if factor < 1.5 {
-        format!("{factor:.6}x")
-    } else {
-        format!("{factor:.1}x")
-    };
-    format!("{name} exceeds budget by factor of {f} (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)")
+/// A forbidden cause for an estimate over `limit`.
+fn cost_error(field: &str, what: &'static str, cost: u64, limit: u64) -> StatusCause {
+    field::forbidden(field, &CostError { what, cost, limit }.to_string())
 }
 
 /// What the CRD-time walk carries down the schema.
@@ -624,7 +601,7 @@ fn compile_node(schema: &Value, scope: &Scope, errs: &mut Errors, depth: usize) 
             field_path: valid_field_path(&gs("fieldPath"), schema).unwrap_or_default(),
             optional_old_self,
             uses_old_self: false,
-            program: Err(String::new()),
+            program: Err(RuleError::NotBool),
             message_expression: None,
         };
         if rule_src.trim().is_empty() {
@@ -632,17 +609,9 @@ fn compile_node(schema: &Value, scope: &Scope, errs: &mut Errors, depth: usize) 
         }
         let compiled = compile_expr(&rule_src, &self_ty, optional_old_self);
         let (max_cost, rule_error) = match &compiled {
-            Ok(c) => {
-                if !output_is(&c.info.ty, &Ty::Bool) {
-                    (
-                        0,
-                        Some("cel expression must evaluate to a bool".to_string()),
-                    )
-                } else {
-                    (c.info.cost.max, None)
-                }
-            }
-            Err(e) => (0, Some(format!("compilation failed: {e}"))),
+            Ok(c) if !output_is(&c.info.ty, &Ty::Bool) => (0, Some(RuleError::NotBool)),
+            Ok(c) => (c.info.cost.max, None),
+            Err(e) => (0, Some(RuleError::Compile(e.clone()))),
         };
         let cost = if max_cost == 0 {
             0
@@ -651,20 +620,23 @@ fn compile_node(schema: &Value, scope: &Scope, errs: &mut Errors, depth: usize) 
         };
         if compile_errors_allowed {
             if cost > STATIC_ESTIMATED_COST_LIMIT {
-                errs.cel.push(field::forbidden(
+                errs.cel.push(cost_error(
                     &p("rule"),
-                    &cost_error_message("estimated rule cost", cost, STATIC_ESTIMATED_COST_LIMIT),
+                    "estimated rule cost",
+                    cost,
+                    STATIC_ESTIMATED_COST_LIMIT,
                 ));
             }
             errs.observe(p("rule"), cost);
             if let Some(e) = &rule_error {
-                errs.cel.push(invalid_raw(&p("rule"), &rule_json(r), e));
+                errs.cel
+                    .push(invalid_raw(&p("rule"), &rule_json(r), &e.to_string()));
             }
         }
         let compiled = match (compiled, rule_error) {
             (Ok(c), None) => c,
             (_, e) => {
-                compiled_rule.program = Err(e.unwrap_or_default());
+                compiled_rule.program = Err(e.unwrap_or(RuleError::NotBool));
                 node.rules.push(compiled_rule);
                 continue;
             }
@@ -678,7 +650,7 @@ fn compile_node(schema: &Value, scope: &Scope, errs: &mut Errors, depth: usize) 
                         errs.cel.push(invalid_raw(
                             &p("messageExpression"),
                             &rule_json(r),
-                            &format!("messageExpression compilation failed: {e}"),
+                            &RuleError::MessageCompile(e).to_string(),
                         ));
                     }
                 }
@@ -687,7 +659,7 @@ fn compile_node(schema: &Value, scope: &Scope, errs: &mut Errors, depth: usize) 
                         errs.cel.push(invalid_raw(
                             &p("messageExpression"),
                             &rule_json(r),
-                            "messageExpression must evaluate to a string",
+                            &RuleError::NotString.to_string(),
                         ));
                     }
                 }
@@ -695,13 +667,11 @@ fn compile_node(schema: &Value, scope: &Scope, errs: &mut Errors, depth: usize) 
                     let mcost = mc.info.cost.max;
                     if compile_errors_allowed {
                         if mcost > STATIC_ESTIMATED_COST_LIMIT {
-                            errs.cel.push(field::forbidden(
+                            errs.cel.push(cost_error(
                                 &p("messageExpression"),
-                                &cost_error_message(
-                                    "estimated messageExpression cost",
-                                    mcost,
-                                    STATIC_ESTIMATED_COST_LIMIT,
-                                ),
+                                "estimated messageExpression cost",
+                                mcost,
+                                STATIC_ESTIMATED_COST_LIMIT,
                             ));
                         }
                         errs.observe(p("messageExpression"), mcost);
@@ -776,13 +746,11 @@ impl Rules {
                     "contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema",
                 ));
             }
-            all.push(field::forbidden(
+            all.push(cost_error(
                 path,
-                &cost_error_message(
-                    "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema",
-                    errs.total_cost,
-                    STATIC_ESTIMATED_CRD_COST_LIMIT,
-                ),
+                "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema",
+                errs.total_cost,
+                STATIC_ESTIMATED_CRD_COST_LIMIT,
             ));
         }
         if !all.is_empty() {
@@ -826,7 +794,7 @@ impl Rules {
             return vec![invalid_raw(
                 "<nil>",
                 "null",
-                "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+                &RuleFailure::Blocked.to_string(),
             )];
         }
         let mut out = Vec::new();
@@ -944,6 +912,47 @@ fn rule_error_string(r: &Rule) -> String {
     }
 }
 
+/// The value one node's rules validate, with what their errors report.
+struct Subject<'a> {
+    node: &'a Node,
+    path: &'a Option<String>,
+    /// The node's path as errors report it (`<nil>` at the root).
+    field: String,
+    /// The node's schema type, JSON-quoted, as errors about the rules (not the value) show it.
+    type_value: String,
+    obj: &'a Value,
+    self_val: Val<'a>,
+    old_val: Option<Val<'a>>,
+    ratchet: bool,
+}
+
+impl Subject<'_> {
+    /// A failure of the rules of this node, reported at `field`.
+    fn failure(&self, field: &str, f: RuleFailure) -> StatusCause {
+        invalid_raw(field, &self.type_value, &f.to_string())
+    }
+
+    /// `oldSelf` for a rule: an optional when the rule asks for one, else the old value or null.
+    fn old_binding(&self, r: &Rule) -> Val<'_> {
+        if r.optional_old_self {
+            Val::Opt(self.old_val.clone().map(std::rc::Rc::new))
+        } else {
+            self.old_val.clone().unwrap_or(Val::Null)
+        }
+    }
+
+    /// Runs one program with `self` and `oldSelf` bound: its result and the cost it spent.
+    fn run<'p>(&'p self, r: &Rule, program: &'p Program) -> (Result<Val<'p>, EvalError>, u64) {
+        let vars = vec![
+            ("self", self.self_val.clone()),
+            ("oldSelf", self.old_binding(r)),
+        ];
+        let mut ev = Evaluator::new(vars, PER_CALL_LIMIT, &program.regexes);
+        let result = ev.eval(&program.expr);
+        (result, ev.cost)
+    }
+}
+
 /// Runs the rules of one node; `false` when the budget is exhausted (no further rules run).
 fn validate_rules(
     node: &Node,
@@ -954,13 +963,13 @@ fn validate_rules(
     budget: &mut i64,
     out: &mut Vec<StatusCause>,
 ) -> bool {
+    let field = path_str(path);
     let type_value = go_json_string(&node.schema_type);
-    let fld = path_str(path);
     if *budget <= 0 {
         out.push(invalid_raw(
-            &fld,
+            &field,
             &type_value,
-            "validation failed due to running out of cost budget, no further validation rules will be run",
+            &RuleFailure::BudgetExhausted.to_string(),
         ));
         *budget = -1;
         return false;
@@ -968,117 +977,103 @@ fn validate_rules(
     let Some(decl) = node.decl.as_deref() else {
         return true;
     };
-    let self_val = from_json(obj, decl);
-    let old_val = old.map(|o| from_json(o, decl));
-    for r in &node.rules {
-        let program = match &r.program {
-            Ok(p) => p,
-            Err(e) if e.is_empty() => continue,
-            Err(e) => {
-                out.push(invalid_raw(
-                    &fld,
-                    &type_value,
-                    &format!("rule compile error: {e}"),
-                ));
-                continue;
-            }
-        };
-        if r.uses_old_self && old_val.is_none() && !r.optional_old_self {
-            continue;
+    let subject = Subject {
+        node,
+        path,
+        field,
+        type_value,
+        obj,
+        self_val: from_json(obj, decl),
+        old_val: old.map(|o| from_json(o, decl)),
+        ratchet,
+    };
+    node.rules
+        .iter()
+        .all(|r| validate_rule(&subject, r, budget, out).is_continue())
+}
+
+/// Runs one rule (and its messageExpression when it fails); `Break` when no further rule may run.
+fn validate_rule(
+    s: &Subject<'_>,
+    r: &Rule,
+    budget: &mut i64,
+    out: &mut Vec<StatusCause>,
+) -> ControlFlow<()> {
+    let program = match &r.program {
+        Ok(p) => p,
+        Err(e) => {
+            out.push(s.failure(&s.field, RuleFailure::Compile(e.clone())));
+            return ControlFlow::Continue(());
         }
-        let old_binding = if r.optional_old_self {
-            Val::Opt(old_val.clone().map(std::rc::Rc::new))
-        } else {
-            old_val.clone().unwrap_or(Val::Null)
-        };
-        let vars = vec![("self", self_val.clone()), ("oldSelf", old_binding)];
-        let mut ev = Evaluator::new(vars, PER_CALL_LIMIT, &program.regexes);
-        let result = ev.eval(&program.expr);
-        if ev.cost as i64 > *budget {
-            out.push(invalid_raw(
-                &fld,
-                &type_value,
-                "validation failed due to running out of cost budget, no further validation rules will be run",
-            ));
-            *budget = -1;
-            return false;
-        }
-        *budget -= ev.cost as i64;
-        let res = match result {
-            Ok(v) => v,
-            Err(e) => {
-                if e.0.starts_with("no such overload") {
-                    out.push(invalid_raw(&fld, &type_value, &format!("'{}': call arguments did not match a supported operator, function or macro signature for rule: {}", e.0, rule_error_string(r))));
-                } else if e.0 == COST_EXCEEDED {
-                    out.push(invalid_raw(&fld, &type_value, &format!("'{}': no further validation rules will be run due to call cost exceeds limit for rule: {}", e.0, rule_error_string(r))));
-                    *budget = -1;
-                    return false;
-                } else {
-                    out.push(invalid_raw(
-                        &fld,
-                        &type_value,
-                        &format!("{} evaluating rule: {}", e.0, rule_error_string(r)),
-                    ));
-                }
-                continue;
-            }
-        };
-        if matches!(res, Val::Bool(true)) {
-            continue;
-        }
-        let cur = if r.field_path.is_empty() {
-            fld.clone()
-        } else if path.is_none() {
-            r.field_path.clone()
-        } else {
-            format!("{fld}.{}", r.field_path)
-        };
-        let add = |c: StatusCause, out: &mut Vec<StatusCause>| {
-            if r.uses_old_self || !ratchet {
-                out.push(c);
-            }
-        };
-        let mut detail = None;
-        if let Some((src, mp)) = &r.message_expression {
-            let vars = vec![
-                ("self", self_val.clone()),
-                (
-                    "oldSelf",
-                    if r.optional_old_self {
-                        Val::Opt(old_val.clone().map(std::rc::Rc::new))
-                    } else {
-                        old_val.clone().unwrap_or(Val::Null)
-                    },
-                ),
-            ];
-            let mut ev = Evaluator::new(vars, PER_CALL_LIMIT, &mp.regexes);
-            let res = ev.eval(&mp.expr);
-            if ev.cost as i64 > *budget {
-                add(invalid_raw(&cur, &type_value, "messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run"), out);
+    };
+    if r.uses_old_self && s.old_val.is_none() && !r.optional_old_self {
+        return ControlFlow::Continue(());
+    }
+    let (result, cost) = s.run(r, program);
+    if cost as i64 > *budget {
+        out.push(s.failure(&s.field, RuleFailure::BudgetExhausted));
+        *budget = -1;
+        return ControlFlow::Break(());
+    }
+    *budget -= cost as i64;
+    match result {
+        Ok(Val::Bool(true)) => ControlFlow::Continue(()),
+        Ok(_) => report_violation(s, r, budget, out),
+        Err(error) => {
+            let failure = RuleFailure::Eval {
+                error,
+                rule: rule_error_string(r),
+            };
+            let stop = failure.stops_validation();
+            out.push(s.failure(&s.field, failure));
+            if stop {
                 *budget = -1;
-                return false;
+                return ControlFlow::Break(());
             }
-            match res {
-                Err(e) if e.0 == COST_EXCEEDED => {
-                    add(invalid_raw(&cur, &type_value, &format!("no further validation rules will be run due to call cost exceeds limit for messageExpression: {}", go_quote(src))), out);
-                    *budget = -1;
-                    return false;
-                }
-                Ok(v) => {
-                    *budget -= ev.cost as i64;
-                    if let Some(s) = v.as_str() {
-                        let t = s.trim();
-                        if !t.is_empty()
-                            && t.len() <= MAX_MESSAGE_EXPRESSION_SIZE
-                            && !t.contains('\n')
-                        {
-                            detail = Some(t.to_string());
-                        }
-                    }
-                }
-                Err(_) => *budget -= ev.cost as i64,
-            }
+            ControlFlow::Continue(())
         }
+    }
+}
+
+/// Reports a rule that evaluated to false, with its message, reason and fieldPath.
+fn report_violation(
+    s: &Subject<'_>,
+    r: &Rule,
+    budget: &mut i64,
+    out: &mut Vec<StatusCause>,
+) -> ControlFlow<()> {
+    let cur = if r.field_path.is_empty() {
+        s.field.clone()
+    } else if s.path.is_none() {
+        r.field_path.clone()
+    } else {
+        format!("{}.{}", s.field, r.field_path)
+    };
+    // Transition rules always report; others not on values unchanged from the old object.
+    let report = r.uses_old_self || !s.ratchet;
+    let mut detail = None;
+    if let Some((src, mp)) = &r.message_expression {
+        let (res, cost) = s.run(r, mp);
+        let stop = if cost as i64 > *budget {
+            Some(RuleFailure::MessageBudgetExhausted)
+        } else if let Err(EvalError::CostLimitExceeded) = res {
+            Some(RuleFailure::MessageCallLimit {
+                quoted: go_quote(src),
+            })
+        } else {
+            None
+        };
+        if let Some(f) = stop {
+            if report {
+                out.push(s.failure(&cur, f));
+            }
+            *budget = -1;
+            return ControlFlow::Break(());
+        }
+        *budget -= cost as i64;
+        detail = res.ok().and_then(|v| message_of(&v));
+    }
+    if report {
         let detail = detail.unwrap_or_else(|| {
             if r.message.is_empty() {
                 format!("failed rule: {}", rule_error_string(r))
@@ -1086,33 +1081,41 @@ fn validate_rules(
                 r.message.trim().to_string()
             }
         });
-        let omit = matches!(node.schema_type.as_str(), "object" | "array");
-        let rendered = if omit {
-            None
-        } else {
-            Some(field::go_value(obj))
-        };
-        let cause = match r.reason.as_deref() {
-            Some("FieldValueForbidden") => field::forbidden(&cur, &detail),
-            Some("FieldValueRequired") => field::required(&cur, &detail),
-            Some("FieldValueDuplicate") => StatusCause {
-                reason: "FieldValueDuplicate".into(),
-                message: match &rendered {
-                    Some(v) => format!("Duplicate value: {v}"),
-                    None => "Duplicate value".into(),
-                },
-                field: cur.clone(),
-            },
-            _ => StatusCause {
-                reason: "FieldValueInvalid".into(),
-                message: match &rendered {
-                    Some(v) => format!("Invalid value: {v}: {detail}"),
-                    None => format!("Invalid value: {detail}"),
-                },
-                field: cur.clone(),
-            },
-        };
-        add(cause, out);
+        out.push(violation_cause(s, r, cur, &detail));
     }
-    true
+    ControlFlow::Continue(())
+}
+
+/// The message a messageExpression result gives: a non-empty single line, not too long.
+fn message_of(v: &Val<'_>) -> Option<String> {
+    let t = v.as_str()?.trim();
+    let ok = !t.is_empty() && t.len() <= MAX_MESSAGE_EXPRESSION_SIZE && !t.contains('\n');
+    ok.then(|| t.to_string())
+}
+
+/// The field error of a violated rule, of the rule's `reason`.
+fn violation_cause(s: &Subject<'_>, r: &Rule, cur: String, detail: &str) -> StatusCause {
+    // Current apiservers omit the value of objects and arrays (`field.OmitValueType`).
+    let omit = matches!(s.node.schema_type.as_str(), "object" | "array");
+    let rendered = (!omit).then(|| field::go_value(s.obj));
+    match r.reason.as_deref() {
+        Some("FieldValueForbidden") => field::forbidden(&cur, detail),
+        Some("FieldValueRequired") => field::required(&cur, detail),
+        Some("FieldValueDuplicate") => StatusCause {
+            reason: "FieldValueDuplicate".into(),
+            message: match &rendered {
+                Some(v) => format!("Duplicate value: {v}"),
+                None => "Duplicate value".into(),
+            },
+            field: cur,
+        },
+        _ => StatusCause {
+            reason: "FieldValueInvalid".into(),
+            message: match &rendered {
+                Some(v) => format!("Invalid value: {v}: {detail}"),
+                None => format!("Invalid value: {detail}"),
+            },
+            field: cur,
+        },
+    }
 }
