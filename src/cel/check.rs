@@ -10,85 +10,11 @@
 
 use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
 
+use super::cost::{Cost, Size, UNKNOWN};
 use super::decl::Kind;
 use super::error::CheckError;
-use super::types::{assignable, substitute, type_ident, Ty, OVERLOADS};
-
-/// A range of sizes (string length, list/map elements).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Size {
-    /// Smallest.
-    pub min: u64,
-    /// Largest.
-    pub max: u64,
-}
-
-/// An unknown size: anything up to `u64::MAX`.
-pub const UNKNOWN: Size = Size {
-    min: 0,
-    max: u64::MAX,
-};
-
-impl Size {
-    fn exact(n: u64) -> Size {
-        Size { min: n, max: n }
-    }
-    fn add(self, o: Size) -> Size {
-        Size {
-            min: self.min.saturating_add(o.min),
-            max: self.max.saturating_add(o.max),
-        }
-    }
-    fn mul(self, o: Size) -> Size {
-        Size {
-            min: self.min.saturating_mul(o.min),
-            max: self.max.saturating_mul(o.max),
-        }
-    }
-    fn factor(self, f: f64) -> Cost {
-        Cost {
-            min: mul_f(self.min, f),
-            max: mul_f(self.max, f),
-        }
-    }
-}
-
-/// `ceil(n * f)` saturating at `u64::MAX`, as cel-go's `MultiplyByCostFactor`.
-pub fn mul_f(n: u64, f: f64) -> u64 {
-    let r = (n as f64 * f).ceil();
-    if r >= u64::MAX as f64 {
-        u64::MAX
-    } else {
-        r as u64
-    }
-}
-
-/// A range of costs.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Cost {
-    /// Cheapest.
-    pub min: u64,
-    /// Most expensive.
-    pub max: u64,
-}
-
-impl Cost {
-    fn one() -> Cost {
-        Cost { min: 1, max: 1 }
-    }
-    fn add(self, o: Cost) -> Cost {
-        Cost {
-            min: self.min.saturating_add(o.min),
-            max: self.max.saturating_add(o.max),
-        }
-    }
-    fn mul(self, o: Cost) -> Cost {
-        Cost {
-            min: self.min.saturating_mul(o.min),
-            max: self.max.saturating_mul(o.max),
-        }
-    }
-}
+use super::library::{self, Estimate, Overload};
+use super::types::{assignable, substitute, type_ident, Ty};
 
 /// What the checker knows about one expression.
 #[derive(Debug, Clone)]
@@ -146,9 +72,6 @@ pub struct Checker {
     /// String literals used as regular expressions (compiled once with the rule).
     pub regexes: Vec<String>,
 }
-
-const STRING_TRAVERSAL: f64 = 0.1;
-const REGEX_LENGTH: f64 = 0.25;
 
 /// A qualified name spelled by identifiers and selections (`google.protobuf.Timestamp`).
 pub fn qualified_name(e: &Expr) -> Option<String> {
@@ -438,7 +361,7 @@ impl Checker {
             if let Some(q) = qualified_name(&t.expr) {
                 let full = format!("{q}.{name}");
                 let root = q.split('.').next().unwrap_or("");
-                if self.lookup(root).is_none() && OVERLOADS.contains_key(&full) {
+                if self.lookup(root).is_none() && library::lookup(&full).is_some() {
                     let args: Vec<Info> = call.args.iter().map(|a| self.check(a)).collect();
                     return self.resolve(e, &full, None, args, &call.args);
                 }
@@ -537,14 +460,15 @@ impl Checker {
             .map(|b| &**b)
             .chain(call.args.iter())
             .collect();
-        if matches!(name, "matches" | "find" | "findAll") {
-            if let Some(Expr::Literal(LiteralValue::String(s))) = arg_exprs.get(1).map(|x| &x.expr)
-            {
-                let p = s.inner().to_string();
-                if let Err(msg) = super::eval::compile_regex(&p) {
-                    return self.err(arg_exprs[1].id, msg.into());
+        if let Some(i) = library::lookup(name).and_then(library::Entry::regex_arg) {
+            if let Some(arg) = arg_exprs.get(i) {
+                if let Expr::Literal(LiteralValue::String(s)) = &arg.expr {
+                    let p = s.inner().to_string();
+                    if let Err(e) = library::compile_regex(&p) {
+                        return self.err(arg.id, e.into());
+                    }
+                    self.regexes.push(p);
                 }
-                self.regexes.push(p);
             }
         }
         let recv = call.target.is_some();
@@ -571,13 +495,13 @@ impl Checker {
         args: Vec<Info>,
         arg_exprs: &[&IdedExpr],
     ) -> Info {
-        let Some(overloads) = OVERLOADS.get(name) else {
+        let Some(entry) = library::lookup(name) else {
             return self.err(e.id, CheckError::UndeclaredReference(name.into()));
         };
         let mut result: Option<Ty> = None;
-        let mut matched_id = String::new();
+        let mut matched: Option<&Overload> = None;
         let any_error = args.iter().any(|a| matches!(a.ty, Ty::Error));
-        for o in overloads.iter().filter(|o| o.receiver == recv) {
+        for o in entry.overloads.iter().filter(|o| o.receiver == recv) {
             if o.params.len() != args.len() {
                 continue;
             }
@@ -588,7 +512,7 @@ impl Checker {
                 .all(|(p, a)| assignable(p, &a.ty, &mut b))
             {
                 let r = substitute(&o.result, &b);
-                matched_id = o.id.clone();
+                matched = Some(o);
                 result = Some(match result {
                     None => r,
                     Some(prev) => {
@@ -601,47 +525,40 @@ impl Checker {
                 });
             }
         }
-        let Some(mut ty) = result else {
+        let (Some(ty), Some(overload)) = (result, matched) else {
             if any_error {
                 return Info::new(Ty::Error, Cost::default());
             }
-            let sig = if recv {
-                format!(
-                    "{}.({})",
-                    args[0].ty,
-                    args[1..]
-                        .iter()
-                        .map(|a| a.ty.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            } else {
-                format!(
-                    "({})",
-                    args.iter()
-                        .map(|a| a.ty.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            };
-            return self.err(
-                e.id,
-                CheckError::NoMatchingOverload {
-                    name: name.into(),
-                    args: sig,
-                },
-            );
+            return self.err(e.id, no_matching_overload(name, recv, &args));
         };
-        match name {
-            "type" => ty = Ty::Type(Box::new(args[0].ty.clone())),
-            "dyn" => ty = Ty::Dyn,
-            _ => {}
-        }
         let sum = args.iter().fold(Cost::default(), |c, a| c.add(a.cost));
-        let (cost, size) = call_cost(name, &matched_id, &args, arg_exprs);
+        let estimate = Estimate {
+            args: &args,
+            exprs: arg_exprs,
+            overload,
+        };
+        let (cost, size) = (overload.function.estimate)(&estimate);
         let mut info = Info::new(ty, sum.add(cost));
         info.size = size;
         info
+    }
+}
+
+/// The error of a call no overload accepts, with the argument types as cel-go lists them.
+fn no_matching_overload(name: &str, recv: bool, args: &[Info]) -> CheckError {
+    let types = |args: &[Info]| {
+        args.iter()
+            .map(|a| a.ty.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let args = match args.split_first() {
+        Some((target, rest)) if recv => format!("{}.({})", target.ty, types(rest)),
+        _ => format!("({})", types(args)),
+    };
+    CheckError::NoMatchingOverload {
+        name: name.into(),
+        args,
     }
 }
 
@@ -661,171 +578,4 @@ fn literal(l: &LiteralValue) -> Info {
     let mut i = Info::new(ty, Cost::default());
     i.size = size;
     i
-}
-
-fn is_stringish(t: &Ty) -> bool {
-    matches!(t.norm(), Ty::String | Ty::Bytes)
-}
-
-/// The cost of a call itself (its arguments excluded) and the size of its result.
-fn call_cost(name: &str, id: &str, args: &[Info], exprs: &[&IdedExpr]) -> (Cost, Option<Size>) {
-    let one = (Cost::one(), None);
-    let sz = |i: usize| args.get(i).map(Info::size).unwrap_or(UNKNOWN);
-    match name {
-        "startsWith" | "endsWith" if args.len() == 2 => (sz(1).factor(STRING_TRAVERSAL), None),
-        "@in" if args.len() == 2 && matches!(args[1].ty.norm(), Ty::List(_)) => {
-            (sz(1).factor(1.0), None)
-        }
-        "matches" if args.len() == 2 => {
-            let s = sz(0).add(Size::exact(1)).factor(STRING_TRAVERSAL);
-            let r = sz(1).factor(REGEX_LENGTH);
-            (s.mul(r), None)
-        }
-        "contains" if args.len() == 2 => {
-            let s = sz(0).factor(STRING_TRAVERSAL);
-            let sub = sz(1).factor(STRING_TRAVERSAL);
-            (s.mul(sub), None)
-        }
-        "_+_"
-            if args.len() == 2
-                && (is_stringish(&args[0].ty) || matches!(args[0].ty.norm(), Ty::List(_))) =>
-        {
-            let size = sz(0).add(sz(1));
-            if matches!(args[0].ty.norm(), Ty::List(_)) {
-                return (Cost::one(), Some(size));
-            }
-            (size.factor(STRING_TRAVERSAL), Some(size))
-        }
-        "_==_" | "_!=_" | "_<_" | "_<=_" | "_>_" | "_>=_"
-            if args.len() == 2
-                && (is_stringish(&args[0].ty) || matches!(args[0].ty.norm(), Ty::List(_))) =>
-        {
-            let (l, r) = (sz(0), sz(1));
-            let smallest = l.max.min(r.max);
-            let min = if smallest > 0 { 1 } else { 0 };
-            (Size { min, max: smallest }.factor(STRING_TRAVERSAL), None)
-        }
-        "isSorted" | "sum" | "max" | "min" | "indexOf" | "lastIndexOf"
-            if matches!(args.first().map(|a| a.ty.norm()), Some(Ty::List(_))) =>
-        {
-            let mut el = Cost::one();
-            if let Some(Ty::List(e)) = args.first().map(|a| a.ty.norm()) {
-                if is_stringish(&e) {
-                    let es = match &*e {
-                        Ty::Schema(d) => Size {
-                            min: 0,
-                            max: d.max_elements,
-                        },
-                        _ => UNKNOWN,
-                    };
-                    el = el.add(es.factor(STRING_TRAVERSAL));
-                }
-            }
-            let n = sz(0);
-            (
-                Cost {
-                    min: n.min,
-                    max: n.max,
-                }
-                .mul(el),
-                None,
-            )
-        }
-        "url" => (sz(0).factor(STRING_TRAVERSAL), Some(sz(0))),
-        "lowerAscii" | "upperAscii" | "substring" | "trim" => {
-            (sz(0).factor(STRING_TRAVERSAL), Some(sz(0)))
-        }
-        "replace" if args.len() >= 3 => {
-            // The result may grow by the replacement for every match.
-            let s = sz(0);
-            let from = sz(1);
-            let with = sz(2);
-            let count = if from.min == 0 {
-                s.max.saturating_add(1)
-            } else if with.max <= from.min {
-                0
-            } else {
-                mul_f(s.max, 1.0 / from.min as f64)
-            };
-            let size = Size {
-                min: 0,
-                max: count.saturating_mul(with.max).saturating_add(s.max),
-            };
-            (s.factor(2.0 * STRING_TRAVERSAL), Some(size))
-        }
-        "split" => {
-            let s = sz(0);
-            let mut max = s.max;
-            if let Some(Expr::Literal(LiteralValue::Int(i))) = exprs.get(2).map(|x| &x.expr) {
-                max = (*i.inner()).max(0) as u64;
-            }
-            (s.factor(2.0 * STRING_TRAVERSAL), Some(Size { min: 0, max }))
-        }
-        "join" => {
-            let n = sz(0);
-            let el = match args.first().map(|a| (a.ty.norm(), a.elem_size)) {
-                Some((_, Some(es))) => es,
-                Some((Ty::List(e), None)) => match &*e {
-                    Ty::Schema(d) => Size {
-                        min: 0,
-                        max: d.max_elements,
-                    },
-                    _ => UNKNOWN,
-                },
-                _ => UNKNOWN,
-            };
-            let mut size = n.mul(el);
-            if args.len() > 1 {
-                let seps = Size {
-                    min: n.min.saturating_sub(1),
-                    max: n.max.saturating_sub(1),
-                };
-                size = size.add(sz(1).mul(seps));
-            }
-            (size.factor(STRING_TRAVERSAL), Some(size))
-        }
-        "find" | "findAll" if args.len() >= 2 => {
-            let s = sz(0).add(Size::exact(1)).factor(STRING_TRAVERSAL);
-            let r = sz(1).factor(REGEX_LENGTH);
-            (
-                s.mul(r),
-                Some(Size {
-                    min: 0,
-                    max: sz(0).max,
-                }),
-            )
-        }
-        "cidr" | "isIP" | "isCIDR" | "quantity" | "isQuantity" | "semver" | "isSemver" => {
-            (sz(0).factor(STRING_TRAVERSAL), None)
-        }
-        "ip" if args.len() == 1 && matches!(args[0].ty.norm(), Ty::String) => {
-            (sz(0).factor(STRING_TRAVERSAL), None)
-        }
-        "ip.isCanonical" => (sz(0).factor(2.0 * STRING_TRAVERSAL), None),
-        "containsIP" | "containsCIDR" => {
-            let ip = Size { min: 4, max: 16 };
-            let mut c = ip.add(ip).factor(STRING_TRAVERSAL);
-            if name == "containsCIDR" {
-                c = c.add(ip.factor(STRING_TRAVERSAL)).add(Cost::one());
-            }
-            if id.ends_with("_string") {
-                c = c.add(sz(1).factor(STRING_TRAVERSAL));
-            }
-            (c, None)
-        }
-        "validate" => (
-            sz(1).factor(STRING_TRAVERSAL).mul(Cost {
-                min: mul_f(1, 128.0 * REGEX_LENGTH),
-                max: mul_f(1, 128.0 * REGEX_LENGTH),
-            }),
-            None,
-        ),
-        "string" | "bytes" if args.len() == 1 && is_stringish(&args[0].ty) => {
-            (Cost::one(), Some(sz(0)))
-        }
-        "format" => (Cost::one(), Some(UNKNOWN)),
-        "strings.quote" => (Cost::one(), Some(UNKNOWN)),
-        "charAt" => (Cost::one(), Some(Size { min: 0, max: 1 })),
-        _ => one,
-    }
 }

@@ -28,6 +28,7 @@
 //! ```
 
 mod check;
+mod cost;
 mod decl;
 mod error;
 mod eval;
@@ -243,7 +244,7 @@ fn compile_expr(
     }
     let mut regexes = HashMap::new();
     for p in &checker.regexes {
-        if let Ok(r) = eval::compile_regex(p) {
+        if let Ok(r) = library::compile_regex(p) {
             regexes.insert(p.clone(), r);
         }
     }
