@@ -1,7 +1,7 @@
 //! The interpreter: walks the parsed (macro-expanded) AST over [`Val`]s, with cel-go's error
 //! semantics (`&&`/`||` absorb errors, comprehension conditions ignore them) and its run-time cost
 //! tracking, so a rule over the per-call limit stops with `operation cancelled: actual cost limit
-//! exceeded` instead of running on. Calls are dispatched to the [`library`](super::library),
+//! exceeded` instead of running on. Calls are dispatched to the [`super::library`],
 //! which also says what each costs.
 
 use std::collections::HashMap;

@@ -1,7 +1,7 @@
 //! Every function of the Kubernetes CEL environment, one file per family: cel-go's standard
 //! library ([`operators`], [`math`], [`conversions`], [`time`], [`regex`]), its extensions
 //! ([`strings`], [`sets`], [`optionals`]) and the Kubernetes libraries ([`lists`], [`urls`],
-//! [`ip_cidr`], [`quantity`], [`semver`], [`format`]).
+//! [`ip_cidr`], [`quantity`], [`semver`], [`mod@format`]).
 //!
 //! A [`Function`] keeps together what used to be spread over three places and had to agree: its
 //! overloads (what the checker resolves), its cost (the static estimate the CRD is checked
