@@ -8,7 +8,10 @@
 //! the traversal cost of string/list operations (0.1 a character, regex 0.25 a pattern
 //! character), comprehensions their range size times the loop body.
 
-use cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue};
+use cel::common::ast::{
+    CallExpr, ComprehensionExpr, EntryExpr, Expr, IdedExpr, ListExpr, LiteralValue, MapExpr,
+    SelectExpr,
+};
 
 use super::cost::{Cost, Size, UNKNOWN};
 use super::decl::Kind;
@@ -125,190 +128,179 @@ impl Checker {
         match &e.expr {
             Expr::Unspecified => Info::new(Ty::Error, Cost::default()),
             Expr::Literal(l) => literal(l),
-            Expr::Ident(name) => {
-                if let Some(v) = self.lookup(name) {
-                    let (ty, size) = (v.ty.clone(), v.size);
-                    if name == "oldSelf" {
-                        self.uses_old_self = true;
-                    }
-                    let mut i = Info::new(ty, Cost::one());
-                    i.size = size;
-                    return i;
-                }
-                if let Some(t) = type_ident(name) {
-                    return Info::new(Ty::Type(Box::new(t)), Cost::one());
-                }
-                self.err(e.id, CheckError::UndeclaredReference(name.clone()))
-            }
-            Expr::Select(sel) => {
-                if !sel.test {
-                    if let Some(q) = qualified_name(&e.expr) {
-                        let root = q.split('.').next().unwrap_or("");
-                        if self.lookup(root).is_none() {
-                            if let Some(t) = type_ident(&q) {
-                                return Info::new(Ty::Type(Box::new(t)), Cost::one());
-                            }
-                        }
-                    }
-                }
-                let op = self.check(&sel.operand);
-                let cost = op.cost.add(if sel.test {
-                    Cost::default()
-                } else {
-                    Cost::one()
-                });
-                let fty = self.field_type(e.id, &op.ty, &sel.field);
-                let ty = if sel.test { Ty::Bool } else { fty };
-                Info::new(ty, cost)
-            }
-            Expr::List(l) => {
-                let mut cost = Cost { min: 10, max: 10 };
-                let mut elem: Option<Ty> = None;
-                let mut esize: Option<Size> = None;
-                for (i, el) in l.elements.iter().enumerate() {
-                    let info = self.check(el);
-                    cost = cost.add(info.cost);
-                    let mut t = info.ty.clone();
-                    if l.optional_indices.contains(&i) {
-                        t = match t.norm() {
-                            Ty::Opt(x) => *x,
-                            _ => Ty::Dyn,
-                        };
-                    }
-                    let s = info.size();
-                    esize = Some(match esize {
-                        None => s,
-                        Some(p) => Size {
-                            min: p.min.min(s.min),
-                            max: p.max.max(s.max),
-                        },
-                    });
-                    elem = Some(self.join(el.id, elem, t));
-                }
-                let mut info = Info::new(Ty::List(Box::new(elem.unwrap_or(Ty::Dyn))), cost);
-                info.size = Some(Size::exact(l.elements.len() as u64));
-                info.elem_size = esize;
-                info
-            }
-            Expr::Map(m) => {
-                let mut cost = Cost { min: 30, max: 30 };
-                let (mut kt, mut vt) = (None, None);
-                for entry in &m.entries {
-                    match &entry.expr {
-                        EntryExpr::MapEntry(me) => {
-                            let k = self.check(&me.key);
-                            let v = self.check(&me.value);
-                            cost = cost.add(k.cost).add(v.cost);
-                            match k.ty.norm() {
-                                Ty::Int
-                                | Ty::Uint
-                                | Ty::Bool
-                                | Ty::String
-                                | Ty::Dyn
-                                | Ty::Error => {}
-                                other => {
-                                    self.err(me.key.id, CheckError::UnsupportedMapKey(other));
-                                }
-                            }
-                            let mut v_ty = v.ty;
-                            if me.optional {
-                                v_ty = match v_ty.norm() {
-                                    Ty::Opt(x) => *x,
-                                    _ => Ty::Dyn,
-                                };
-                            }
-                            kt = Some(self.join(me.key.id, kt, k.ty));
-                            vt = Some(self.join(me.value.id, vt, v_ty));
-                        }
-                        EntryExpr::StructField(_) => {}
-                    }
-                }
-                let mut info = Info::new(
-                    Ty::Map(
-                        Box::new(kt.unwrap_or(Ty::Dyn)),
-                        Box::new(vt.unwrap_or(Ty::Dyn)),
-                    ),
-                    cost,
-                );
-                info.size = Some(Size::exact(m.entries.len() as u64));
-                info
-            }
+            Expr::Ident(name) => self.check_ident(e.id, name),
+            Expr::Select(sel) => self.check_select(e, sel),
+            Expr::List(l) => self.check_list(l),
+            Expr::Map(m) => self.check_map(m),
             Expr::Struct(s) => self.err(e.id, CheckError::UndeclaredReference(s.type_name.clone())),
-            Expr::Comprehension(c) => {
-                let range = self.check(&c.iter_range);
-                let (v1, v2) = match range.ty.norm() {
-                    Ty::List(el) => {
-                        if c.iter_var2.is_some() {
-                            (Ty::Int, *el)
-                        } else {
-                            (*el, Ty::Dyn)
-                        }
-                    }
-                    Ty::Map(k, v) => (*k, *v),
-                    Ty::Dyn | Ty::Error => (Ty::Dyn, Ty::Dyn),
-                    other => {
-                        self.err(c.iter_range.id, CheckError::NotARange(other));
-                        (Ty::Error, Ty::Error)
-                    }
-                };
-                let init = self.check(&c.accu_init);
-                let depth = self.vars.len();
-                self.vars.push(Var {
-                    name: c.accu_var.clone(),
-                    ty: init.ty.clone(),
-                    size: init.size,
-                });
-                let elem_size = if matches!(range.ty.norm(), Ty::List(_)) && c.iter_var2.is_none() {
-                    range.elem_size
-                } else {
-                    None
-                };
-                self.vars.push(Var {
-                    name: c.iter_var.clone(),
-                    ty: v1,
-                    size: elem_size,
-                });
-                if let Some(v2n) = &c.iter_var2 {
-                    self.vars.push(Var {
-                        name: v2n.clone(),
-                        ty: v2,
-                        size: None,
-                    });
-                }
-                let cond = self.check(&c.loop_cond);
-                let step = self.check(&c.loop_step);
-                self.vars.truncate(depth);
-                // An empty-list accumulator takes the type the loop step builds.
-                let accu_ty = match (&init.ty, step.ty.norm()) {
-                    (Ty::List(e), Ty::List(s)) if e.is_dyn() && !s.is_dyn() => Ty::List(s),
-                    (Ty::Map(k, v), Ty::Map(k2, v2)) if k.is_dyn() && v.is_dyn() => Ty::Map(k2, v2),
-                    _ => init.ty.clone(),
-                };
-                self.vars.push(Var {
-                    name: c.accu_var.clone(),
-                    ty: accu_ty,
-                    size: Some(range.size()),
-                });
-                let result = self.check(&c.result);
-                self.vars.truncate(depth);
-                let n = range.size();
-                let loop_cost = Cost {
-                    min: n.min,
-                    max: n.max,
-                }
-                .mul(cond.cost.add(step.cost));
-                let mut info = Info::new(
-                    result.ty.clone(),
-                    range.cost.add(init.cost).add(result.cost).add(loop_cost),
-                );
-                if matches!(result.ty.norm(), Ty::List(_) | Ty::Map(_, _)) {
-                    info.size = Some(n);
-                } else {
-                    info.size = result.size;
-                }
-                info
-            }
+            Expr::Comprehension(c) => self.check_comprehension(c),
             Expr::Call(call) => self.check_call(e, call),
+        }
+    }
+
+    /// A variable, or a type named by an identifier (`int`).
+    fn check_ident(&mut self, id: u64, name: &str) -> Info {
+        if let Some(v) = self.lookup(name) {
+            let (ty, size) = (v.ty.clone(), v.size);
+            if name == "oldSelf" {
+                self.uses_old_self = true;
+            }
+            let mut i = Info::new(ty, Cost::one());
+            i.size = size;
+            return i;
+        }
+        if let Some(t) = type_ident(name) {
+            return Info::new(Ty::Type(Box::new(t)), Cost::one());
+        }
+        self.err(id, CheckError::UndeclaredReference(name.to_string()))
+    }
+
+    /// `x.f`, `has(x.f)`, or a qualified type name (`google.protobuf.Timestamp`).
+    fn check_select(&mut self, e: &IdedExpr, sel: &SelectExpr) -> Info {
+        if !sel.test {
+            if let Some(q) = qualified_name(&e.expr) {
+                let root = q.split('.').next().unwrap_or("");
+                if self.lookup(root).is_none() {
+                    if let Some(t) = type_ident(&q) {
+                        return Info::new(Ty::Type(Box::new(t)), Cost::one());
+                    }
+                }
+            }
+        }
+        let op = self.check(&sel.operand);
+        let cost = op.cost.add(if sel.test {
+            Cost::default()
+        } else {
+            Cost::one()
+        });
+        let fty = self.field_type(e.id, &op.ty, &sel.field);
+        let ty = if sel.test { Ty::Bool } else { fty };
+        Info::new(ty, cost)
+    }
+
+    /// A list literal: its elements must have one type; its size is known.
+    fn check_list(&mut self, l: &ListExpr) -> Info {
+        let mut cost = Cost::exact(10);
+        let mut elem: Option<Ty> = None;
+        let mut esize: Option<Size> = None;
+        for (i, el) in l.elements.iter().enumerate() {
+            let info = self.check(el);
+            cost = cost.add(info.cost);
+            let mut t = info.ty.clone();
+            if l.optional_indices.contains(&i) {
+                t = unwrap_optional(t);
+            }
+            let s = info.size();
+            esize = Some(match esize {
+                None => s,
+                Some(p) => Size {
+                    min: p.min.min(s.min),
+                    max: p.max.max(s.max),
+                },
+            });
+            elem = Some(self.join(el.id, elem, t));
+        }
+        let mut info = Info::new(Ty::List(Box::new(elem.unwrap_or(Ty::Dyn))), cost);
+        info.size = Some(Size::exact(l.elements.len() as u64));
+        info.elem_size = esize;
+        info
+    }
+
+    /// A map literal: its keys (of a key type) and values must each have one type.
+    fn check_map(&mut self, m: &MapExpr) -> Info {
+        let mut cost = Cost::exact(30);
+        let (mut kt, mut vt) = (None, None);
+        for entry in &m.entries {
+            let EntryExpr::MapEntry(me) = &entry.expr else {
+                continue;
+            };
+            let k = self.check(&me.key);
+            let v = self.check(&me.value);
+            cost = cost.add(k.cost).add(v.cost);
+            match k.ty.norm() {
+                Ty::Int | Ty::Uint | Ty::Bool | Ty::String | Ty::Dyn | Ty::Error => {}
+                other => {
+                    self.err(me.key.id, CheckError::UnsupportedMapKey(other));
+                }
+            }
+            let v_ty = if me.optional {
+                unwrap_optional(v.ty)
+            } else {
+                v.ty
+            };
+            kt = Some(self.join(me.key.id, kt, k.ty));
+            vt = Some(self.join(me.value.id, vt, v_ty));
+        }
+        let key = Box::new(kt.unwrap_or(Ty::Dyn));
+        let value = Box::new(vt.unwrap_or(Ty::Dyn));
+        let mut info = Info::new(Ty::Map(key, value), cost);
+        info.size = Some(Size::exact(m.entries.len() as u64));
+        info
+    }
+
+    /// A comprehension: the loop body costs its range's size times; the result of a loop
+    /// building a list or map is as large as the range.
+    fn check_comprehension(&mut self, c: &ComprehensionExpr) -> Info {
+        let range = self.check(&c.iter_range);
+        let (v1, v2) = self.iteration_types(c, &range);
+        let init = self.check(&c.accu_init);
+        let depth = self.vars.len();
+        self.push_var(&c.accu_var, init.ty.clone(), init.size);
+        let elem_size = if matches!(range.ty.norm(), Ty::List(_)) && c.iter_var2.is_none() {
+            range.elem_size
+        } else {
+            None
+        };
+        self.push_var(&c.iter_var, v1, elem_size);
+        if let Some(v2n) = &c.iter_var2 {
+            self.push_var(v2n, v2, None);
+        }
+        let cond = self.check(&c.loop_cond);
+        let step = self.check(&c.loop_step);
+        self.vars.truncate(depth);
+        // An empty-list accumulator takes the type the loop step builds.
+        let accu_ty = match (&init.ty, step.ty.norm()) {
+            (Ty::List(e), Ty::List(s)) if e.is_dyn() && !s.is_dyn() => Ty::List(s),
+            (Ty::Map(k, v), Ty::Map(k2, v2)) if k.is_dyn() && v.is_dyn() => Ty::Map(k2, v2),
+            _ => init.ty.clone(),
+        };
+        self.push_var(&c.accu_var, accu_ty, Some(range.size()));
+        let result = self.check(&c.result);
+        self.vars.truncate(depth);
+        let n = range.size();
+        let loop_cost = n.as_cost().mul(cond.cost.add(step.cost));
+        let mut info = Info::new(
+            result.ty.clone(),
+            range.cost.add(init.cost).add(result.cost).add(loop_cost),
+        );
+        if matches!(result.ty.norm(), Ty::List(_) | Ty::Map(_, _)) {
+            info.size = Some(n);
+        } else {
+            info.size = result.size;
+        }
+        info
+    }
+
+    fn push_var(&mut self, name: &str, ty: Ty, size: Option<Size>) {
+        self.vars.push(Var {
+            name: name.to_string(),
+            ty,
+            size,
+        });
+    }
+
+    /// The types of the iteration variables of a comprehension over `range`: the element (or
+    /// index and element) of a list, the key (or key and value) of a map.
+    fn iteration_types(&mut self, c: &ComprehensionExpr, range: &Info) -> (Ty, Ty) {
+        match range.ty.norm() {
+            Ty::List(el) if c.iter_var2.is_some() => (Ty::Int, *el),
+            Ty::List(el) => (*el, Ty::Dyn),
+            Ty::Map(k, v) => (*k, *v),
+            Ty::Dyn | Ty::Error => (Ty::Dyn, Ty::Dyn),
+            other => {
+                self.err(c.iter_range.id, CheckError::NotARange(other));
+                (Ty::Error, Ty::Error)
+            }
         }
     }
 
@@ -354,7 +346,7 @@ impl Checker {
         }
     }
 
-    fn check_call(&mut self, e: &IdedExpr, call: &cel::common::ast::CallExpr) -> Info {
+    fn check_call(&mut self, e: &IdedExpr, call: &CallExpr) -> Info {
         let name = call.func_name.as_str();
         // `strings.quote(x)`, `sets.contains(a, b)`, `optional.of(x)`: a namespaced global.
         if let Some(t) = &call.target {
@@ -367,84 +359,10 @@ impl Checker {
                 }
             }
         }
-        match name {
-            "_&&_" | "_||_" => {
-                let l = self.check(&call.args[0]);
-                let r = self.check(&call.args[1]);
-                for (i, a) in [&l, &r].iter().enumerate() {
-                    if !assignable(&Ty::Bool, &a.ty, &mut [None, None]) {
-                        return self.err(
-                            e.id,
-                            CheckError::NoMatchingOverload {
-                                name: name.into(),
-                                args: format!("({}, {})", l.ty, r.ty),
-                            },
-                        );
-                    }
-                    let _ = i;
-                }
-                return Info::new(
-                    Ty::Bool,
-                    Cost {
-                        min: l.cost.min,
-                        max: l.cost.add(r.cost).max,
-                    },
-                );
-            }
-            "_?._" if call.args.len() == 2 => {
-                let op = self.check(&call.args[0]);
-                let Expr::Literal(LiteralValue::String(f)) = &call.args[1].expr else {
-                    return self.err(e.id, CheckError::UnsupportedOptionalSelection);
-                };
-                let inner = match op.ty.norm() {
-                    Ty::Opt(t) => *t,
-                    t => t,
-                };
-                let fty = self.field_type(e.id, &inner, f.inner());
-                let fty = match fty {
-                    Ty::Opt(t) => *t,
-                    t => t,
-                };
-                return Info::new(Ty::Opt(Box::new(fty)), op.cost.add(Cost::one()));
-            }
-            "_?_:_" if call.args.len() == 3 => {
-                let c = self.check(&call.args[0]);
-                let t = self.check(&call.args[1]);
-                let f = self.check(&call.args[2]);
-                if !assignable(&Ty::Bool, &c.ty, &mut [None, None]) {
-                    return self.err(
-                        e.id,
-                        CheckError::NoMatchingOverload {
-                            name: "_?_:_".into(),
-                            args: format!("({}, {}, {})", c.ty, t.ty, f.ty),
-                        },
-                    );
-                }
-                let ty = if t.ty.is_dyn() {
-                    f.ty.clone()
-                } else if f.ty.is_dyn() || assignable(&t.ty, &f.ty, &mut [None, None]) {
-                    t.ty.clone()
-                } else {
-                    return self.err(
-                        e.id,
-                        CheckError::NoMatchingOverload {
-                            name: "_?_:_".into(),
-                            args: format!("({}, {}, {})", c.ty, t.ty, f.ty),
-                        },
-                    );
-                };
-                let cost = Cost {
-                    min: c.cost.min.saturating_add(t.cost.min.min(f.cost.min)),
-                    max: c.cost.max.saturating_add(t.cost.max.max(f.cost.max)),
-                };
-                let mut info = Info::new(ty, cost);
-                let (ts, fs) = (t.size(), f.size());
-                info.size = Some(Size {
-                    min: ts.min.min(fs.min),
-                    max: ts.max.max(fs.max),
-                });
-                return info;
-            }
+        match (name, call.args.as_slice()) {
+            ("_&&_" | "_||_", [l, r]) => return self.check_logic(e.id, name, l, r),
+            ("_?._", [x, f]) => return self.check_optional_select(e.id, x, f),
+            ("_?_:_", [c, t, f]) => return self.check_conditional(e.id, c, t, f),
             _ => {}
         }
         let mut args: Vec<Info> = Vec::with_capacity(call.args.len() + 1);
@@ -460,19 +378,87 @@ impl Checker {
             .map(|b| &**b)
             .chain(call.args.iter())
             .collect();
-        if let Some(i) = library::lookup(name).and_then(library::Entry::regex_arg) {
-            if let Some(arg) = arg_exprs.get(i) {
-                if let Expr::Literal(LiteralValue::String(s)) = &arg.expr {
-                    let p = s.inner().to_string();
-                    if let Err(e) = library::compile_regex(&p) {
-                        return self.err(arg.id, e.into());
-                    }
-                    self.regexes.push(p);
-                }
-            }
+        if let Some(error) = self.check_regex_literal(name, &arg_exprs) {
+            return error;
         }
         let recv = call.target.is_some();
         self.resolve_exprs(e, name, recv, args, &arg_exprs)
+    }
+
+    /// `&&` and `||`: boolean operands; the right one may not run.
+    fn check_logic(&mut self, id: u64, name: &str, l: &IdedExpr, r: &IdedExpr) -> Info {
+        let l = self.check(l);
+        let r = self.check(r);
+        let boolean = |a: &Info| assignable(&Ty::Bool, &a.ty, &mut [None, None]);
+        if !boolean(&l) || !boolean(&r) {
+            let args = format!("({}, {})", l.ty, r.ty);
+            let name = name.into();
+            return self.err(id, CheckError::NoMatchingOverload { name, args });
+        }
+        let cost = Cost {
+            min: l.cost.min,
+            max: l.cost.add(r.cost).max,
+        };
+        Info::new(Ty::Bool, cost)
+    }
+
+    /// `x.?f`: an optional of the field's type.
+    fn check_optional_select(&mut self, id: u64, x: &IdedExpr, f: &IdedExpr) -> Info {
+        let op = self.check(x);
+        let Expr::Literal(LiteralValue::String(f)) = &f.expr else {
+            return self.err(id, CheckError::UnsupportedOptionalSelection);
+        };
+        let inner = unwrap_optional_or_self(op.ty.norm());
+        let fty = unwrap_optional_or_self(self.field_type(id, &inner, f.inner()));
+        Info::new(Ty::Opt(Box::new(fty)), op.cost.add(Cost::one()))
+    }
+
+    /// `c ? t : f`: one of the branches runs; they must have one type.
+    fn check_conditional(&mut self, id: u64, c: &IdedExpr, t: &IdedExpr, f: &IdedExpr) -> Info {
+        let c = self.check(c);
+        let t = self.check(t);
+        let f = self.check(f);
+        let ty = if !assignable(&Ty::Bool, &c.ty, &mut [None, None]) {
+            None
+        } else if t.ty.is_dyn() {
+            Some(f.ty.clone())
+        } else if f.ty.is_dyn() || assignable(&t.ty, &f.ty, &mut [None, None]) {
+            Some(t.ty.clone())
+        } else {
+            None
+        };
+        let Some(ty) = ty else {
+            let args = format!("({}, {}, {})", c.ty, t.ty, f.ty);
+            let name = "_?_:_".into();
+            return self.err(id, CheckError::NoMatchingOverload { name, args });
+        };
+        let cost = Cost {
+            min: c.cost.min.saturating_add(t.cost.min.min(f.cost.min)),
+            max: c.cost.max.saturating_add(t.cost.max.max(f.cost.max)),
+        };
+        let mut info = Info::new(ty, cost);
+        let (ts, fs) = (t.size(), f.size());
+        info.size = Some(Size {
+            min: ts.min.min(fs.min),
+            max: ts.max.max(fs.max),
+        });
+        info
+    }
+
+    /// A literal regular expression of a regex function: compiled now (an error if invalid),
+    /// and kept to be compiled once with the rule.
+    fn check_regex_literal(&mut self, name: &str, arg_exprs: &[&IdedExpr]) -> Option<Info> {
+        let i = library::lookup(name).and_then(library::Entry::regex_arg)?;
+        let arg = arg_exprs.get(i)?;
+        let Expr::Literal(LiteralValue::String(s)) = &arg.expr else {
+            return None;
+        };
+        let p = s.inner().to_string();
+        if let Err(e) = library::compile_regex(&p) {
+            return Some(self.err(arg.id, e.into()));
+        }
+        self.regexes.push(p);
+        None
     }
 
     fn resolve(
@@ -559,6 +545,22 @@ fn no_matching_overload(name: &str, recv: bool, args: &[Info]) -> CheckError {
     CheckError::NoMatchingOverload {
         name: name.into(),
         args,
+    }
+}
+
+/// The type inside an optional (`dyn` for anything else), as `?x` elements unwrap.
+fn unwrap_optional(t: Ty) -> Ty {
+    match t.norm() {
+        Ty::Opt(x) => *x,
+        _ => Ty::Dyn,
+    }
+}
+
+/// The type inside an optional, or the type itself.
+fn unwrap_optional_or_self(t: Ty) -> Ty {
+    match t {
+        Ty::Opt(x) => *x,
+        t => t,
     }
 }
 
