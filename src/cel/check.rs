@@ -4,9 +4,10 @@
 //! overload for '_==_' applied to '(int, bool)'`, `undeclared reference to 'x'`...).
 //!
 //! The cost model follows cel-go's `checker/cost.go` and the Kubernetes `library.CostEstimator`:
-//! identifiers and field selections cost 1, literals 0, list/map literals 10/30, calls 1 plus
-//! the traversal cost of string/list operations (0.1 a character, regex 0.25 a pattern
-//! character), comprehensions their range size times the loop body.
+//! identifiers and field selections cost 1, literals 0, list/map literals 10/30, calls their
+//! arguments plus what the function's own estimate says (in [`super::library`]: 1, or the
+//! traversal of strings and lists, 0.1 a character, regex 0.25 a pattern character),
+//! comprehensions their range size times the loop body.
 
 use cel::common::ast::{
     CallExpr, ComprehensionExpr, EntryExpr, Expr, IdedExpr, ListExpr, LiteralValue, MapExpr,

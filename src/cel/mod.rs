@@ -12,6 +12,24 @@
 //! messages follow `k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel` (compilation,
 //! validation, ratcheting), `pkg/apis/apiextensions/validation` (the CRD-time checks) and cel-go.
 //!
+//! # Layout
+//! - The rules come from the compiled structural schema ([`crate::schema::Node`], the one
+//!   pruning, defaulting and validation use): `decl` derives the CEL type of each node (escaped
+//!   field names, size bounds for the cost estimate), `compile` walks the schema when the CRD is
+//!   written (field checks of each rule, `field_path`, compilation, cost limits) into a tree of
+//!   compiled rules, and `validate` walks an object along that tree on every write (`oldSelf`
+//!   correlation, ratcheting, the runtime budget).
+//! - One expression: `macros` (the parser's Kubernetes macros), `check` (types and the static
+//!   cost estimate, with `cost`'s arithmetic), `eval` (the interpreter, over `value`s that view
+//!   the object's JSON in place).
+//! - `library`: every function, one file per family (operators, math, conversions, time,
+//!   strings, lists, regex, urls, ip_cidr, quantity, semver, format, sets, optionals), each
+//!   function with its overloads (which the checker resolves, in the signature language of
+//!   `types`' static types), its static estimate, its run-time cost and its implementation;
+//!   a registry built once maps names to them.
+//! - `error`: typed errors (compile, check, evaluation, cost) whose `Display` is the
+//!   apiserver's or cel-go's exact wording, as the field errors clients see carry them.
+//!
 //! ```
 //! use kubefake::cel::Rules;
 //! use kubefake::schema::Schema;

@@ -20,7 +20,9 @@ use crate::schema::gofmt::go_quote;
 /// The state of validating one object: the cost budget left (negative once exhausted, when no
 /// further rule runs) and the errors found.
 pub(super) struct Walk {
+    /// The runtime cost budget left.
     pub budget: i64,
+    /// The field errors, in the order found.
     pub out: Vec<StatusCause>,
 }
 
@@ -28,12 +30,14 @@ pub(super) struct Walk {
 pub(super) struct Visit<'v> {
     /// Its path in errors (`None` at the root, reported as `<nil>`).
     pub path: Option<String>,
+    /// The value.
     pub obj: &'v Value,
     /// The correlated value of the old object, if any.
     pub old: Option<&'v Value>,
     /// Whether the value is unchanged from the old object (errors of non-transition rules on it
     /// are dropped).
     pub ratchet: bool,
+    /// Whether this is the object itself (whose `apiVersion` and `kind` never ratchet).
     pub is_root: bool,
 }
 

@@ -11,6 +11,7 @@ use crate::cel::cost::{Cost, Size};
 use crate::cel::error::EvalError;
 use crate::cel::value::{Ext, Val};
 
+/// The functions of this family, for the registry.
 pub(super) const FUNCTIONS: &[Function] = &[
     Function::strict(
         "int",

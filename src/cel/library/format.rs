@@ -20,6 +20,7 @@ macro_rules! constructor {
     };
 }
 
+/// The functions of this family, for the registry.
 pub(super) const FUNCTIONS: &[Function] = &[
     Function::strict("format.named", &["format.named(string) opt<format>"], named),
     constructor!("dns1123Label"),

@@ -13,6 +13,7 @@ use crate::cel::error::EvalError;
 use crate::cel::types::Ty;
 use crate::cel::value::{Ext, Val};
 
+/// The functions of this family, for the registry.
 pub(super) const FUNCTIONS: &[Function] = &[
     Function::strict("ip", &["ip(string) ip", "cidr.ip() ip"], ip)
         .estimate(estimate_ip)

@@ -12,6 +12,7 @@ use crate::cel::error::EvalError;
 use crate::cel::types::Ty;
 use crate::cel::value::{compare, equals, Val};
 
+/// The functions of this family, for the registry.
 pub(super) const FUNCTIONS: &[Function] = &[
     Function::strict("isSorted", &["list<A>.isSorted() bool"], is_sorted)
         .estimate(estimate_elements)

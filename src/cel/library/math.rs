@@ -11,6 +11,7 @@ use crate::cel::error::EvalError;
 use crate::cel::types::Ty;
 use crate::cel::value::{equals, ListV, Val};
 
+/// The functions of this family, for the registry.
 pub(super) const FUNCTIONS: &[Function] = &[
     Function::strict("-_", &["-_(int) int", "-_(double) double"], negate),
     Function::strict(

@@ -35,6 +35,7 @@ macro_rules! ordering {
     };
 }
 
+/// The functions of this family, for the registry.
 pub(super) const FUNCTIONS: &[Function] = &[
     Function::strict("!_", &["!_(bool) bool"], not),
     Function::special("_&&_", &["_&&_(bool,bool) bool"]),

@@ -7,6 +7,7 @@ use std::rc::Rc;
 use super::{invalid, no_overload, Ctx, Function, R};
 use crate::cel::value::Val;
 
+/// The functions of this family, for the registry.
 pub(super) const FUNCTIONS: &[Function] = &[
     Function::strict("optional.of", &["optional.of(A) opt<A>"], of),
     Function::strict(

@@ -11,6 +11,7 @@ use crate::cel::cost::{mul_f, Cost, Size, REGEX_LENGTH, STRING_TRAVERSAL};
 use crate::cel::error::{EvalError, InvalidRegex};
 use crate::cel::value::Val;
 
+/// The functions of this family, for the registry.
 pub(super) const FUNCTIONS: &[Function] = &[
     Function::strict(
         "matches",

@@ -10,6 +10,7 @@ use super::{
 use crate::cel::error::EvalError;
 use crate::cel::value::{Ext, Val};
 
+/// The functions of this family, for the registry.
 pub(super) const FUNCTIONS: &[Function] = &[
     Function::strict(
         "semver",

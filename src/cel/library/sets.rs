@@ -4,6 +4,7 @@
 use super::{list_arg, no_overload, Ctx, Function, R};
 use crate::cel::value::{equals, Val};
 
+/// The functions of this family, for the registry.
 pub(super) const FUNCTIONS: &[Function] = &[
     Function::strict(
         "sets.contains",

@@ -18,6 +18,7 @@ use crate::cel::error::EvalError;
 use crate::cel::types::Ty;
 use crate::cel::value::Val;
 
+/// The functions of this family, for the registry.
 pub(super) const FUNCTIONS: &[Function] = &[
     Function::strict("contains", &["string.contains(string) bool"], contains)
         .estimate(estimate_contains)

@@ -7,6 +7,7 @@ use chrono::{DateTime, Datelike, FixedOffset, NaiveDate, TimeDelta, Timelike, Ut
 use super::{invalid, no_overload, Ctx, Function, R};
 use crate::cel::value::Val;
 
+/// The functions of this family, for the registry.
 pub(super) const FUNCTIONS: &[Function] = &[
     Function::strict(
         "getFullYear",

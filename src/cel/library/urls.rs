@@ -7,6 +7,7 @@ use super::{cost_traversal, invalid, list, no_overload, str_arg, Ctx, Estimate, 
 use crate::cel::cost::{Cost, Size, STRING_TRAVERSAL};
 use crate::cel::value::{equals, Ext, Val};
 
+/// The functions of this family, for the registry.
 pub(super) const FUNCTIONS: &[Function] = &[
     Function::strict("url", &["url(string) url"], url)
         .estimate(estimate_url)
