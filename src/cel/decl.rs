@@ -7,7 +7,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
+
+use crate::schema::Node as SchemaNode;
 
 /// The largest request body the apiserver accepts (`celconfig.MaxRequestSizeBytes`).
 pub const MAX_REQUEST_SIZE: i64 = 3 * 1024 * 1024;
@@ -148,17 +150,6 @@ pub fn escape(name: &str) -> Option<String> {
     Some(out)
 }
 
-fn s_of<'a>(m: &'a Map<String, Value>, k: &str) -> &'a str {
-    m.get(k).and_then(Value::as_str).unwrap_or("")
-}
-
-fn i_of(m: &Map<String, Value>, k: &str) -> Option<i64> {
-    let v = m.get(k)?;
-    v.as_i64()
-        .or_else(|| v.as_u64().map(|_| i64::MAX))
-        .or_else(|| v.as_f64().map(|f| f as i64))
-}
-
 fn zero_if_negative(v: i64) -> u64 {
     v.max(0) as u64
 }
@@ -175,28 +166,25 @@ fn max_string_per_request(format: &str, int_or_string: bool) -> u64 {
     }
 }
 
-/// Whether `s` (a schema object) already declares `kind`, `apiVersion` and the two visible
+/// Whether an object schema already declares `kind`, `apiVersion` and the two visible
 /// metadata strings, so that `WithTypeAndObjectMeta` leaves it alone.
-fn has_type_and_meta(props: &Map<String, Value>) -> bool {
-    let ty = |v: Option<&Value>| {
-        v.and_then(|x| x.get("type"))
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
+fn has_type_and_meta(s: &SchemaNode) -> bool {
+    fn is(n: Option<&SchemaNode>, ty: &str) -> bool {
+        n.is_some_and(|n| n.ty == ty)
+    }
+    let props = &s.properties;
     let meta = props.get("metadata");
-    let mprops = meta.and_then(|m| m.get("properties"));
-    ty(props.get("kind")) == "string"
-        && ty(props.get("apiVersion")) == "string"
-        && ty(meta) == "object"
-        && mprops.is_some()
-        && ty(mprops.and_then(|p| p.get("name"))) == "string"
-        && ty(mprops.and_then(|p| p.get("generateName"))) == "string"
+    let meta_prop = |k: &str| meta.and_then(|m| m.properties.get(k));
+    is(props.get("kind"), "string")
+        && is(props.get("apiVersion"), "string")
+        && is(meta, "object")
+        && is(meta_prop("name"), "string")
+        && is(meta_prop("generateName"), "string")
 }
 
 /// Builds the declaration of a schema node; `None` for nodes CEL cannot see (no type, arrays
 /// without items, maps whose values are invisible).
-pub fn decl_of(schema: &Value, is_resource_root: bool, name: &str) -> Option<Arc<Decl>> {
+pub fn decl_of(schema: &SchemaNode, is_resource_root: bool, name: &str) -> Option<Arc<Decl>> {
     decl_at(schema, is_resource_root, name, 0)
 }
 
@@ -210,176 +198,192 @@ fn simple(kind: Kind, max: u64, min_size: i64) -> Arc<Decl> {
     })
 }
 
-fn decl_at(schema: &Value, root: bool, name: &str, depth: usize) -> Option<Arc<Decl>> {
-    let m = schema.as_object()?;
+fn decl_at(s: &SchemaNode, root: bool, name: &str, depth: usize) -> Option<Arc<Decl>> {
     if depth > 100 {
         return None;
     }
-    if m.get("x-kubernetes-int-or-string").and_then(Value::as_bool) == Some(true) {
-        let max = match i_of(m, "maxLength") {
+    if s.int_or_string {
+        let max = match s.max_length {
             Some(l) => zero_if_negative(l).saturating_mul(4),
             None => max_string_per_request("", true),
         };
         return Some(simple(Kind::IntOrString, max, 1));
     }
-    let ty = s_of(m, "type");
-    let format = s_of(m, "format");
-    match ty {
-        "array" => {
-            let items = m.get("items")?;
-            let item_root = items
-                .get("x-kubernetes-embedded-resource")
-                .and_then(Value::as_bool)
-                == Some(true);
-            let elem = decl_at(items, item_root, &format!("{name}.@idx"), depth + 1)?;
-            let max = match i_of(m, "maxItems") {
-                Some(n) => zero_if_negative(n),
-                None => ((MAX_REQUEST_SIZE - 2) / (elem.min_size + 1)) as u64,
-            };
-            let list = match s_of(m, "x-kubernetes-list-type") {
-                "set" => ListKind::Set,
-                "map" => ListKind::Map(
-                    m.get("x-kubernetes-list-map-keys")
-                        .and_then(Value::as_array)
-                        .map(|a| {
-                            a.iter()
-                                .filter_map(|k| k.as_str().map(str::to_string))
-                                .collect()
-                        })
-                        .unwrap_or_default(),
-                ),
-                _ => ListKind::Atomic,
-            };
-            Some(Arc::new(Decl {
-                kind: Kind::List(elem),
-                max_elements: max,
-                min_size: 2,
-                list,
-                name: String::new(),
-            }))
-        }
-        "object" => {
-            if let Some(ap @ Value::Object(_)) = m.get("additionalProperties") {
-                let ap_root = ap
-                    .get("x-kubernetes-embedded-resource")
-                    .and_then(Value::as_bool)
-                    == Some(true);
-                let elem = decl_at(ap, ap_root, &format!("{name}.@elem"), depth + 1)?;
-                let max = match i_of(m, "maxProperties") {
-                    Some(n) => zero_if_negative(n),
-                    None => ((MAX_REQUEST_SIZE - 2) / (elem.min_size + 6)) as u64,
-                };
-                return Some(Arc::new(Decl {
-                    kind: Kind::Map(elem),
-                    max_elements: max,
-                    min_size: 2,
-                    list: ListKind::Atomic,
-                    name: String::new(),
-                }));
-            }
-            let empty = Map::new();
-            let props = m
-                .get("properties")
-                .and_then(Value::as_object)
-                .unwrap_or(&empty);
-            let mut props_owned;
-            let props = if root && !has_type_and_meta(props) {
-                props_owned = props.clone();
-                props_owned.insert("kind".into(), serde_json::json!({"type": "string"}));
-                props_owned.insert("apiVersion".into(), serde_json::json!({"type": "string"}));
-                props_owned.insert(
-                    "metadata".into(),
-                    serde_json::json!({"type": "object", "properties": {
-                        "name": {"type": "string"}, "generateName": {"type": "string"}}}),
-                );
-                &props_owned
-            } else {
-                props
-            };
-            let required: Vec<&str> = m
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            let mut fields = BTreeMap::new();
-            let mut min_size = 2i64;
-            for (k, p) in props {
-                let p_root = p
-                    .get("x-kubernetes-embedded-resource")
-                    .and_then(Value::as_bool)
-                    == Some(true);
-                let Some(fd) = decl_at(p, p_root, &format!("{name}.{k}"), depth + 1) else {
-                    continue;
-                };
-                let req = required.contains(&k.as_str());
-                if req && p.get("default").is_none_or(Value::is_null) {
-                    min_size = min_size.saturating_add(k.len() as i64 + fd.min_size + 4);
-                }
-                if let Some(esc) = escape(k) {
-                    fields.insert(
-                        esc,
-                        Field {
-                            json: k.clone(),
-                            decl: fd,
-                        },
-                    );
-                }
-            }
-            Some(Arc::new(Decl {
-                kind: Kind::Object(fields),
-                max_elements: 0,
-                min_size,
-                list: ListKind::Atomic,
-                name: name.to_string(),
-            }))
-        }
-        "string" => Some(match format {
-            "byte" => simple(
-                Kind::Bytes,
-                match i_of(m, "maxLength") {
-                    Some(l) => zero_if_negative(l),
-                    None => max_string_per_request(format, false),
-                },
-                MIN_STRING_SIZE,
-            ),
-            "duration" => simple(
-                Kind::Duration,
-                max_string_per_request(format, false),
-                MIN_DURATION_SIZE_JSON,
-            ),
-            "date" => simple(
-                Kind::Timestamp,
-                max_string_per_request(format, false),
-                JSON_DATE_SIZE,
-            ),
-            "date-time" => simple(
-                Kind::Timestamp,
-                max_string_per_request(format, false),
-                MIN_DATETIME_SIZE_JSON,
-            ),
-            _ => {
-                let max = if let Some(l) = i_of(m, "maxLength") {
-                    zero_if_negative(l).saturating_mul(4)
-                } else if let Some(e) = m
-                    .get("enum")
-                    .and_then(Value::as_array)
-                    .filter(|e| !e.is_empty())
-                {
-                    e.iter()
-                        .filter_map(Value::as_str)
-                        .map(|s| s.len() as u64)
-                        .max()
-                        .unwrap_or(0)
-                } else {
-                    max_string_per_request(format, false)
-                };
-                simple(Kind::String, max, MIN_STRING_SIZE)
-            }
-        }),
+    match s.ty.as_str() {
+        "array" => array_decl(s, name, depth),
+        "object" => match s.additional_schema() {
+            Some(values) => map_decl(s, values, name, depth),
+            None => Some(object_decl(s, root, name, depth)),
+        },
+        "string" => Some(string_decl(s)),
         "boolean" => Some(simple(Kind::Bool, 0, MIN_BOOL_SIZE)),
         "number" => Some(simple(Kind::Double, 0, MIN_NUMBER_SIZE)),
         "integer" => Some(simple(Kind::Int, 0, MIN_NUMBER_SIZE)),
         _ => None,
+    }
+}
+
+/// The list semantics of an array schema (`x-kubernetes-list-type`).
+pub fn list_kind(s: &SchemaNode) -> ListKind {
+    match s.list_type.as_deref() {
+        Some("set") => ListKind::Set,
+        Some("map") => ListKind::Map(s.list_map_keys.clone()),
+        _ => ListKind::Atomic,
+    }
+}
+
+/// `list(T)`, bounded by `maxItems` or by what fits in a request.
+fn array_decl(s: &SchemaNode, name: &str, depth: usize) -> Option<Arc<Decl>> {
+    let items = s.items.as_deref()?;
+    let elem = decl_at(
+        items,
+        items.embedded_resource,
+        &format!("{name}.@idx"),
+        depth + 1,
+    )?;
+    let max = match s.max_items {
+        Some(n) => zero_if_negative(n),
+        None => ((MAX_REQUEST_SIZE - 2) / (elem.min_size + 1)) as u64,
+    };
+    Some(Arc::new(Decl {
+        kind: Kind::List(elem),
+        max_elements: max,
+        min_size: 2,
+        list: list_kind(s),
+        name: String::new(),
+    }))
+}
+
+/// `map(string, V)` of an `additionalProperties` schema, bounded by `maxProperties` or by what
+/// fits in a request.
+fn map_decl(s: &SchemaNode, values: &SchemaNode, name: &str, depth: usize) -> Option<Arc<Decl>> {
+    let elem = decl_at(
+        values,
+        values.embedded_resource,
+        &format!("{name}.@elem"),
+        depth + 1,
+    )?;
+    let max = match s.max_properties {
+        Some(n) => zero_if_negative(n),
+        None => ((MAX_REQUEST_SIZE - 2) / (elem.min_size + 6)) as u64,
+    };
+    Some(Arc::new(Decl {
+        kind: Kind::Map(elem),
+        max_elements: max,
+        min_size: 2,
+        list: ListKind::Atomic,
+        name: String::new(),
+    }))
+}
+
+/// An object type with the visible fields; at a resource root, with `kind`, `apiVersion` and
+/// `metadata.name`/`metadata.generateName` unless the schema declares them.
+fn object_decl(s: &SchemaNode, root: bool, name: &str, depth: usize) -> Arc<Decl> {
+    let type_and_meta = root && !has_type_and_meta(s);
+    let mut fields = BTreeMap::new();
+    let mut min_size = 2i64;
+    let mut add = |k: &str, decl: Arc<Decl>, has_default: bool| {
+        if !has_default && s.required.iter().any(|r| r == k) {
+            min_size = min_size.saturating_add(k.len() as i64 + decl.min_size + 4);
+        }
+        if let Some(esc) = escape(k) {
+            let json = k.to_string();
+            fields.insert(esc, Field { json, decl });
+        }
+    };
+    for (k, p) in &s.properties {
+        if type_and_meta && matches!(k.as_str(), "kind" | "apiVersion" | "metadata") {
+            continue;
+        }
+        let field_name = format!("{name}.{k}");
+        if let Some(decl) = decl_at(p, p.embedded_resource, &field_name, depth + 1) {
+            add(k, decl, p.default.is_some());
+        }
+    }
+    if type_and_meta {
+        add("kind", plain_string(), false);
+        add("apiVersion", plain_string(), false);
+        add("metadata", metadata_decl(name), false);
+    }
+    Arc::new(Decl {
+        kind: Kind::Object(fields),
+        max_elements: 0,
+        min_size,
+        list: ListKind::Atomic,
+        name: name.to_string(),
+    })
+}
+
+/// A string without bounds.
+fn plain_string() -> Arc<Decl> {
+    simple(
+        Kind::String,
+        max_string_per_request("", false),
+        MIN_STRING_SIZE,
+    )
+}
+
+/// The metadata rules of a resource see: `name` and `generateName`.
+fn metadata_decl(resource: &str) -> Arc<Decl> {
+    let fields = ["name", "generateName"].map(|k| {
+        let field = Field {
+            json: k.to_string(),
+            decl: plain_string(),
+        };
+        (k.to_string(), field)
+    });
+    Arc::new(Decl {
+        kind: Kind::Object(fields.into_iter().collect()),
+        max_elements: 0,
+        min_size: 2,
+        list: ListKind::Atomic,
+        name: format!("{resource}.metadata"),
+    })
+}
+
+/// Strings by format: bytes, durations, timestamps, else strings bounded by `maxLength` (in
+/// bytes: four per character), the longest `enum` value, or what fits in a request.
+fn string_decl(s: &SchemaNode) -> Arc<Decl> {
+    let format = s.format.as_str();
+    match format {
+        "byte" => simple(
+            Kind::Bytes,
+            match s.max_length {
+                Some(l) => zero_if_negative(l),
+                None => max_string_per_request(format, false),
+            },
+            MIN_STRING_SIZE,
+        ),
+        "duration" => simple(
+            Kind::Duration,
+            max_string_per_request(format, false),
+            MIN_DURATION_SIZE_JSON,
+        ),
+        "date" => simple(
+            Kind::Timestamp,
+            max_string_per_request(format, false),
+            JSON_DATE_SIZE,
+        ),
+        "date-time" => simple(
+            Kind::Timestamp,
+            max_string_per_request(format, false),
+            MIN_DATETIME_SIZE_JSON,
+        ),
+        _ => {
+            let max = if let Some(l) = s.max_length {
+                zero_if_negative(l).saturating_mul(4)
+            } else if !s.enum_values.is_empty() {
+                s.enum_values
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(|v| v.len() as u64)
+                    .max()
+                    .unwrap_or(0)
+            } else {
+                max_string_per_request(format, false)
+            };
+            simple(Kind::String, max, MIN_STRING_SIZE)
+        }
     }
 }
 

@@ -5,6 +5,7 @@ use serde_json::{json, Value};
 
 use super::Rules;
 use crate::error::StatusCause;
+use crate::schema::Node;
 
 const BASE: &str = "spec.validation.openAPIV3Schema";
 
@@ -19,14 +20,14 @@ fn obj(spec: Value) -> Value {
 }
 
 fn compile(schema: &Value) -> Rules {
-    match Rules::compile(schema, BASE) {
+    match Rules::compile(&Node::compile(schema), BASE) {
         Ok(r) => r,
         Err(e) => panic!("compile failed: {schema}: {e:#?}"),
     }
 }
 
 fn compile_err(schema: &Value) -> Vec<StatusCause> {
-    match Rules::compile(schema, BASE) {
+    match Rules::compile(&Node::compile(schema), BASE) {
         Ok(_) => panic!("expected compile errors"),
         Err(e) => e,
     }
@@ -769,7 +770,7 @@ fn runtime_cost_limit_stops_runaway_rules() {
         "x-kubernetes-validations": [{"rule": "self.all(a, self.all(b, a + b >= 0))"}]}}}),
     );
     // 2000 * 2000 iterations: over the per-call limit, under the static limit? No: rejected.
-    assert!(Rules::compile(&s, BASE).is_err());
+    assert!(Rules::compile(&Node::compile(&s), BASE).is_err());
     let l: Vec<i64> = (0..2000).collect();
     let s = crd(
         json!({"type": "object", "properties": {"l": {"type": "array", "maxItems": 10, "items": {"type": "integer"},
@@ -987,7 +988,7 @@ fn generated_rules_and_objects_never_panic() {
         let rule = parts.join(" ");
         let mut s = schema.clone();
         s["properties"]["spec"]["x-kubernetes-validations"] = json!([{"rule": rule}]);
-        if let Ok(r) = Rules::compile(&s, BASE) {
+        if let Ok(r) = Rules::compile(&Node::compile(&s), BASE) {
             compiled += 1;
             for (i, v) in values.iter().enumerate() {
                 let old = &values[(i + 1) % values.len()];

@@ -120,6 +120,19 @@ impl<'a> Val<'a> {
         }
     }
 
+    /// The value as error messages show it (`"x"`, `1u`, `1.5`; the type name of aggregates).
+    pub fn display(&self) -> String {
+        match self {
+            Val::Str(_) | Val::JStr(_) => format!("{:?}", self.as_str().unwrap_or("")),
+            Val::Int(i) => i.to_string(),
+            Val::Uint(u) => format!("{u}u"),
+            Val::Double(d) => super::library::go_float(*d),
+            Val::Bool(b) => b.to_string(),
+            Val::Null => "null".into(),
+            other => other.type_name().to_string(),
+        }
+    }
+
     /// The number of elements of a list or map, the length of a string (code points) or bytes.
     pub fn size(&self) -> Option<usize> {
         Some(match self {

@@ -3,8 +3,10 @@
 //! The apiserver keeps two views of a CRD schema: the structural schema (`Structural`: the
 //! properties/items/additionalProperties skeleton plus defaults and `x-kubernetes-*`) for
 //! pruning and defaulting, and the kube-openapi `spec.Schema` (every keyword, junctors included)
-//! for validation. One [`Node`] type serves both: the skeleton is the tree reached without
-//! entering `allOf`/`anyOf`/`oneOf`/`not`, the junctor sub-nodes carry only value validations.
+//! for validation. One [`Node`] type serves both, and the CEL rules (`x-kubernetes-validations`,
+//! compiled by [`crate::cel::Rules::compile`] from the same nodes): the skeleton is the tree
+//! reached without entering `allOf`/`anyOf`/`oneOf`/`not`, the junctor sub-nodes carry only
+//! value validations (and rules).
 //! Compilation never fails: keywords of the wrong JSON type are ignored (the CRD was checked by
 //! [`crate::schema::validate_crd_schema`] before it got here).
 
@@ -110,6 +112,52 @@ pub struct Node {
     pub sub_embedded: bool,
     /// Whether this node or a structural descendant is a `set` or `map` list.
     pub sub_list_types: bool,
+    /// Whether `properties` is present (even empty): a rule's `fieldPath` then names fields, not
+    /// `additionalProperties` keys.
+    pub has_properties: bool,
+    /// `x-kubernetes-validations`, for the CEL module (`None` when absent; an empty list still
+    /// asks for the node's CEL type).
+    pub validations: Option<Vec<ValidationRule>>,
+}
+
+/// One `x-kubernetes-validations` entry as written. The CEL module checks and compiles it, and
+/// reports its errors at its position, so fields of the wrong JSON type read as absent here.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ValidationRule {
+    /// `rule`: the CEL expression.
+    pub rule: String,
+    /// `message`.
+    pub message: String,
+    /// `messageExpression`.
+    pub message_expression: String,
+    /// `reason` (`None` when unset: `FieldValueInvalid`).
+    pub reason: Option<String>,
+    /// `fieldPath`, as written (the CEL module normalizes it against the schema).
+    pub field_path: String,
+    /// `optionalOldSelf`, unset or not.
+    pub optional_old_self: Option<bool>,
+}
+
+impl ValidationRule {
+    /// The `x-kubernetes-validations` of a schema node, `None` when absent (or not a list).
+    fn compile_all(m: &Map<String, Value>) -> Option<Vec<ValidationRule>> {
+        let rules = m.get("x-kubernetes-validations")?.as_array()?;
+        Some(rules.iter().map(ValidationRule::compile).collect())
+    }
+
+    fn compile(v: &Value) -> ValidationRule {
+        let Some(m) = v.as_object() else {
+            return ValidationRule::default();
+        };
+        ValidationRule {
+            rule: str_of(m, "rule"),
+            message: str_of(m, "message"),
+            message_expression: str_of(m, "messageExpression"),
+            reason: opt_str_of(m, "reason"),
+            field_path: str_of(m, "fieldPath"),
+            optional_old_self: m.get("optionalOldSelf").and_then(Value::as_bool),
+        }
+    }
 }
 
 fn properties_with_defaults(p: &BTreeMap<String, Node>) -> Vec<String> {
@@ -183,6 +231,10 @@ fn bool_of(m: &Map<String, Value>, k: &str) -> bool {
 
 fn str_of(m: &Map<String, Value>, k: &str) -> String {
     m.get(k).and_then(Value::as_str).unwrap_or("").to_string()
+}
+
+fn opt_str_of(m: &Map<String, Value>, k: &str) -> Option<String> {
+    m.get(k).and_then(Value::as_str).map(str::to_string)
 }
 
 fn strings_of(m: &Map<String, Value>, k: &str) -> Vec<String> {
@@ -301,15 +353,11 @@ impl Node {
             preserve_unknown_fields: bool_of(m, "x-kubernetes-preserve-unknown-fields"),
             embedded_resource: bool_of(m, "x-kubernetes-embedded-resource"),
             int_or_string,
-            list_type: m
-                .get("x-kubernetes-list-type")
-                .and_then(Value::as_str)
-                .map(str::to_string),
+            list_type: opt_str_of(m, "x-kubernetes-list-type"),
             list_map_keys: strings_of(m, "x-kubernetes-list-map-keys"),
-            map_type: m
-                .get("x-kubernetes-map-type")
-                .and_then(Value::as_str)
-                .map(str::to_string),
+            map_type: opt_str_of(m, "x-kubernetes-map-type"),
+            has_properties: m.get("properties").is_some_and(Value::is_object),
+            validations: ValidationRule::compile_all(m),
             ..Node::default()
         };
         node.compute_flags();

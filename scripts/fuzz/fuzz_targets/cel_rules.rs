@@ -15,6 +15,7 @@ fuzz_target!(|data: &[u8]| {
         "l": {"type": "array", "maxItems": 8, "items": {"type": "string", "maxLength": 8}},
         "m": {"type": "object", "maxProperties": 8, "additionalProperties": {"type": "integer"}}
     }}}});
+    let schema = kubefake::schema::Node::compile(&schema);
     if let Ok(rules) = kubefake::cel::Rules::compile(&schema, "spec.validation.openAPIV3Schema") {
         let spec: Value = serde_json::from_str(object).unwrap_or(Value::Null);
         let obj =

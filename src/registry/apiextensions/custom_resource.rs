@@ -187,12 +187,13 @@ fn compile_schema(v: &Version) -> (Option<Arc<Schema>>, Option<Arc<Rules>>) {
     let Some(raw) = v.schema.as_ref().and_then(|s| s.get("openAPIV3Schema")) else {
         return (None, None);
     };
+    let schema = Schema::compile(raw);
     // A stored CRD passed validation, so its rules compile; a failure here only drops them.
-    let rules = Rules::compile(raw, "")
+    let rules = Rules::compile(schema.root(), "")
         .ok()
         .filter(|r| !r.is_empty())
         .map(Arc::new);
-    (Some(Arc::new(Schema::compile(raw))), rules)
+    (Some(Arc::new(schema)), rules)
 }
 
 /// The published schema of a custom resource version: the CRD's, with apiVersion/kind

@@ -391,7 +391,8 @@ fn validate_versions(versions: &[Version]) -> Vec<StatusCause> {
                     .is_some_and(|s| s.status.is_some());
                 let schema_errs = crate::schema::validate_crd_schema(schema, &path, status);
                 if schema_errs.is_empty() {
-                    if let Err(cel_errs) = crate::cel::Rules::compile(schema, &path) {
+                    let node = crate::schema::Node::compile(schema);
+                    if let Err(cel_errs) = crate::cel::Rules::compile(&node, &path) {
                         errs.extend(cel_errs);
                     }
                 }
