@@ -5,6 +5,7 @@
 //
 //	go run . [-out DIR]          # regenerate DIR (default ../../src/data/k8s-1.36)
 //	go run . check FILE.jsonl    # decode kubefake's output with client-go, see check.go
+//	go run . [-n 3] fuzz OUT.jsonl   # random vectors of every kind, see fuzz.go
 package main
 
 import (
@@ -119,6 +120,7 @@ func generate(out string) {
 
 func main() {
 	out := flag.String("out", "../../src/data/k8s-1.36", "the data directory to write")
+	perKind := flag.Int("n", 3, "fuzz: objects per kind")
 	flag.Parse()
 	switch flag.Arg(0) {
 	case "", "generate":
@@ -128,6 +130,11 @@ func main() {
 			fail("usage: go run . check FILE.jsonl")
 		}
 		check(newScheme(), flag.Arg(1))
+	case "fuzz":
+		if flag.NArg() != 2 {
+			fail("usage: go run . fuzz OUT.jsonl")
+		}
+		fuzz(newScheme(), flag.Arg(1), *perKind)
 	default:
 		fail("unknown command %q", flag.Arg(0))
 	}
