@@ -26,7 +26,7 @@ use std::sync::LazyLock;
 use super::wire::{FIXED32, FIXED64, LEN, VARINT};
 
 /// The embedded table.
-const SOURCE: &str = include_str!("../../data/k8s-1.36/protobuf.table");
+pub(super) const SOURCE: &str = include_str!("../../data/k8s-1.36/protobuf.table");
 
 /// The table, parsed on first use.
 pub(super) static TABLE: LazyLock<Table> = LazyLock::new(|| match Table::parse(SOURCE) {
@@ -52,8 +52,10 @@ pub(super) struct Message {
     pub(super) special: Special,
     /// In Go declaration order, which is the JSON order.
     pub(super) fields: Vec<Field>,
-    /// Indexes into `fields`, sorted by field number: the wire order and the decode lookup.
+    /// Indexes into `fields`, sorted by field number: the wire order.
     pub(super) by_number: Vec<u16>,
+    /// Field number -> index into `fields` + 1 (0: no such field): the decode lookup.
+    number_slots: Vec<u8>,
     /// Indexes into `fields` but the inline ones, sorted by JSON name: the encode lookup.
     pub(super) by_json: Vec<u16>,
 }
@@ -198,6 +200,9 @@ impl Table {
     fn finish(&mut self) -> Result<(), String> {
         let count = self.messages.len();
         for m in &mut self.messages {
+            if m.fields.len() > MAX_FIELDS {
+                return Err(format!("{}: more than {MAX_FIELDS} fields", m.name));
+            }
             for f in &m.fields {
                 if let Ty::One(Scalar::Message(id))
                 | Ty::List(Scalar::Message(id))
@@ -216,15 +221,20 @@ impl Table {
             {
                 return Err(format!("{}: duplicate field number", m.name));
             }
+            let max = m.fields.iter().map(|f| f.number).max().unwrap_or(0);
+            if max > 1024 {
+                return Err(format!("{}: field number {max} is too large", m.name));
+            }
+            m.number_slots = vec![0; max as usize + 1];
+            for (i, f) in m.fields.iter().enumerate() {
+                m.number_slots[f.number as usize] = (i + 1) as u8;
+            }
             m.by_number = order;
             let mut by_json: Vec<u16> = (0..m.fields.len() as u16)
                 .filter(|&i| m.fields[i as usize].mode != Mode::Inline)
                 .collect();
             by_json.sort_by_key(|&i| m.fields[i as usize].json);
             m.by_json = by_json;
-            if m.fields.len() > MAX_FIELDS {
-                return Err(format!("{}: more than {MAX_FIELDS} fields", m.name));
-            }
             check_special(m)?;
         }
         Ok(())
@@ -247,10 +257,8 @@ impl Message {
 
     /// The index in `fields` of a field number.
     pub(super) fn field_index(&self, number: u32) -> Option<usize> {
-        self.by_number
-            .binary_search_by_key(&number, |&i| self.fields[i as usize].number)
-            .ok()
-            .map(|at| self.by_number[at] as usize)
+        let slot = *self.number_slots.get(usize::try_from(number).ok()?)?;
+        usize::from(slot).checked_sub(1)
     }
 }
 
@@ -284,6 +292,7 @@ fn parse_message(
         special,
         fields: Vec::new(),
         by_number: Vec::new(),
+        number_slots: Vec::new(),
         by_json: Vec::new(),
     })
 }
