@@ -97,6 +97,29 @@ fn watch_frames_are_the_ones_the_apiserver_writes() {
     }
 }
 
+#[test]
+fn corrupted_client_go_bytes_never_panic() {
+    for v in vectors() {
+        let Some(pb) = &v.pb else { continue };
+        if !["apps/v1 Deployment", "v1 Pod", "v1 List"].contains(&v.name.as_str()) {
+            continue;
+        }
+        let full = b64(pb);
+        for len in 0..full.len() {
+            let _ = decode(&full[..len]);
+        }
+        for i in 4..full.len() {
+            for b in [0x00, 0x7f, 0xff] {
+                let mut body = full.clone();
+                body[i] = b;
+                if let Ok(obj) = decode(&body) {
+                    let _ = encode(&obj);
+                }
+            }
+        }
+    }
+}
+
 /// The JSON kubefake stores is not canonical: zero values and empty structs are often absent.
 /// Such JSON encodes to bytes whose decoding is stable.
 fn sparse(v: &Value) -> Option<Value> {
