@@ -2,6 +2,8 @@
 //! (RFC 3339), `metav1.Duration` (Go's `time.Duration` syntax) and `resource.Quantity` (its
 //! syntax check). Their wire handling is in `decode.rs` and `encode.rs`.
 
+use chrono::{Datelike, Timelike};
+
 /// `metav1.Time` of Go's zero `time.Time` (0001-01-01T00:00:00Z), as Unix seconds. Go encodes
 /// that value as `null`.
 pub(super) const GO_ZERO_TIME_UNIX: i64 = -62_135_596_800;
@@ -9,41 +11,33 @@ pub(super) const GO_ZERO_TIME_UNIX: i64 = -62_135_596_800;
 /// A time as Unix seconds and nanoseconds (`0..1e9`) as `metav1.Time` (`micros == false`, whole
 /// seconds) or `metav1.MicroTime` (6 fractional digits) marshal it: RFC 3339 in UTC, the year
 /// written as Go's time formatting writes it (at least four digits, `-` for negative years).
+/// Times beyond chrono's range (some 262,000 years either way; only a hostile body carries
+/// them) are clamped to it.
 pub(super) fn format_time(secs: i64, nanos: u32, micros: bool) -> String {
-    let days = secs.div_euclid(86_400);
-    let sod = secs.rem_euclid(86_400);
-    let (year, month, day) = civil_from_days(days);
+    let t = chrono::DateTime::from_timestamp(secs, nanos).unwrap_or(if secs < 0 {
+        chrono::DateTime::<chrono::Utc>::MIN_UTC
+    } else {
+        chrono::DateTime::<chrono::Utc>::MAX_UTC
+    });
+    let year = t.year();
     let year = if year < 0 {
         format!("-{:04}", year.unsigned_abs())
     } else {
         format!("{year:04}")
     };
     let frac = if micros {
-        format!(".{:06}", nanos / 1000)
+        format!(".{:06}", t.nanosecond() / 1000)
     } else {
         String::new()
     };
     format!(
-        "{year}-{month:02}-{day:02}T{:02}:{:02}:{:02}{frac}Z",
-        sod / 3600,
-        sod % 3600 / 60,
-        sod % 60
+        "{year}-{:02}-{:02}T{:02}:{:02}:{:02}{frac}Z",
+        t.month(),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second()
     )
-}
-
-/// Days since 1970-01-01 to a proleptic Gregorian (year, month, day); Howard Hinnant's
-/// `civil_from_days`. No overflow for any `i64 / 86400`.
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }
 
 /// An RFC 3339 time as Unix seconds and nanoseconds.
