@@ -102,7 +102,8 @@ func generate(out string) {
 
 	vectors := buildVectors(s)
 	writeFile(filepath.Join(out, "testdata", "protobuf-vectors.jsonl"), vectors)
-	writeFile(filepath.Join(out, "README.md"), readme(mods))
+	module, sum := writeAPIData(out)
+	writeFile(filepath.Join(out, "README.md"), readme(mods, module, sum))
 
 	sort.Strings(tb.notes)
 	for i, n := range tb.notes {

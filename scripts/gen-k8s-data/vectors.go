@@ -120,7 +120,7 @@ func write(out *bytes.Buffer, v vector) {
 	out.WriteByte('\n')
 }
 
-func readme(mods []string) []byte {
+func readme(mods []string, kubernetes, kubernetesSum string) []byte {
 	var b strings.Builder
 	b.WriteString(`# Generated Kubernetes 1.36 data
 
@@ -132,6 +132,8 @@ from the Go API types of these modules, as pinned in its go.mod and go.sum:
 		fields := strings.Fields(m)
 		fmt.Fprintf(&b, "- `%s` %s (go.sum `%s`)\n", fields[0], fields[1], fields[2])
 	}
+	name, version, _ := strings.Cut(kubernetes, "@")
+	fmt.Fprintf(&b, "- `%s` %s (module sum `%s`; downloaded with `go mod download`, not imported:\n  its published API definitions under api/openapi-spec/v3 and api/discovery)\n", name, version, kubernetesSum)
 	b.WriteString(`
 Regenerate (needs Go and the Go module proxy) with:
 
@@ -149,6 +151,16 @@ Running it again gives identical files.
 - ` + "`testdata/protobuf-vectors.jsonl`" + `: for the objects of scripts/gen-k8s-data/objects.jsonl, the
   canonical JSON client-go's encoding/json writes and the protobuf bytes client-go's serializer
   writes; for three of them a protobuf watch frame as the apiserver writes it.
+- ` + "`openapi/*.json.gz`" + `: the OpenAPI v3 documents of the built-in group-versions kubefake serves,
+  as the apiserver publishes them at /openapi/v3/<group-version> (minified, gzip-compressed);
+  ` + "`openapi/index.json`" + ` maps each document's path to its file and the SHA-512 hash the
+  /openapi/v3 index links it by.
+- ` + "`schemas.json`" + `: the structural part of every component schema of those documents (types,
+  properties, items, defaults, required, enum and the x-kubernetes-* list, map and patch
+  metadata; no descriptions), from which kubefake compiles the schemas of built-in kinds.
+- ` + "`discovery.json`" + `: the groups under /apis in the apiserver's order and every group-version's
+  resource list (names, kinds, scopes, verbs, short names, categories, storage version hashes,
+  subresources).
 
 The Kubernetes API types are Apache-2.0 licensed; see NOTICE.
 `)
