@@ -179,6 +179,9 @@ func discovery(dir string) map[string]any {
 		var list map[string]any
 		readJSON(f, &list)
 		gv, _ := list["groupVersion"].(string)
+		if gv == "" {
+			continue
+		}
 		lists[gv] = list["resources"]
 	}
 	return map[string]any{"groups": apis["groups"], "resources": lists}

@@ -2,6 +2,8 @@
 //! under its group's folder. The resources are built once per process and shared by every
 //! server (they hold no per-server state).
 
+pub mod data;
+
 use std::sync::{Arc, LazyLock};
 
 use super::resource::ApiResource;
