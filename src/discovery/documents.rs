@@ -30,7 +30,6 @@ pub struct Aggregated {
 }
 
 /// Every discovery document of one registry snapshot.
-#[derive(Clone)]
 pub struct Documents {
     /// `GET /api`.
     pub api: Bytes,

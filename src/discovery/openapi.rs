@@ -7,33 +7,67 @@
 //! which case it leaves validation to the server.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock, OnceLock};
 
 use bytes::Bytes;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha512};
 
-use crate::registry::resource::{ApiResource, OpenApiDefinition};
+use crate::registry::builtin::data;
+use crate::registry::resource::ApiResource;
 
-/// One published OpenAPI v3 document and its content hash (the index links it with
-/// `?hash=`; clients cache by it).
+/// One published OpenAPI v3 document: a built-in group-version's, as Kubernetes publishes it
+/// (embedded), or one rendered from the CRDs of a group-version.
 #[derive(Clone)]
-pub struct V3Document {
-    /// The document.
-    pub body: Bytes,
-    /// Upper-case hex SHA-512 of `body`.
-    pub hash: String,
+pub enum V3Document {
+    /// A built-in group-version's document.
+    Builtin(Arc<data::OpenApiDocument>),
+    /// A document rendered from custom resources.
+    Rendered {
+        /// The document.
+        body: Bytes,
+        /// Upper-case hex SHA-512 of `body`.
+        hash: String,
+    },
+}
+
+impl V3Document {
+    /// The content hash the index links the document by (clients cache by it).
+    pub fn hash(&self) -> &str {
+        match self {
+            V3Document::Builtin(d) => &d.hash,
+            V3Document::Rendered { hash, .. } => hash,
+        }
+    }
+
+    /// The document as JSON.
+    pub fn json(&self) -> Bytes {
+        match self {
+            V3Document::Builtin(d) => d.json(),
+            V3Document::Rendered { body, .. } => body.clone(),
+        }
+    }
+
+    /// The document gzip-compressed, when it is stored that way (served as is to clients that
+    /// accept gzip).
+    pub fn gzip(&self) -> Option<Bytes> {
+        match self {
+            V3Document::Builtin(d) => Some(d.gzip.clone()),
+            V3Document::Rendered { .. } => None,
+        }
+    }
 }
 
 /// Every OpenAPI document of one registry snapshot.
-#[derive(Clone)]
 pub struct OpenApi {
     /// `/openapi/v3`.
     pub v3_index: Bytes,
     /// `/openapi/v3/<path>` by path (`api/v1`, `apis/stable.example.com/v1`).
     pub v3: BTreeMap<String, V3Document>,
-    /// `/openapi/v2` (JSON).
-    pub v2: Bytes,
+    /// What `/openapi/v2` is rendered from, on first request (few clients ask for it).
+    resources: BTreeMap<(String, String), Vec<Arc<ApiResource>>>,
+    v2: OnceLock<Bytes>,
+    kubernetes_version: String,
 }
 
 const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
@@ -83,35 +117,6 @@ pub fn with_type_meta(mut schema: Value, group: &str, version: &str, kind: &str)
     }
     schema["x-kubernetes-group-version-kind"] = gvk(group, version, kind);
     schema
-}
-
-/// The definitions of a built-in kind in Go package `package` (`io.k8s.api.core.v1`): its
-/// schema's description and properties over an object whose `spec` and `status` keep
-/// unknown fields.
-pub fn builtin_definition(
-    package: &str,
-    group: &str,
-    version: &str,
-    kind: &str,
-    schema: Value,
-) -> OpenApiDefinition {
-    let mut full = json!({"type": "object", "properties": {
-        "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
-        "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
-    }});
-    if let Some(d) = schema.get("description") {
-        full["description"] = d.clone();
-    }
-    if let Some(Value::Object(props)) = schema.get("properties") {
-        for (k, v) in props {
-            full["properties"][k] = v.clone();
-        }
-    }
-    OpenApiDefinition {
-        name: format!("{package}.{kind}"),
-        list_name: format!("{package}.{kind}List"),
-        schema: with_type_meta(full, group, version, kind),
-    }
 }
 
 /// The documented OpenAPI v3 -> v2 conversion: v2 cannot express `nullable`, so a nullable
@@ -300,67 +305,110 @@ fn group_version_path(res: &ApiResource) -> String {
 }
 
 impl OpenApi {
-    /// Renders every document for the resources of a registry snapshot.
+    /// The documents for the resources of a registry snapshot: built-in group-versions serve
+    /// Kubernetes' published documents, the others are rendered from their custom resources.
     pub fn render(
         resources: &BTreeMap<(String, String), Vec<Arc<ApiResource>>>,
         kubernetes_version: &str,
     ) -> OpenApi {
         let mut v3 = BTreeMap::new();
-        let mut v2_paths = Map::new();
-        let mut v2_defs = Map::new();
-        v2_defs.insert(OBJECT_META.into(), object_meta_schema());
-        v2_defs.insert(LIST_META.into(), list_meta_schema());
         for list in resources.values() {
             let Some(first) = list.first() else { continue };
-            let mut schemas = Map::new();
-            schemas.insert(OBJECT_META.into(), object_meta_schema());
-            schemas.insert(LIST_META.into(), list_meta_schema());
-            let mut paths_v3 = Map::new();
-            for res in list {
-                let def = res.openapi.name.clone();
-                let list_def = res.openapi.list_name.clone();
-                let s3 = res.openapi.schema.clone();
-                let s2 = to_v2(&s3);
-                schemas.insert(def.clone(), s3);
-                schemas.insert(list_def.clone(), list_schema(res, &def, true));
-                v2_defs.insert(def.clone(), s2);
-                v2_defs.insert(list_def.clone(), list_schema(res, &def, false));
-                paths(res, &def, &list_def, true, &mut paths_v3);
-                paths(res, &def, &list_def, false, &mut v2_paths);
-            }
-            let doc = json!({
-                "openapi": "3.0.0",
-                "info": {"title": "Kubernetes", "version": kubernetes_version},
-                "paths": paths_v3,
-                "components": {"schemas": schemas},
-            });
-            let body = Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
-            let h = hash(&body);
-            v3.insert(group_version_path(first), V3Document { body, hash: h });
+            let path = group_version_path(first);
+            let builtin = data::openapi_documents().iter().find(|d| d.path == path);
+            let doc = match builtin {
+                Some(d) => V3Document::Builtin(d.clone()),
+                None => rendered_v3(list, kubernetes_version),
+            };
+            v3.insert(path, doc);
         }
         let index_paths: Map<String, Value> = v3
             .iter()
             .map(|(path, doc)| {
                 (
                     path.clone(),
-                    json!({"serverRelativeURL": format!("/openapi/v3/{path}?hash={}", doc.hash)}),
+                    json!({"serverRelativeURL": format!("/openapi/v3/{path}?hash={}", doc.hash())}),
                 )
             })
             .collect();
         let v3_index =
             Bytes::from(serde_json::to_vec(&json!({"paths": index_paths})).unwrap_or_default());
-        let v2 = json!({
-            "swagger": "2.0",
-            "info": {"title": "Kubernetes", "version": kubernetes_version},
-            "paths": v2_paths,
-            "definitions": v2_defs,
-        });
         OpenApi {
             v3_index,
             v3,
-            v2: Bytes::from(serde_json::to_vec(&v2).unwrap_or_default()),
+            resources: resources.clone(),
+            v2: OnceLock::new(),
+            kubernetes_version: kubernetes_version.to_string(),
         }
     }
+
+    /// `/openapi/v2` (JSON), rendered on first request.
+    pub fn v2(&self) -> Bytes {
+        self.v2
+            .get_or_init(|| render_v2(&self.resources, &self.kubernetes_version))
+            .clone()
+    }
+}
+
+/// The v3 document of a group-version of custom resources.
+fn rendered_v3(list: &[Arc<ApiResource>], kubernetes_version: &str) -> V3Document {
+    let mut schemas = Map::new();
+    schemas.insert(OBJECT_META.into(), object_meta_schema());
+    schemas.insert(LIST_META.into(), list_meta_schema());
+    let mut paths_v3 = Map::new();
+    for res in list {
+        let def = &res.openapi.name;
+        let list_def = &res.openapi.list_name;
+        schemas.insert(def.clone(), res.openapi.schema.clone());
+        schemas.insert(list_def.clone(), list_schema(res, def, true));
+        paths(res, def, list_def, true, &mut paths_v3);
+    }
+    let doc = json!({
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes", "version": kubernetes_version},
+        "paths": paths_v3,
+        "components": {"schemas": schemas},
+    });
+    let body = Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
+    let hash = hash(&body);
+    V3Document::Rendered { body, hash }
+}
+
+/// The v2 definitions of every built-in type (their structural schemas), converted once per
+/// process.
+static BUILTIN_V2_DEFINITIONS: LazyLock<Map<String, Value>> = LazyLock::new(|| {
+    data::schema_components()
+        .iter()
+        .map(|(name, schema)| (name.clone(), to_v2(schema)))
+        .collect()
+});
+
+/// The whole v2 document: every resource's operations; built-in types' definitions and the
+/// custom resources' schemas.
+fn render_v2(
+    resources: &BTreeMap<(String, String), Vec<Arc<ApiResource>>>,
+    kubernetes_version: &str,
+) -> Bytes {
+    let mut v2_paths = Map::new();
+    let mut v2_defs = BUILTIN_V2_DEFINITIONS.clone();
+    v2_defs.insert(OBJECT_META.into(), object_meta_schema());
+    v2_defs.insert(LIST_META.into(), list_meta_schema());
+    for res in resources.values().flatten() {
+        let def = &res.openapi.name;
+        let list_def = &res.openapi.list_name;
+        if !res.openapi.schema.is_null() {
+            v2_defs.insert(def.clone(), to_v2(&res.openapi.schema));
+            v2_defs.insert(list_def.clone(), list_schema(res, def, false));
+        }
+        paths(res, def, list_def, false, &mut v2_paths);
+    }
+    let v2 = json!({
+        "swagger": "2.0",
+        "info": {"title": "Kubernetes", "version": kubernetes_version},
+        "paths": v2_paths,
+        "definitions": v2_defs,
+    });
+    Bytes::from(serde_json::to_vec(&v2).unwrap_or_default())
 }
 
 #[cfg(test)]

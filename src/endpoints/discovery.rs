@@ -51,7 +51,7 @@ pub fn serve(state: &State, req: &Request) -> Result<Response, ApiError> {
         ["apis", group] => Ok(docs.groups.get(*group).map_or_else(plain_not_found, |b| {
             json_response(StatusCode::OK, b.clone())
         })),
-        ["openapi", "v2"] => Ok(openapi_v2(req, &docs.openapi.v2)),
+        ["openapi", "v2"] => Ok(openapi_v2(req, &docs.openapi.v2())),
         ["openapi", "v3"] => Ok(json_response(StatusCode::OK, docs.openapi.v3_index.clone())),
         ["openapi", "v3", rest @ ..] => Ok(openapi_v3(req, &docs.openapi, &rest.join("/"))),
         ["apis", group, version] => Ok(docs
@@ -88,8 +88,25 @@ fn openapi_v3(req: &Request, openapi: &crate::discovery::openapi::OpenApi, path:
     let Some(doc) = openapi.v3.get(path) else {
         return plain_not_found();
     };
-    let mut resp = json_response(StatusCode::OK, doc.body.clone());
-    let immutable = req.query.get("hash") == Some(doc.hash.as_str());
+    let gzip = doc
+        .gzip()
+        .filter(|_| accepts_gzip(req.header("accept-encoding")));
+    let mut resp = match gzip {
+        Some(body) => {
+            let mut resp = json_response(StatusCode::OK, body);
+            resp.headers_mut().insert(
+                http::header::CONTENT_ENCODING,
+                http::HeaderValue::from_static("gzip"),
+            );
+            resp
+        }
+        None => json_response(StatusCode::OK, doc.json()),
+    };
+    resp.headers_mut().insert(
+        http::header::VARY,
+        http::HeaderValue::from_static("Accept-Encoding"),
+    );
+    let immutable = req.query.get("hash") == Some(doc.hash());
     let cache = if immutable {
         "public, immutable"
     } else {
@@ -99,10 +116,20 @@ fn openapi_v3(req: &Request, openapi: &crate::discovery::openapi::OpenApi, path:
         http::header::CACHE_CONTROL,
         http::HeaderValue::from_static(cache),
     );
-    if let Ok(etag) = http::HeaderValue::from_str(&format!("\"{}\"", doc.hash)) {
+    if let Ok(etag) = http::HeaderValue::from_str(&format!("\"{}\"", doc.hash())) {
         resp.headers_mut().insert(http::header::ETAG, etag);
     }
     resp
+}
+
+/// Whether an Accept-Encoding header allows gzip (`gzip`, `gzip;q=0.5`, `*`; not `gzip;q=0`).
+fn accepts_gzip(accept_encoding: &str) -> bool {
+    accept_encoding.split(',').any(|entry| {
+        let mut parts = entry.split(';').map(str::trim);
+        let coding = parts.next().unwrap_or("").to_ascii_lowercase();
+        let refused = parts.any(|p| matches!(p, "q=0" | "q=0.0" | "q=0.00" | "q=0.000"));
+        (coding == "gzip" || coding == "*") && !refused
+    })
 }
 
 fn version_info() -> Value {

@@ -96,7 +96,7 @@ pub async fn serve(
     }
     let target = match subresource(&res, info)? {
         Some(sub) if matches!(sub.kind, SubresourceKind::Scale(_)) => {
-            if !sub.verbs.contains(&info.verb.as_str()) {
+            if !sub.allows(info.verb.as_str()) {
                 return Err(ApiError::method_not_allowed());
             }
             options::set_write_options(ctx, req)?;
@@ -178,7 +178,7 @@ fn check_verb(res: &ApiResource, info: &RequestInfo, target: &Target) -> Result<
                 || (res.terminating
                     && matches!(info.verb, Verb::Update | Verb::Patch | Verb::Create))
         }
-        Target::Part(sub) => sub.verbs.contains(&verb),
+        Target::Part(sub) => sub.allows(verb),
     };
     if res.terminating && info.verb == Verb::Create {
         return Err(rest::terminating_create_error(res));

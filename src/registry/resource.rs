@@ -66,21 +66,17 @@ pub struct Subresource {
     /// The URL segment after the object's name.
     pub name: String,
     /// Verbs it serves.
-    pub verbs: &'static [&'static str],
+    pub verbs: Vec<String>,
     /// What it is.
     pub kind: SubresourceKind,
 }
 
 impl Subresource {
     /// A part of the object written with its own strategy.
-    pub fn part(
-        name: &str,
-        verbs: &'static [&'static str],
-        strategy: Arc<dyn Strategy>,
-    ) -> Subresource {
+    pub fn part(name: &str, verbs: &[&str], strategy: Arc<dyn Strategy>) -> Subresource {
         Subresource {
             name: name.to_string(),
-            verbs,
+            verbs: strings(verbs),
             kind: SubresourceKind::Part(strategy),
         }
     }
@@ -89,9 +85,14 @@ impl Subresource {
     pub fn scale(config: ScaleSubresource) -> Subresource {
         Subresource {
             name: "scale".into(),
-            verbs: PART_VERBS,
+            verbs: strings(PART_VERBS),
             kind: SubresourceKind::Scale(config),
         }
+    }
+
+    /// Whether it serves `verb`.
+    pub fn allows(&self, verb: &str) -> bool {
+        self.verbs.iter().any(|v| v == verb)
     }
 
     /// The `(group, version, kind)` of what the subresource serves, when it is not the parent
@@ -156,7 +157,7 @@ pub struct ApiResource {
     /// Categories (`all`, ...).
     pub categories: Vec<String>,
     /// Verbs allowed on the main resource.
-    pub verbs: &'static [&'static str],
+    pub verbs: Vec<String>,
     /// Subresources, in discovery order.
     pub subresources: Vec<Arc<Subresource>>,
     /// The version objects are stored in.
@@ -214,7 +215,7 @@ impl ApiResource {
 
     /// Whether the resource allows `verb`.
     pub fn allows(&self, verb: &str) -> bool {
-        self.verbs.contains(&verb)
+        self.verbs.iter().any(|v| v == verb)
     }
 
     /// A subresource by name.
@@ -235,6 +236,10 @@ impl ApiResource {
         self.subresource(name)
             .is_some_and(|s| matches!(s.kind, SubresourceKind::Part(_)))
     }
+}
+
+fn strings(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
 }
 
 /// `group/version`, or just `version` for the core group.
@@ -278,7 +283,7 @@ impl ResourceBuilder {
                 namespaced: true,
                 short_names: Vec::new(),
                 categories: Vec::new(),
-                verbs: ALL_VERBS,
+                verbs: strings(ALL_VERBS),
                 subresources: Vec::new(),
                 storage_version: version.to_string(),
                 gr: GroupResource::new(group, plural),
@@ -329,8 +334,8 @@ impl ResourceBuilder {
     }
 
     /// The verbs of the main resource, when not every verb is served.
-    pub fn verbs(mut self, verbs: &'static [&'static str]) -> Self {
-        self.res.verbs = verbs;
+    pub fn verbs(mut self, verbs: &[&str]) -> Self {
+        self.res.verbs = strings(verbs);
         self
     }
 

@@ -9,38 +9,28 @@ use serde_json::{json, Value};
 
 use super::types::{self as apiextensions, Crd, CLEANUP_FINALIZER};
 use crate::controllers::Work;
-use crate::discovery::openapi;
 use crate::error::{field, StatusCause};
+use crate::registry::builtin;
 use crate::registry::object_meta::{meta_mut, meta_str, now_rfc3339};
-use crate::registry::resource::{ApiResource, ResourceBuilder, Subresource, PART_VERBS};
+use crate::registry::resource::ApiResource;
 use crate::registry::strategy::{bump_generation, StatusStrategy, Strategy};
 use crate::store::{selector, StoredObject};
 
 /// The served resource.
 pub fn resource() -> ApiResource {
-    let group = apiextensions::GROUP;
     let status =
         StatusStrategy::new(|obj: &Value, old: &Value| CrdStrategy.validate_update(obj, old));
-    ResourceBuilder::new(
-        group,
+    builtin::kind(
+        apiextensions::GROUP,
         "v1",
         "customresourcedefinitions",
-        "CustomResourceDefinition",
         Arc::new(CrdStrategy),
     )
-    .cluster_scoped()
-    .short_names(&["crd", "crds"])
-    .categories(&["api-extensions"])
-    .subresource(Subresource::part("status", PART_VERBS, Arc::new(status)))
-    .unsupported_field(selector::generic_unsupported_field)
-    .openapi(openapi::builtin_definition(
-        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1",
-        group,
-        "v1",
-        "CustomResourceDefinition",
-        json!({}),
-    ))
-    .delete_returns_object()
+    .part("status", Arc::new(status))
+    .with(|r| {
+        r.unsupported_field(selector::generic_unsupported_field)
+            .delete_returns_object()
+    })
     .build()
 }
 

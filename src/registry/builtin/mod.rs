@@ -1,12 +1,21 @@
 //! The built-in kinds kubefake serves: one line per kind, each kind declared in its own file
 //! under its group's folder. The resources are built once per process and shared by every
 //! server (they hold no per-server state).
+//!
+//! A kind starts from [`kind`], which takes everything Kubernetes publishes about it from the
+//! embedded API definitions ([`data`]): names, scope, verbs, short names, categories, storage
+//! version hash, OpenAPI definition names, and the verbs of each subresource the kind serves.
+//! The kind's file adds what only code can say: its strategy and its subresources' strategies,
+//! its Table columns, its field selectors, the objects every cluster starts with.
 
 pub mod data;
 
+use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
-use super::resource::ApiResource;
+use super::apiextensions::ScaleSubresource;
+use super::resource::{api_version, ApiResource, OpenApiDefinition, ResourceBuilder, Subresource};
+use super::strategy::Strategy;
 use super::{apiextensions, core};
 
 /// Every built-in kind, in discovery order within its group.
@@ -18,4 +27,131 @@ static RESOURCES: LazyLock<Vec<Arc<ApiResource>>> =
 /// The built-in resources.
 pub fn resources() -> &'static [Arc<ApiResource>] {
     &RESOURCES
+}
+
+/// (group, version, kind) -> OpenAPI definition name, from the published schemas.
+static DEFINITIONS: LazyLock<HashMap<(String, String, String), String>> = LazyLock::new(|| {
+    let mut out = HashMap::new();
+    for (name, schema) in data::schema_components() {
+        let gvks = schema["x-kubernetes-group-version-kind"].as_array();
+        for gvk in gvks.into_iter().flatten() {
+            let part = |k: &str| gvk[k].as_str().unwrap_or("").to_string();
+            out.entry((part("group"), part("version"), part("kind")))
+                .or_insert_with(|| name.clone());
+        }
+    }
+    out
+});
+
+/// The OpenAPI definition name of a built-in kind (`io.k8s.api.apps.v1.Deployment`).
+pub fn definition_name(group: &str, version: &str, kind: &str) -> Option<&'static str> {
+    DEFINITIONS
+        .get(&(group.to_string(), version.to_string(), kind.to_string()))
+        .map(String::as_str)
+}
+
+/// A built-in kind, started from its published discovery facts. See the module documentation.
+pub struct Kind {
+    builder: ResourceBuilder,
+    group_version: String,
+    plural: String,
+}
+
+/// Starts the resource of a built-in kind.
+pub fn kind(group: &str, version: &str, plural: &str, strategy: Arc<dyn Strategy>) -> Kind {
+    let group_version = api_version(group, version);
+    let info = data::discovery().resource(&group_version, plural);
+    let kind_name = info.map_or("", |i| i.kind.as_str());
+    let mut builder = ResourceBuilder::new(group, version, plural, kind_name, strategy);
+    if let Some(info) = info {
+        builder = builder.with(|r| {
+            r.singular = info.singular_name.clone();
+            r.namespaced = info.namespaced;
+            r.verbs = info.verbs.clone();
+            r.short_names = info.short_names.clone();
+            r.categories = info.categories.clone();
+            if !info.storage_version_hash.is_empty() {
+                r.storage_version_hash = info.storage_version_hash.clone();
+            }
+        });
+    } else {
+        tracing::error!(%group_version, plural, "a built-in kind missing from the API definitions");
+    }
+    let name = definition_name(group, version, kind_name).unwrap_or_default();
+    let list_name =
+        definition_name(group, version, &format!("{kind_name}List")).unwrap_or_default();
+    builder = builder.openapi(OpenApiDefinition {
+        name: name.to_string(),
+        list_name: list_name.to_string(),
+        schema: serde_json::Value::Null,
+    });
+    Kind {
+        builder,
+        group_version,
+        plural: plural.to_string(),
+    }
+}
+
+impl Kind {
+    /// The published verbs of one of the kind's subresources.
+    fn verbs(&self, sub: &str) -> Vec<String> {
+        data::discovery()
+            .resource(&self.group_version, &format!("{}/{sub}", self.plural))
+            .map(|i| i.verbs.clone())
+            .unwrap_or_default()
+    }
+
+    /// Serves a part subresource (`status`, `finalize`) written with its own strategy.
+    pub fn part(mut self, name: &str, strategy: Arc<dyn Strategy>) -> Self {
+        let verbs = self.verbs(name);
+        let mut sub = Subresource::part(name, &[], strategy);
+        sub.verbs = verbs;
+        self.builder = self.builder.subresource(sub);
+        self
+    }
+
+    /// Serves `scale` over the replicas at these paths.
+    pub fn scale(mut self, config: ScaleSubresource) -> Self {
+        let verbs = self.verbs("scale");
+        let mut sub = Subresource::scale(config);
+        sub.verbs = verbs;
+        self.builder = self.builder.subresource(sub);
+        self
+    }
+
+    /// Everything else, as [`ResourceBuilder`] offers it.
+    pub fn with(mut self, f: impl FnOnce(ResourceBuilder) -> ResourceBuilder) -> Self {
+        self.builder = f(self.builder);
+        self
+    }
+
+    /// The resource.
+    pub fn build(self) -> ApiResource {
+        self.builder.build()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_is_in_the_published_definitions() {
+        for res in resources() {
+            let gv = res.api_version();
+            assert!(
+                data::discovery().resource(&gv, &res.plural).is_some(),
+                "{gv} {}",
+                res.plural
+            );
+            assert!(!res.openapi.name.is_empty(), "{gv} {}", res.plural);
+            for sub in &res.subresources {
+                assert!(!sub.verbs.is_empty(), "{gv} {}/{}", res.plural, sub.name);
+            }
+        }
+        assert_eq!(
+            definition_name("apps", "v1", "Deployment"),
+            Some("io.k8s.api.apps.v1.Deployment")
+        );
+    }
 }

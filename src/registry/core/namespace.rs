@@ -7,9 +7,9 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use crate::controllers::Work;
-use crate::discovery::openapi;
+use crate::registry::builtin;
 use crate::registry::object_meta::{meta_mut, meta_str, NameRule};
-use crate::registry::resource::{ApiResource, ResourceBuilder, Subresource, PART_VERBS};
+use crate::registry::resource::ApiResource;
 use crate::registry::strategy::Strategy;
 use crate::registry::table::{Column, Columns};
 use crate::store::{GroupResource, StoredObject};
@@ -24,66 +24,27 @@ pub fn resource() -> ApiResource {
         .iter()
         .map(|name| json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}))
         .collect();
-    ResourceBuilder::new(
-        "",
-        "v1",
-        "namespaces",
-        "Namespace",
-        Arc::new(NamespaceStrategy),
-    )
-    .cluster_scoped()
-    .short_names(&["ns"])
-    .verbs(&[
-        "create", "delete", "get", "list", "patch", "update", "watch",
-    ])
-    .subresource(Subresource::part(
-        "finalize",
-        &["update"],
-        Arc::new(NamespaceFinalizeStrategy),
-    ))
-    .subresource(Subresource::part(
-        "status",
-        PART_VERBS,
-        Arc::new(NamespaceStatusStrategy),
-    ))
-    .field_selectors(&["metadata.name", "status.phase"])
-    .table(Columns::new(vec![
-        Column::name(),
-        Column::path(
-            "Status",
-            "string",
-            "",
-            "The status of the namespace",
-            0,
-            ".status.phase",
-        ),
-        Column::age("string"),
-    ]))
-    .openapi(openapi::builtin_definition(
-        "io.k8s.api.core.v1",
-        "",
-        "v1",
-        "Namespace",
-        schema(),
-    ))
-    .delete_returns_object()
-    .bootstrap(bootstrap)
-    .build()
-}
-
-/// What `kubectl explain namespace` shows.
-fn schema() -> Value {
-    json!({
-        "description": "Namespace provides a scope for Names. Use of multiple namespaces is optional.",
-        "properties": {
-            "spec": {"type": "object", "description": "NamespaceSpec describes the attributes on a Namespace.",
-                "properties": {"finalizers": {"type": "array", "items": {"type": "string", "default": ""}, "x-kubernetes-list-type": "atomic",
-                    "description": "Finalizers is an opaque list of values that must be empty to permanently remove object from storage."}}},
-            "status": {"type": "object", "description": "NamespaceStatus is information about the current status of a Namespace.",
-                "properties": {"phase": {"type": "string", "description": "Phase is the current lifecycle phase of the namespace."},
-                    "conditions": {"type": "array", "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
-        }
-    })
+    builtin::kind("", "v1", "namespaces", Arc::new(NamespaceStrategy))
+        .part("finalize", Arc::new(NamespaceFinalizeStrategy))
+        .part("status", Arc::new(NamespaceStatusStrategy))
+        .with(|r| {
+            r.field_selectors(&["metadata.name", "status.phase"])
+                .table(Columns::new(vec![
+                    Column::name(),
+                    Column::path(
+                        "Status",
+                        "string",
+                        "",
+                        "The status of the namespace",
+                        0,
+                        ".status.phase",
+                    ),
+                    Column::age("string"),
+                ]))
+                .delete_returns_object()
+                .bootstrap(bootstrap)
+        })
+        .build()
 }
 
 /// The finalizer the namespace controller owns, in `spec.finalizers`.
