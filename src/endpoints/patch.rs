@@ -3,7 +3,9 @@
 
 use serde_json::Value;
 
+use crate::apply::strategic;
 use crate::error::ApiError;
+use crate::registry::builtin::data;
 
 /// The patch formats a PATCH can carry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,16 +35,19 @@ pub fn patch_type(content_type: &str, accepted: &[&str]) -> Result<PatchType, Ap
 
 /// A parsed patch, ready to apply to any number of object versions (PATCH retries on conflicts).
 pub enum Patch {
-    /// Merge patch document (strategic merge patches are applied as merge patches: kubefake's
-    /// built-in types have no list merge keys that would make them differ).
+    /// Merge patch document.
     Merge(Value),
+    /// Strategic merge patch document, merged by the kind's published patch strategies and
+    /// merge keys (the OpenAPI definition named here).
+    Strategic(Value, String),
     /// JSON patch operations.
     Json(json_patch::Patch),
 }
 
 impl Patch {
-    /// Parses a patch body.
-    pub fn parse(kind: PatchType, body: &[u8]) -> Result<Patch, ApiError> {
+    /// Parses a patch body. `definition` names the OpenAPI definition of the object's kind,
+    /// whose patch metadata a strategic merge patch follows.
+    pub fn parse(kind: PatchType, body: &[u8], definition: &str) -> Result<Patch, ApiError> {
         match kind {
             PatchType::Merge | PatchType::StrategicMerge => {
                 let doc: Value = serde_json::from_slice(body)
@@ -51,6 +56,9 @@ impl Patch {
                     return Err(ApiError::bad_request(
                         "error decoding patch: json: cannot unmarshal non-object into Go value of type map[string]interface {}",
                     ));
+                }
+                if kind == PatchType::StrategicMerge {
+                    return Ok(Patch::Strategic(doc, definition.to_string()));
                 }
                 Ok(Patch::Merge(doc))
             }
@@ -70,6 +78,7 @@ impl Patch {
         let mut out = current.clone();
         match self {
             Patch::Merge(doc) => json_patch::merge(&mut out, doc),
+            Patch::Strategic(doc, definition) => out = strategic(current, doc, definition)?,
             Patch::Json(ops) => {
                 // As the apiserver's JSON patch library does, a `test` for null passes on a
                 // missing path (kube-rs's finalizer helper relies on it).
@@ -104,6 +113,49 @@ impl Patch {
     }
 }
 
+/// A strategic merge patch applied with the published patch metadata of a built-in kind; errors
+/// get the apiserver's status (`interpretStrategicMergePatchError`): 400 for malformed patches
+/// and directives, 422 for lists of lists and `$retainKeys` mismatches, 500 otherwise.
+fn strategic(current: &Value, patch: &Value, definition: &str) -> Result<Value, ApiError> {
+    let components = data::schema_components();
+    let schema = components
+        .get(definition)
+        .map(|root| strategic::OpenApiSchema::new(root, components));
+    strategic::apply(current, patch, schema.as_ref()).map_err(|e| {
+        let message = e.to_string();
+        match e {
+            strategic::Error::InvalidDocument
+            | strategic::Error::BadDeleteFromPrimitiveList
+            | strategic::Error::BadRetainKeys
+            | strategic::Error::BadSetElementOrder
+            | strategic::Error::TooDeep => ApiError::bad_request(message),
+            strategic::Error::ListOfLists => {
+                let mut err = ApiError::bad_request(
+                    "the server rejected our request due to an error in our request",
+                );
+                err.code = 422;
+                err.reason = "Invalid";
+                err.details = Some(Box::new(crate::error::StatusDetails {
+                    causes: vec![crate::error::StatusCause {
+                        reason: "UnexpectedServerResponse".into(),
+                        message,
+                        field: String::new(),
+                    }],
+                    ..Default::default()
+                }));
+                err
+            }
+            // Not a Status: the apiserver answers 500 with the error's text and no reason.
+            _ => {
+                let mut err = ApiError::internal("");
+                err.reason = "";
+                err.message = message;
+                err
+            }
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,9 +178,36 @@ mod tests {
     }
 
     #[test]
+    fn strategic_merge_patches_follow_the_published_merge_keys() {
+        let deploy = json!({"spec": {"template": {"spec": {"containers": [
+            {"name": "a", "image": "a:1"}, {"name": "b", "image": "b:1"}]}}}});
+        let patch =
+            br#"{"spec":{"template":{"spec":{"containers":[{"name":"b","image":"b:2"}]}}}}"#;
+        let smp = Patch::parse(
+            PatchType::StrategicMerge,
+            patch,
+            "io.k8s.api.apps.v1.Deployment",
+        )
+        .expect("parse");
+        let out = smp.apply(&deploy).expect("apply");
+        assert_eq!(
+            out["spec"]["template"]["spec"]["containers"],
+            json!([{"name": "a", "image": "a:1"}, {"name": "b", "image": "b:2"}])
+        );
+        let bad = Patch::parse(
+            PatchType::StrategicMerge,
+            br#"{"spec":{"$retainKeys":"x"}}"#,
+            "io.k8s.api.apps.v1.Deployment",
+        )
+        .expect("parse");
+        assert_eq!(bad.apply(&deploy).expect_err("400").code, 400);
+    }
+
+    #[test]
     fn merge_and_json_patches() {
         let obj = json!({"spec": {"a": 1, "b": 2}});
-        let merge = Patch::parse(PatchType::Merge, br#"{"spec":{"a":null,"c":3}}"#).expect("parse");
+        let merge =
+            Patch::parse(PatchType::Merge, br#"{"spec":{"a":null,"c":3}}"#, "").expect("parse");
         assert_eq!(
             merge.apply(&obj).expect("apply"),
             json!({"spec": {"b": 2, "c": 3}})
@@ -136,15 +215,17 @@ mod tests {
         let ops = Patch::parse(
             PatchType::Json,
             br#"[{"op":"replace","path":"/spec/a","value":5}]"#,
+            "",
         )
         .expect("parse");
         assert_eq!(ops.apply(&obj).expect("apply")["spec"]["a"], 5);
         let failing = Patch::parse(
             PatchType::Json,
             br#"[{"op":"test","path":"/spec/a","value":9}]"#,
+            "",
         )
         .expect("parse");
         assert_eq!(failing.apply(&obj).expect_err("fails").code, 422);
-        assert!(Patch::parse(PatchType::Json, b"{").is_err());
+        assert!(Patch::parse(PatchType::Json, b"{", "").is_err());
     }
 }

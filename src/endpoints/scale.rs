@@ -40,7 +40,7 @@ pub async fn serve(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
         }
         _ => {
             let kind = patch_type(ep.req.header("content-type"), ep.res.patch_types)?;
-            let patch = Patch::parse(kind, &ep.req.body)?;
+            let patch = Patch::parse(kind, &ep.req.body, &ep.res.openapi.name)?;
             let apply = |current: &Value| {
                 let scale = patch.apply(&scale::to_scale(cfg, current)?)?;
                 apply_scale(cfg, ep.name(), current, &scale)

@@ -35,7 +35,7 @@ pub async fn update(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
 /// re-applied to the latest object.
 pub async fn patch(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
     let kind = patch_type(ep.req.header("content-type"), ep.res.patch_types)?;
-    let patch = Patch::parse(kind, &ep.req.body)?;
+    let patch = Patch::parse(kind, &ep.req.body, &ep.res.openapi.name)?;
     // The patch applies to the object as the client sees it (in its version).
     let apply = move |current: &Value| patch.apply(current);
     let updated = ep
