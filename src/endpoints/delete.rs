@@ -3,7 +3,8 @@
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use super::negotiation::{json_response, json_value};
+use bytes::Bytes;
+
 use super::options::Filter;
 use super::read::{encode_list, ListMeta};
 use super::resource::Endpoint;
@@ -17,11 +18,10 @@ pub async fn delete(ep: &Endpoint<'_>, opts: &DeleteOptions) -> Result<Response,
     let res = &ep.res;
     match rest::delete(ep.state, ep.ctx, res, ep.namespace(), ep.name(), opts).await? {
         Deleted::Gone(obj) if !res.delete_returns_object => {
-            Ok(json_value(StatusCode::OK, &rest::deleted_status(res, &obj)))
+            let status = rest::deleted_status(res, &obj);
+            ep.respond_json(StatusCode::OK, Bytes::from(status.to_string()))
         }
-        Deleted::Gone(obj) | Deleted::Pending(obj) => {
-            Ok(json_response(StatusCode::OK, res.codec.encode(&obj).await?))
-        }
+        Deleted::Gone(obj) | Deleted::Pending(obj) => ep.respond(StatusCode::OK, &obj).await,
     }
 }
 
@@ -53,8 +53,6 @@ pub async fn delete_collection(
         rv: ep.state.store.current_rv(),
         ..Default::default()
     };
-    Ok(json_response(
-        StatusCode::OK,
-        encode_list(res, &meta, &deleted).await?,
-    ))
+    let body = encode_list(res, &meta, &deleted).await?;
+    ep.respond_json(StatusCode::OK, body)
 }

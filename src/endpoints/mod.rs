@@ -9,6 +9,7 @@
 //! - [`options`] (query parameters and `DeleteOptions`), [`negotiation`] (media types, bodies,
 //!   responses), [`patch`] (patch documents), [`json_dups`] and [`protobuf`] (decoders).
 
+pub mod accept;
 pub mod apply;
 pub mod delete;
 pub mod discovery;

@@ -8,7 +8,6 @@ use warp::reply::Response;
 
 use super::{json_dups, protobuf};
 use crate::error::ApiError;
-use crate::registry::table::{self, IncludeObject};
 
 /// The largest request body the apiserver accepts (3 MiB).
 pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
@@ -111,12 +110,6 @@ impl<'a> AcceptEntry<'a> {
     pub fn param(&self, key: &str) -> Option<&'a str> {
         self.params.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
     }
-}
-
-/// `Some(includeObject)` when the client asked for a Table.
-pub fn table_request(req: &Request) -> Option<IncludeObject> {
-    table::wants_table(req.header("accept"))
-        .then(|| IncludeObject::parse(req.query.get("includeObject")))
 }
 
 /// A response with a JSON body.

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use super::negotiation::{json_response, json_value, table_request};
+use super::negotiation::json_value;
 use super::options::{self, ContinueToken, Filter, ListOptions, Match};
 use super::resource::Endpoint;
 use crate::discovery::ApiResource;
@@ -21,15 +21,12 @@ use crate::store::{Snapshot, StoredObject};
 /// `GET` one object (or its `/status`, which shows the whole object).
 pub async fn get(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
     let obj = rest::get(ep.state, &ep.res, ep.namespace(), ep.name())?;
-    if let Some(include) = table_request(ep.req) {
+    if let Some(include) = ep.output.table {
         let shown = ep.res.codec.from_storage_one(&obj).await?;
         let table = ep.res.table.table(&[&shown], "", include, true);
         return Ok(json_value(StatusCode::OK, &table));
     }
-    Ok(json_response(
-        StatusCode::OK,
-        ep.res.codec.encode(&obj).await?,
-    ))
+    ep.respond(StatusCode::OK, &obj).await
 }
 
 /// `metadata` of a list response.
@@ -54,7 +51,7 @@ pub async fn list(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
     let opts = ListOptions::parse(&ep.req.query, false)?;
     let filter = Filter::from_query(&ep.res, ep.info, ep.req)?;
     let page = read_page(ep.state, &ep.res, &opts, &filter).await?;
-    if let Some(include) = table_request(ep.req) {
+    if let Some(include) = ep.output.table {
         let shown = ep.res.codec.from_storage(&page.items).await?;
         let refs: Vec<&Value> = shown.iter().collect();
         let meta = &page.meta;
@@ -70,10 +67,8 @@ pub async fn list(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
         }
         return Ok(json_value(StatusCode::OK, &table));
     }
-    Ok(json_response(
-        StatusCode::OK,
-        encode_list(&ep.res, &page.meta, &page.items).await?,
-    ))
+    let body = encode_list(&ep.res, &page.meta, &page.items).await?;
+    ep.respond_json(StatusCode::OK, body)
 }
 
 async fn read_page(

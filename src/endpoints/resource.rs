@@ -8,7 +8,10 @@ use warp::reply::Response;
 
 use warp::http::StatusCode;
 
-use super::negotiation::{json_response, plain_not_found, Request};
+use bytes::Bytes;
+
+use super::accept::{self, Output};
+use super::negotiation::{plain_not_found, Request};
 use super::{apply, delete, options, read, scale, watch, write};
 use crate::context::Context;
 use crate::error::ApiError;
@@ -32,6 +35,8 @@ pub struct Endpoint<'a> {
     pub target: Target,
     /// The request's context (options set from the query).
     pub ctx: &'a Context,
+    /// The negotiated response.
+    pub output: Output,
 }
 
 impl Endpoint<'_> {
@@ -63,13 +68,20 @@ impl Endpoint<'_> {
         .await
     }
 
-    /// A 200 response with a stored object as this endpoint's version shows it.
+    /// A response with a stored object as this endpoint's version shows it, in the
+    /// negotiated format.
     pub async fn respond(
         &self,
         status: StatusCode,
         obj: &Arc<StoredObject>,
     ) -> Result<Response, ApiError> {
-        Ok(json_response(status, self.res.codec.encode(obj).await?))
+        let json = self.res.codec.encode(obj).await?;
+        accept::render(status, self.output.format, json)
+    }
+
+    /// A response with a JSON document in the negotiated format.
+    pub fn respond_json(&self, status: StatusCode, json: Bytes) -> Result<Response, ApiError> {
+        accept::render(status, self.output.format, json)
     }
 }
 
@@ -94,6 +106,14 @@ pub async fn serve(
     if !scope_matches(&res, info) {
         return Ok(plain_not_found());
     }
+    let reads = matches!(info.verb, Verb::Get | Verb::List | Verb::Watch);
+    let output = accept::negotiate(
+        req.header("accept"),
+        &res,
+        reads,
+        info.verb == Verb::Watch,
+        req.query.get("includeObject"),
+    )?;
     let target = match subresource(&res, info)? {
         Some(sub) if matches!(sub.kind, SubresourceKind::Scale(_)) => {
             if !sub.allows(info.verb.as_str()) {
@@ -107,6 +127,7 @@ pub async fn serve(
                 res,
                 target: Target::Main,
                 ctx,
+                output,
             };
             return scale::serve(&ep).await;
         }
@@ -126,6 +147,7 @@ pub async fn serve(
         res,
         target,
         ctx,
+        output,
     };
     match info.verb {
         Verb::Get => read::get(&ep).await,

@@ -5,7 +5,9 @@ use serde_json::{json, Value};
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use super::negotiation::{decode_body, json_value};
+use bytes::Bytes;
+
+use super::negotiation::decode_body;
 use super::patch::{patch_type, Patch};
 use super::resource::Endpoint;
 use crate::error::ApiError;
@@ -48,7 +50,8 @@ pub async fn serve(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
             write(ep, &apply).await?
         }
     };
-    scale_of(cfg, &updated)
+    let scale = scale::to_scale(cfg, &updated.value)?;
+    ep.respond_json(StatusCode::OK, Bytes::from(scale.to_string()))
 }
 
 async fn write(
@@ -56,13 +59,6 @@ async fn write(
     apply: &(dyn Fn(&Value) -> Result<Value, ApiError> + Sync),
 ) -> Result<std::sync::Arc<StoredObject>, ApiError> {
     ep.update(Target::Main, UpdateSource::Patch(apply)).await
-}
-
-fn scale_of(cfg: &ScaleSubresource, obj: &StoredObject) -> Result<Response, ApiError> {
-    Ok(json_value(
-        StatusCode::OK,
-        &scale::to_scale(cfg, &obj.value)?,
-    ))
 }
 
 /// The new object from a Scale: the replicas written at the spec replicas path, the Scale's

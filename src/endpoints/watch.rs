@@ -14,8 +14,9 @@ use tokio_stream::wrappers::ReceiverStream;
 use warp::http::{self, StatusCode};
 use warp::reply::Response;
 
-use super::negotiation::table_request;
+use super::accept::Format;
 use super::options::{Filter, ListOptions};
+use super::protobuf;
 use super::read::wait_for_resource_version;
 use super::resource::Endpoint;
 use crate::error::ApiError;
@@ -36,6 +37,8 @@ pub struct WatchRequest {
     pub table: Option<(Arc<Columns>, IncludeObject)>,
     /// `allowWatchBookmarks=true`.
     pub bookmarks: bool,
+    /// The stream's format (JSON lines, or length-prefixed protobuf frames).
+    pub format: Format,
     /// `timeoutSeconds`.
     pub timeout: Option<Duration>,
 }
@@ -57,8 +60,8 @@ pub enum Start {
 /// The most bytes of queued events sent as one chunk.
 const MAX_CHUNK: usize = 256 * 1024;
 
-/// One line of a watch stream.
-fn frame(kind: &str, object: &[u8]) -> Bytes {
+/// One line of a JSON watch stream, around an object's JSON.
+fn json_frame(kind: &str, object: &[u8]) -> Bytes {
     let mut out = Vec::with_capacity(object.len() + 32);
     out.extend_from_slice(b"{\"type\":\"");
     out.extend_from_slice(kind.as_bytes());
@@ -68,8 +71,26 @@ fn frame(kind: &str, object: &[u8]) -> Bytes {
     Bytes::from(out)
 }
 
-fn error_frame(err: &ApiError) -> Bytes {
+/// One event of the stream in its format, around an object's JSON.
+fn frame(format: Format, kind: &str, object: &[u8]) -> Bytes {
+    if format != Format::Protobuf {
+        return json_frame(kind, object);
+    }
+    let encoded = serde_json::from_slice(object)
+        .map_err(|e| e.to_string())
+        .and_then(|v| protobuf::encode_watch_event(kind, &v).map_err(|e| e.to_string()));
+    match encoded {
+        Ok(f) => f,
+        Err(e) => {
+            tracing::error!(error = %e, "encoding a protobuf watch event");
+            Bytes::new()
+        }
+    }
+}
+
+fn error_frame(format: Format, err: &ApiError) -> Bytes {
     frame(
+        format,
         "ERROR",
         &serde_json::to_vec(&err.to_status()).unwrap_or_default(),
     )
@@ -101,7 +122,8 @@ pub async fn start(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
         _ => Start::After(ep.state.store.current_rv()),
     };
     let watch_req = WatchRequest {
-        table: table_request(ep.req).map(|i| (ep.res.table.clone(), i)),
+        table: ep.output.table.map(|i| (ep.res.table.clone(), i)),
+        format: ep.output.format,
         resource: ep.res.clone(),
         filter,
         start,
@@ -116,12 +138,16 @@ pub fn serve(state: Arc<State>, req: WatchRequest) -> Response {
     let (tx, rx) = mpsc::channel::<Result<Bytes, Infallible>>(64);
     // Subscribe before reading the snapshot or history so no event can fall in between.
     let events = state.store.subscribe();
+    let content_type = match req.format {
+        Format::Protobuf => "application/vnd.kubernetes.protobuf;stream=watch",
+        _ => "application/json",
+    };
     tokio::spawn(run(state, req, events, tx));
     let mut resp = warp::Reply::into_response(warp::reply::stream(ReceiverStream::new(rx)));
     *resp.status_mut() = StatusCode::OK;
     resp.headers_mut().insert(
         http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
+        http::HeaderValue::from_static(content_type),
     );
     resp
 }
@@ -136,11 +162,12 @@ async fn event_frame(req: &WatchRequest, event: &Event) -> Result<Option<Bytes>,
         return object_frame(req, kind, &obj).await.map(Some);
     }
     let codec = &req.resource.codec;
-    let key = codec.cache_key(&obj);
+    // Shared by every watcher of this version and format.
+    let key = codec.cache_key(&obj) * 4 + req.format.tag();
     let bytes = codec.encode(&obj).await?;
-    Ok(Some(
-        event.frame(key, kind, || frame(kind.as_str(), &bytes)),
-    ))
+    Ok(Some(event.frame(key, kind, || {
+        frame(req.format, kind.as_str(), &bytes)
+    })))
 }
 
 /// A frame for one object, as a Table row when the watcher asked for tables.
@@ -155,12 +182,12 @@ async fn object_frame(
             let shown = codec.from_storage_one(obj).await?;
             let rv = obj.rv.to_string();
             let table = columns.table(&[&shown], &rv, *include, true);
-            Ok(frame(
+            Ok(json_frame(
                 kind.as_str(),
                 &serde_json::to_vec(&table).unwrap_or_default(),
             ))
         }
-        None => Ok(frame(kind.as_str(), &codec.encode(obj).await?)),
+        None => Ok(frame(req.format, kind.as_str(), &codec.encode(obj).await?)),
     }
 }
 
@@ -189,7 +216,11 @@ fn bookmark(req: &WatchRequest, rv: u64, initial_events_end: bool) -> Bytes {
         meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
     }
     let obj = json!({"kind": req.resource.kind, "apiVersion": req.resource.api_version(), "metadata": meta});
-    frame("BOOKMARK", &serde_json::to_vec(&obj).unwrap_or_default())
+    frame(
+        req.format,
+        "BOOKMARK",
+        &serde_json::to_vec(&obj).unwrap_or_default(),
+    )
 }
 
 /// Why a stream ends early.
@@ -215,7 +246,7 @@ impl Watcher {
 
     /// Sends an ERROR event; the stream ends after it.
     async fn fail(&self, err: &ApiError) -> Stop {
-        let _ = self.send(error_frame(err)).await;
+        let _ = self.send(error_frame(self.req.format, err)).await;
         Stop::Failed
     }
 

@@ -284,23 +284,6 @@ pub fn human_duration(seconds: i64) -> String {
     format!("{}y", hours / 24 / 365)
 }
 
-/// Whether an Accept header asks for a Table (kubectl's
-/// `application/json;as=Table;v=v1;g=meta.k8s.io,...`), before any plain type.
-pub fn wants_table(accept: &str) -> bool {
-    for entry in crate::endpoints::negotiation::AcceptEntry::parse_all(accept) {
-        if entry.param("as") == Some("Table")
-            && entry.param("g") == Some("meta.k8s.io")
-            && matches!(entry.param("v"), Some("v1" | "v1beta1"))
-        {
-            return true;
-        }
-        if !entry.media.is_empty() {
-            return false;
-        }
-    }
-    false
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -326,16 +309,6 @@ mod tests {
         for (s, want) in cases {
             assert_eq!(human_duration(s), want, "{s}");
         }
-    }
-
-    #[test]
-    fn accept_negotiation() {
-        assert!(wants_table("application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"));
-        assert!(!wants_table("application/json"));
-        assert!(!wants_table(
-            "application/json, application/json;as=Table;v=v1;g=meta.k8s.io"
-        ));
-        assert!(!wants_table(""));
     }
 
     #[test]

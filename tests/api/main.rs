@@ -11,6 +11,7 @@ mod gc;
 mod harness;
 mod lifecycle;
 mod list;
+mod negotiation;
 mod openapi;
 mod printing;
 mod schema;

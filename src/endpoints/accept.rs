@@ -1,0 +1,309 @@
+//! Response negotiation: which format a resource response takes, from the Accept header, the
+//! way the apiserver's `NegotiateOutputMediaType` picks a serializer. Clauses are tried by
+//! quality, then specificity, in the client's order; the first the resource can produce wins:
+//! JSON, YAML, or (built-in kinds only) protobuf; get, list and watch may also be transformed
+//! into a `meta.k8s.io` Table. A request whose every clause is unproducible gets 406.
+
+use bytes::Bytes;
+use serde_json::Value;
+use warp::http::{self, StatusCode};
+use warp::reply::Response;
+
+use super::protobuf;
+use crate::error::ApiError;
+use crate::registry::resource::{ApiResource, BodyCodec};
+use crate::registry::table::IncludeObject;
+
+/// The JSON media type.
+pub const JSON: &str = "application/json";
+/// The YAML media type.
+pub const YAML: &str = "application/yaml";
+/// The Kubernetes protobuf media type.
+pub const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+
+/// A response body format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// `application/json`.
+    Json,
+    /// `application/yaml`.
+    Yaml,
+    /// `application/vnd.kubernetes.protobuf`.
+    Protobuf,
+}
+
+impl Format {
+    fn media(self) -> &'static str {
+        match self {
+            Format::Json => JSON,
+            Format::Yaml => YAML,
+            Format::Protobuf => PROTOBUF,
+        }
+    }
+
+    /// A small number distinguishing formats in caches keyed by version and format.
+    pub fn tag(self) -> u64 {
+        match self {
+            Format::Json => 0,
+            Format::Yaml => 1,
+            Format::Protobuf => 2,
+        }
+    }
+}
+
+/// What a response should be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Output {
+    /// The body format.
+    pub format: Format,
+    /// A Table of the objects instead of the objects (`as=Table`), and what its rows carry.
+    pub table: Option<IncludeObject>,
+}
+
+/// One clause of an Accept header.
+struct Clause<'a> {
+    media: String,
+    params: Vec<(&'a str, &'a str)>,
+    quality: f32,
+}
+
+impl<'a> Clause<'a> {
+    fn param(&self, key: &str) -> Option<&'a str> {
+        self.params.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+    }
+
+    /// 2 for `type/subtype`, 1 for `type/*`, 0 for `*/*`.
+    fn specificity(&self) -> u8 {
+        match self.media.split_once('/') {
+            Some(("*", _)) => 0,
+            Some((_, "*")) => 1,
+            _ => 2,
+        }
+    }
+}
+
+fn clauses(accept: &str) -> Vec<Clause<'_>> {
+    let mut out: Vec<Clause<'_>> = accept
+        .split(',')
+        .filter(|c| !c.trim().is_empty())
+        .map(|c| {
+            let mut parts = c.split(';');
+            let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+            let mut params = Vec::new();
+            let mut quality = 1.0;
+            for p in parts {
+                let Some((k, v)) = p.trim().split_once('=') else {
+                    continue;
+                };
+                if k == "q" {
+                    quality = v.trim().parse().unwrap_or(0.0);
+                } else {
+                    params.push((k.trim(), v.trim()));
+                }
+            }
+            Clause {
+                media,
+                params,
+                quality,
+            }
+        })
+        .filter(|c| c.quality > 0.0)
+        .collect();
+    out.sort_by(|a, b| {
+        b.quality
+            .total_cmp(&a.quality)
+            .then(b.specificity().cmp(&a.specificity()))
+    });
+    out
+}
+
+/// The formats a resource's responses can take, in the apiserver's order.
+fn formats(res: &ApiResource, stream: bool) -> &'static [Format] {
+    match (res.decoding, stream) {
+        (BodyCodec::Typed, false) => &[Format::Json, Format::Yaml, Format::Protobuf],
+        (BodyCodec::Typed, true) => &[Format::Json, Format::Protobuf],
+        (BodyCodec::Unstructured, false) => &[Format::Json, Format::Yaml],
+        (BodyCodec::Unstructured, true) => &[Format::Json],
+    }
+}
+
+/// Negotiates a response. `transform` allows `as=Table` (reads); `stream` is a watch.
+pub fn negotiate(
+    accept: &str,
+    res: &ApiResource,
+    transform: bool,
+    stream: bool,
+    include_object: Option<&str>,
+) -> Result<Output, ApiError> {
+    let supported = formats(res, stream);
+    if accept.trim().is_empty() {
+        return Ok(Output {
+            format: supported[0],
+            table: None,
+        });
+    }
+    for clause in clauses(accept) {
+        for &format in supported {
+            let (kind, sub) = format.media().split_once('/').unwrap_or(("", ""));
+            let matches = match clause.media.split_once('/') {
+                Some((t, s)) => (t == kind && (s == sub || s == "*")) || (t == "*" && s == "*"),
+                None => false,
+            };
+            if !matches {
+                continue;
+            }
+            if let Some(output) = accept_clause(&clause, format, transform, stream, include_object)
+            {
+                return Ok(output);
+            }
+        }
+    }
+    Err(not_acceptable(supported, stream))
+}
+
+/// Whether a clause's parameters can be honoured for a format.
+fn accept_clause(
+    clause: &Clause<'_>,
+    format: Format,
+    transform: bool,
+    stream: bool,
+    include_object: Option<&str>,
+) -> Option<Output> {
+    if clause
+        .param("stream")
+        .is_some_and(|s| !(stream && s == "watch"))
+    {
+        return None;
+    }
+    let (kind, group, version) = (clause.param("as"), clause.param("g"), clause.param("v"));
+    if kind.is_none() && group.is_none() && version.is_none() {
+        return Some(Output {
+            format,
+            table: None,
+        });
+    }
+    let table = kind == Some("Table")
+        && group == Some("meta.k8s.io")
+        && matches!(version, Some("v1" | "v1beta1"));
+    // Metadata-only responses are not supported yet: the full object is served instead.
+    let metadata = kind.is_some_and(|k| k.starts_with("PartialObjectMetadata"));
+    if !transform || format != Format::Json || !(table || metadata) {
+        return None;
+    }
+    Some(Output {
+        format,
+        table: table.then(|| IncludeObject::parse(include_object)),
+    })
+}
+
+fn not_acceptable(supported: &[Format], stream: bool) -> ApiError {
+    let media: Vec<String> = supported
+        .iter()
+        .map(|f| {
+            if stream {
+                format!("{};stream=watch", f.media())
+            } else {
+                f.media().to_string()
+            }
+        })
+        .collect();
+    let refs: Vec<&str> = media.iter().map(String::as_str).collect();
+    ApiError::not_acceptable(&refs)
+}
+
+/// A response carrying a JSON document in the negotiated format.
+pub fn render(status: StatusCode, format: Format, json: Bytes) -> Result<Response, ApiError> {
+    let body = match format {
+        Format::Json => json,
+        Format::Yaml => {
+            let value: Value = serde_json::from_slice(&json).map_err(ApiError::internal)?;
+            Bytes::from(serde_saphyr::to_string(&value).map_err(ApiError::internal)?)
+        }
+        Format::Protobuf => {
+            let value: Value = serde_json::from_slice(&json).map_err(ApiError::internal)?;
+            protobuf::encode(&value).map_err(ApiError::internal)?
+        }
+    };
+    let mut resp = Response::new(body.into());
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static(format.media()),
+    );
+    Ok(resp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::builtin;
+
+    fn namespaces() -> std::sync::Arc<ApiResource> {
+        builtin::resources()
+            .iter()
+            .find(|r| r.plural == "namespaces")
+            .cloned()
+            .expect("namespaces")
+    }
+
+    #[test]
+    fn clauses_by_quality_then_specificity() {
+        let res = namespaces();
+        let pick = |accept: &str| {
+            negotiate(accept, &res, true, false, None)
+                .map(|o| o.format)
+                .ok()
+        };
+        assert_eq!(pick(""), Some(Format::Json));
+        assert_eq!(pick("application/yaml"), Some(Format::Yaml));
+        assert_eq!(
+            pick("application/vnd.kubernetes.protobuf, application/json"),
+            Some(Format::Protobuf)
+        );
+        assert_eq!(
+            pick("application/json;q=0.5, application/yaml"),
+            Some(Format::Yaml)
+        );
+        assert_eq!(pick("*/*"), Some(Format::Json));
+        assert_eq!(pick("text/html, */*;q=0.1"), Some(Format::Json));
+        assert_eq!(pick("text/html"), None);
+        let err = negotiate("text/html", &res, true, false, None).expect_err("406");
+        assert_eq!(err.code, 406);
+        assert_eq!(
+            err.message,
+            "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"
+        );
+    }
+
+    #[test]
+    fn tables_only_where_the_endpoint_transforms() {
+        let res = namespaces();
+        let kubectl = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+        let read = negotiate(kubectl, &res, true, false, Some("None")).expect("read");
+        assert_eq!(read.table, Some(IncludeObject::None));
+        let write = negotiate(kubectl, &res, false, false, None).expect("write");
+        assert_eq!(write.table, None);
+        assert!(negotiate(
+            "application/json;as=Table;v=v9;g=meta.k8s.io",
+            &res,
+            true,
+            false,
+            None
+        )
+        .is_err());
+        let watch = negotiate(
+            "application/vnd.kubernetes.protobuf;stream=watch",
+            &res,
+            false,
+            true,
+            None,
+        )
+        .expect("watch");
+        assert_eq!(watch.format, Format::Protobuf);
+        let err = negotiate("application/yaml", &res, false, true, None).expect_err("406");
+        assert_eq!(
+            err.message,
+            "only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
+        );
+    }
+}
