@@ -38,7 +38,7 @@ pub async fn apply(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
     let config = decode_config(ep)?;
     let res = &ep.res;
     let subresource = ep.target.name();
-    let schema = res.schema.as_ref().map(|s| s.root());
+    let schema = res.schema.get().map(|s| s.root());
     let merged = |live: Option<&Value>| -> Result<Value, ApiError> {
         crate::apply::apply(
             live,
@@ -109,7 +109,7 @@ fn decode_config(ep: &Endpoint<'_>) -> Result<Value, ApiError> {
             ep.name()
         )));
     }
-    let schema = res.schema.as_ref().map(|s| s.root());
+    let schema = res.schema.get().map(|s| s.root());
     if let Err(e) = crate::apply::validate_config(&config, schema) {
         let ns = if res.namespaced {
             format!("{}/", ep.namespace())

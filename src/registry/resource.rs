@@ -15,6 +15,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::apiextensions::{Crd, ScaleSubresource};
+use super::builtin::schema::LazySchema;
 use super::strategy::Strategy;
 use super::table::Columns;
 use crate::cel::Rules;
@@ -174,8 +175,9 @@ pub struct ApiResource {
     pub table: Arc<Columns>,
     /// `storageVersionHash` published in discovery.
     pub storage_version_hash: String,
-    /// The structural schema of the kind in this version (typed merges of server-side apply).
-    pub schema: Option<Arc<Schema>>,
+    /// The structural schema of the kind in this version (typed merges of server-side apply),
+    /// compiled on first use for built-in kinds.
+    pub schema: LazySchema,
     /// The kind's OpenAPI definitions.
     pub openapi: OpenApiDefinition,
     /// How request bodies are decoded.
@@ -292,7 +294,7 @@ impl ResourceBuilder {
                 strategy: strategy.clone(),
                 table: Arc::new(Columns::default_columns()),
                 storage_version_hash: storage_version_hash(group, version, kind),
-                schema: None,
+                schema: LazySchema::Ready(None),
                 openapi: OpenApiDefinition {
                     name: String::new(),
                     list_name: String::new(),
@@ -371,7 +373,7 @@ impl ResourceBuilder {
 
     /// The structural schema.
     pub fn schema(mut self, schema: Option<Arc<Schema>>) -> Self {
-        self.res.schema = schema;
+        self.res.schema = LazySchema::Ready(schema);
         self
     }
 

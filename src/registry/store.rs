@@ -254,7 +254,7 @@ async fn prepare_create(
             manager,
             "",
             &res.api_version(),
-            res.schema.as_ref().map(|s| s.root()),
+            res.schema.get().map(|s| s.root()),
             &object_meta::now_rfc3339(),
         );
     }
@@ -459,7 +459,7 @@ async fn prepare_update(
             manager,
             target.name(),
             &res.api_version(),
-            res.schema.as_ref().map(|s| s.root()),
+            res.schema.get().map(|s| s.root()),
             &object_meta::now_rfc3339(),
         );
     }

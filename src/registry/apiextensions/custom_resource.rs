@@ -83,7 +83,7 @@ fn resource(crd: &Arc<Crd>, v: &Version, previous: Option<&Registry>) -> ApiReso
     let status = subresources.status.is_some();
     let unchanged = unchanged_version(previous, crd, v);
     let (schema, rules) = match unchanged {
-        Some(r) => (r.schema.clone(), r.rules.clone()),
+        Some(r) => (r.schema.shared(), r.rules.clone()),
         None => compile_schema(v),
     };
     let strategy = Arc::new(CustomResourceStrategy {

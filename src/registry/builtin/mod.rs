@@ -9,6 +9,7 @@
 //! its Table columns, its field selectors, the objects every cluster starts with.
 
 pub mod data;
+pub mod schema;
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
@@ -80,6 +81,7 @@ pub fn kind(group: &str, version: &str, plural: &str, strategy: Arc<dyn Strategy
     let name = definition_name(group, version, kind_name).unwrap_or_default();
     let list_name =
         definition_name(group, version, &format!("{kind_name}List")).unwrap_or_default();
+    builder = builder.with(|r| r.schema = schema::LazySchema::builtin(name));
     builder = builder.openapi(OpenApiDefinition {
         name: name.to_string(),
         list_name: list_name.to_string(),
