@@ -888,7 +888,11 @@ fn defaults(
                     }
                     if let Some(meta) = dm.get("metadata") {
                         if let Err(e) = objectmeta::check_object_meta(meta) {
-                            meta_errs.push(invalid(format!("{dpath}.metadata"), meta, &e));
+                            meta_errs.push(invalid(
+                                format!("{dpath}.metadata"),
+                                meta,
+                                &e.to_string(),
+                            ));
                         }
                     }
                 }
