@@ -151,6 +151,12 @@ impl VErr {
         }
     }
 
+    /// The limit of a length or count error, which the field error quotes.
+    fn with_valid(mut self, valid: i64) -> VErr {
+        self.valid = valid;
+        self
+    }
+
     fn plain(message: String) -> VErr {
         VErr::new(Code::Plain, String::new(), message, Value::Null)
     }
@@ -491,28 +497,14 @@ fn string_validate(n: &Node, s: &str, d: &Value, p: &VPath, r: &mut VRes) {
     if let Some(max) = n.max_length {
         // Byte length bounds the character count: count only when it can matter.
         if s.len() as i64 > max && s.chars().count() as i64 > max {
-            let path = p.openapi();
-            let mut e = VErr::new(
-                Code::TooLong,
-                path.clone(),
-                format!("{path} in body should be at most {max} chars long"),
-                d.clone(),
-            );
-            e.valid = max;
-            return r.add(e);
+            let msg = |path: &str| format!("{path} in body should be at most {max} chars long");
+            return r.add(num_err(Code::TooLong, p, msg, d).with_valid(max));
         }
     }
     if let Some(min) = n.min_length {
         if (s.chars().count() as i64) < min {
-            let path = p.openapi();
-            let mut e = VErr::new(
-                Code::Other,
-                path.clone(),
-                format!("{path} in body should be at least {min} chars long"),
-                d.clone(),
-            );
-            e.valid = min;
-            return r.add(e);
+            let msg = |path: &str| format!("{path} in body should be at least {min} chars long");
+            return r.add(num_err(Code::Other, p, msg, d).with_valid(min));
         }
     }
     if let Some(re) = &n.pattern {
@@ -842,24 +834,12 @@ fn size_bounds(
 ) {
     let size = len as i64;
     if let Some(min) = min.filter(|m| size < *m) {
-        let mut e = num_err(
-            Code::Other,
-            p,
-            |path| format!("{path} in body should have at least {min} {noun}"),
-            &Value::from(size),
-        );
-        e.valid = min;
-        res.add(e);
+        let msg = |path: &str| format!("{path} in body should have at least {min} {noun}");
+        res.add(num_err(Code::Other, p, msg, &Value::from(size)).with_valid(min));
     }
     if let Some(max) = max.filter(|m| size > *m) {
-        let mut e = num_err(
-            too_many,
-            p,
-            |path| format!("{path} in body should have at most {max} {noun}"),
-            &Value::from(size),
-        );
-        e.valid = max;
-        res.add(e);
+        let msg = |path: &str| format!("{path} in body should have at most {max} {noun}");
+        res.add(num_err(too_many, p, msg, &Value::from(size)).with_valid(max));
     }
 }
 
