@@ -10,6 +10,42 @@ use serde_json::{Map, Value};
 
 use crate::schema::gofmt::{go_float_v, go_json, go_quote, GoNum};
 
+/// Why a `fieldsV1` value (`metadata.managedFields[*].fieldsV1`) does not decode, in
+/// structured-merge-diff's words: the apiserver wraps them into its managedFields decoding error.
+#[derive(Debug, thiserror::Error)]
+pub enum FieldsV1Error {
+    /// A level of the tree is not a JSON object (the value, as JSON).
+    #[error("expected a JSON object in fieldsV1, got {0}")]
+    NotAnObject(String),
+    /// A key shorter than its `f:` prefix.
+    #[error("parsing key as path element: key must be 2 characters long:")]
+    KeyTooShort,
+    /// A key whose type letter is not followed by `:`.
+    #[error("parsing key as path element: missing colon: {0}")]
+    MissingColon(String),
+    /// The JSON of a `k:` or `v:` key does not parse.
+    #[error("parsing key as path element: {key}: {error}")]
+    Json {
+        /// The key.
+        key: String,
+        /// The JSON error.
+        #[source]
+        error: serde_json::Error,
+    },
+    /// A `k:` key whose JSON is not an object of key fields.
+    #[error("parsing key as path element: {0}: expected a JSON object")]
+    KeyNotAnObject(String),
+    /// An `i:` key that is not an integer.
+    #[error("parsing key as path element: {key}: {error}")]
+    Index {
+        /// The key.
+        key: String,
+        /// The integer error.
+        #[source]
+        error: std::num::ParseIntError,
+    },
+}
+
 /// One step of a field path.
 #[derive(Debug, Clone)]
 pub(crate) enum PathElement {
@@ -57,26 +93,35 @@ impl PathElement {
 
     /// Parses a `fieldsV1` key; `Ok(None)` for an unknown element type (skipped, as a newer
     /// apiserver's elements are).
-    pub(crate) fn parse(s: &str) -> Result<Option<PathElement>, String> {
+    pub(crate) fn parse(s: &str) -> Result<Option<PathElement>, FieldsV1Error> {
         let b = s.as_bytes();
         if b.len() < 2 {
-            return Err("key must be 2 characters long:".into());
+            return Err(FieldsV1Error::KeyTooShort);
         }
         if b[1] != b':' {
-            return Err(format!("missing colon: {s}"));
+            return Err(FieldsV1Error::MissingColon(s.to_string()));
         }
         let rest = &s[2..];
+        let json = || {
+            serde_json::from_str::<Value>(rest).map_err(|error| FieldsV1Error::Json {
+                key: s.to_string(),
+                error,
+            })
+        };
         Ok(Some(match b[0] {
             b'f' => PathElement::Field(rest.to_string()),
-            b'v' => PathElement::Value(
-                serde_json::from_str::<Value>(rest).map_err(|e| format!("{s}: {e}"))?,
-            ),
-            b'k' => match serde_json::from_str::<Value>(rest).map_err(|e| format!("{s}: {e}"))? {
+            b'v' => PathElement::Value(json()?),
+            b'k' => match json()? {
                 // serde_json's map is sorted by key, which is the order keys are kept in.
                 Value::Object(m) => PathElement::Key(m.into_iter().collect()),
-                _ => return Err(format!("{s}: expected a JSON object")),
+                _ => return Err(FieldsV1Error::KeyNotAnObject(s.to_string())),
             },
-            b'i' => PathElement::Index(rest.parse::<i64>().map_err(|e| format!("{s}: {e}"))?),
+            b'i' => {
+                PathElement::Index(rest.parse::<i64>().map_err(|error| FieldsV1Error::Index {
+                    key: s.to_string(),
+                    error,
+                })?)
+            }
             _ => return Ok(None),
         }))
     }
@@ -251,7 +296,7 @@ pub struct FieldSet {
 
 impl FieldSet {
     /// Parses a `fieldsV1` object (as in `metadata.managedFields[*].fieldsV1`).
-    pub fn from_fields_v1(v: &Value) -> Result<FieldSet, String> {
+    pub fn from_fields_v1(v: &Value) -> Result<FieldSet, FieldsV1Error> {
         Ok(parse_level(v)?.0.unwrap_or_default())
     }
 
@@ -357,16 +402,7 @@ impl FieldSet {
     /// Paths in both sets (level by level, as smd).
     pub(crate) fn intersection(&self, other: &FieldSet) -> FieldSet {
         let members = self.members.intersection(&other.members).cloned().collect();
-        let children = self
-            .children
-            .iter()
-            .filter_map(|(pe, c)| {
-                other
-                    .children
-                    .get(pe)
-                    .map(|o| (pe.clone(), c.intersection(o)))
-            })
-            .collect();
+        let children = self.zip_children(other, |_, c, o| o.map(|o| c.intersection(o)));
         FieldSet::from_parts(members, children)
     }
 
@@ -374,14 +410,9 @@ impl FieldSet {
     /// children (smd's `Difference`).
     pub(crate) fn difference(&self, other: &FieldSet) -> FieldSet {
         let members = self.members.difference(&other.members).cloned().collect();
-        let children = self
-            .children
-            .iter()
-            .map(|(pe, c)| match other.children.get(pe) {
-                Some(o) => (pe.clone(), c.difference(o)),
-                None => (pe.clone(), c.clone()),
-            })
-            .collect();
+        let children = self.zip_children(other, |_, c, o| {
+            Some(o.map_or_else(|| c.clone(), |o| c.difference(o)))
+        });
         FieldSet::from_parts(members, children)
     }
 
@@ -389,16 +420,24 @@ impl FieldSet {
     /// it (smd's `RecursiveDifference`, used for reset fields).
     pub(crate) fn recursive_difference(&self, other: &FieldSet) -> FieldSet {
         let members = self.members.difference(&other.members).cloned().collect();
-        let children = self
-            .children
-            .iter()
-            .filter(|(pe, _)| !other.members.contains(pe))
-            .map(|(pe, c)| match other.children.get(pe) {
-                Some(o) => (pe.clone(), c.recursive_difference(o)),
-                None => (pe.clone(), c.clone()),
-            })
-            .collect();
+        let children = self.zip_children(other, |pe, c, o| {
+            (!other.members.contains(pe))
+                .then(|| o.map_or_else(|| c.clone(), |o| c.recursive_difference(o)))
+        });
         FieldSet::from_parts(members, children)
+    }
+
+    /// The children of a set operation: each child of `self`, with the same child of `other`
+    /// if any, becomes what `op` makes of it (None: dropped).
+    fn zip_children(
+        &self,
+        other: &FieldSet,
+        op: impl Fn(&PathElement, &FieldSet, Option<&FieldSet>) -> Option<FieldSet>,
+    ) -> BTreeMap<PathElement, FieldSet> {
+        self.children
+            .iter()
+            .filter_map(|(pe, c)| op(pe, c, other.children.get(pe)).map(|x| (pe.clone(), x)))
+            .collect()
     }
 
     /// Every member path, in smd's iteration order (members of a level, then each child).
@@ -425,12 +464,9 @@ impl FieldSet {
 
 /// One level of `fieldsV1`: the subset below it (if any) and whether the level itself is a
 /// member (`"."`, or a leaf `{}`).
-fn parse_level(v: &Value) -> Result<(Option<FieldSet>, bool), String> {
+fn parse_level(v: &Value) -> Result<(Option<FieldSet>, bool), FieldsV1Error> {
     let Value::Object(m) = v else {
-        return Err(format!(
-            "expected a JSON object in fieldsV1, got {}",
-            go_json(v)
-        ));
+        return Err(FieldsV1Error::NotAnObject(go_json(v)));
     };
     let mut set: Option<FieldSet> = None;
     let mut is_member = false;
@@ -439,9 +475,7 @@ fn parse_level(v: &Value) -> Result<(Option<FieldSet>, bool), String> {
             is_member = true;
             continue;
         }
-        let Some(pe) =
-            PathElement::parse(k).map_err(|e| format!("parsing key as path element: {e}"))?
-        else {
+        let Some(pe) = PathElement::parse(k)? else {
             continue;
         };
         let (grand, child_member) = parse_level(x)?;
@@ -462,4 +496,61 @@ fn parse_level(v: &Value) -> Result<(Option<FieldSet>, bool), String> {
         is_member = true;
     }
     Ok((set, is_member))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn fields_v1_errors() {
+        let cases = [
+            (json!([]), "expected a JSON object in fieldsV1, got []"),
+            (
+                json!({"f:a": 1}),
+                "expected a JSON object in fieldsV1, got 1",
+            ),
+            (
+                json!({"f": {}}),
+                "parsing key as path element: key must be 2 characters long:",
+            ),
+            (
+                json!({"fx": {}}),
+                "parsing key as path element: missing colon: fx",
+            ),
+            (
+                json!({"k:[1]": {}}),
+                "parsing key as path element: k:[1]: expected a JSON object",
+            ),
+            (
+                json!({"v:{": {}}),
+                "parsing key as path element: v:{: EOF while parsing an object at line 1 column 1",
+            ),
+            (
+                json!({"i:x": {}}),
+                "parsing key as path element: i:x: invalid digit found in string",
+            ),
+        ];
+        for (v, want) in cases {
+            let got = FieldSet::from_fields_v1(&v).map_err(|e| e.to_string());
+            assert_eq!(got.err().as_deref(), Some(want), "{v}");
+        }
+    }
+
+    #[test]
+    fn set_operations_level_by_level() {
+        let set = |v: Value| FieldSet::from_fields_v1(&v).unwrap_or_default();
+        let a = set(json!({"f:a": {".": {}, "f:x": {}}, "f:b": {"f:y": {}}}));
+        let b = set(json!({"f:a": {}, "f:b": {"f:y": {}, "f:z": {}}}));
+        let cases = [
+            (a.intersection(&b), json!({"f:a": {}, "f:b": {"f:y": {}}})),
+            (a.difference(&b), json!({"f:a": {"f:x": {}}})),
+            (a.recursive_difference(&b), json!({})),
+            (b.difference(&a), json!({"f:b": {"f:z": {}}})),
+        ];
+        for (got, want) in cases {
+            assert_eq!(got.to_fields_v1(), want);
+        }
+    }
 }

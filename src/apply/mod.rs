@@ -37,7 +37,74 @@ use crate::schema::Node;
 use fieldpath::{path_string, PathElement};
 use typed::{compare, ensure_named, merge, remove_items, to_set, Ty};
 
-pub use fieldpath::FieldSet;
+pub use fieldpath::{FieldSet, FieldsV1Error};
+
+/// Why `metadata.managedFields` does not decode (the apiserver's `DecodeManagedFields`), or why an
+/// apply configuration does not convert to its typed form (structured-merge-diff's
+/// `ValidationErrors`). The texts are the apiserver's: they reach users in 400 and 500 Statuses.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    /// An entry of `metadata.managedFields` is not an object.
+    #[error("managed fields entry {0} is not an object")]
+    EntryNotAnObject(usize),
+    /// An entry's operation is neither `Apply` nor `Update`.
+    #[error("operation must be `Apply` or `Update`")]
+    InvalidOperation,
+    /// An entry without apiVersion.
+    #[error("apiVersion must not be empty")]
+    MissingApiVersion,
+    /// An entry without fieldsType.
+    #[error("missing fieldsType in managed fields entry {0}")]
+    MissingFieldsType(usize),
+    /// An entry whose fieldsType is not `FieldsV1`.
+    #[error("invalid fieldsType {} in managed fields entry {index}", go_quote(.fields_type))]
+    InvalidFieldsType {
+        /// The fieldsType found.
+        fields_type: String,
+        /// The entry's position.
+        index: usize,
+    },
+    /// An entry whose `fieldsV1` does not decode.
+    #[error("error decoding versioned set: error decoding set: {0}")]
+    FieldsV1(#[source] FieldsV1Error),
+    /// `metadata.managedFields` is not a list.
+    #[error("metadata.managedFields must be a list")]
+    NotAList,
+    /// The apply configuration's typed-conversion errors (one, or several as `errors:` and one
+    /// indented line each).
+    #[error("{}", validation_errors(.0))]
+    InvalidConfig(Vec<ValidationError>),
+}
+
+/// One structured-merge-diff `ValidationError`: where in the configuration, and what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValidationError {
+    /// smd's path (`.spec.ports`), empty at the root.
+    pub path: String,
+    /// What is wrong there.
+    pub message: String,
+}
+
+impl std::fmt::Display for ValidationError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.path.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+/// smd's `ValidationErrors.Error()`.
+fn validation_errors(errs: &[ValidationError]) -> String {
+    match errs {
+        [one] => one.to_string(),
+        _ => {
+            let lines: Vec<String> = errs.iter().map(|e| format!("  {e}")).collect();
+            format!("errors:\n{}", lines.join("\n"))
+        }
+    }
+}
 
 /// kubectl's client-side apply annotation.
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -93,33 +160,32 @@ impl ManagedFields {
         Value::Object(m)
     }
 
-    fn from_json(v: &Value, i: usize) -> Result<ManagedFields, String> {
+    fn from_json(v: &Value, i: usize) -> Result<ManagedFields, ApplyError> {
         let Value::Object(m) = v else {
-            return Err(format!("managed fields entry {i} is not an object"));
+            return Err(ApplyError::EntryNotAnObject(i));
         };
         let s = |k: &str| m.get(k).and_then(Value::as_str).unwrap_or("").to_string();
         let operation = s("operation");
         if operation != "Apply" && operation != "Update" {
-            return Err("operation must be `Apply` or `Update`".into());
+            return Err(ApplyError::InvalidOperation);
         }
         let api_version = s("apiVersion");
         if api_version.is_empty() {
-            return Err("apiVersion must not be empty".into());
+            return Err(ApplyError::MissingApiVersion);
         }
         match s("fieldsType").as_str() {
             "FieldsV1" => {}
-            "" => return Err(format!("missing fieldsType in managed fields entry {i}")),
+            "" => return Err(ApplyError::MissingFieldsType(i)),
             other => {
-                return Err(format!(
-                    "invalid fieldsType {} in managed fields entry {i}",
-                    go_quote(other)
-                ))
+                return Err(ApplyError::InvalidFieldsType {
+                    fields_type: other.to_string(),
+                    index: i,
+                })
             }
         }
         let fields = match m.get("fieldsV1") {
             None | Some(Value::Null) => FieldSet::default(),
-            Some(f) => FieldSet::from_fields_v1(f)
-                .map_err(|e| format!("error decoding versioned set: error decoding set: {e}"))?,
+            Some(f) => FieldSet::from_fields_v1(f).map_err(ApplyError::FieldsV1)?,
         };
         Ok(ManagedFields {
             manager: s("manager"),
@@ -137,7 +203,7 @@ impl ManagedFields {
 /// is empty, whose fieldsType is not `FieldsV1`, or whose fieldsV1 does not parse; [`apply`] and
 /// [`record_update`] then fall back as the apiserver does (to the live object's entries, or to
 /// none).
-pub fn read_managed_fields(obj: &Value) -> Result<Vec<ManagedFields>, String> {
+pub fn read_managed_fields(obj: &Value) -> Result<Vec<ManagedFields>, ApplyError> {
     match obj.get("metadata").and_then(|m| m.get("managedFields")) {
         None | Some(Value::Null) => Ok(Vec::new()),
         Some(Value::Array(a)) => a
@@ -145,7 +211,7 @@ pub fn read_managed_fields(obj: &Value) -> Result<Vec<ManagedFields>, String> {
             .enumerate()
             .map(|(i, e)| ManagedFields::from_json(e, i))
             .collect(),
-        Some(_) => Err("metadata.managedFields must be a list".into()),
+        Some(_) => Err(ApplyError::NotAList),
     }
 }
 
@@ -296,7 +362,7 @@ impl Managed {
         out
     }
 
-    fn decode_obj(obj: &Value) -> Result<Managed, String> {
+    fn decode_obj(obj: &Value) -> Result<Managed, ApplyError> {
         read_managed_fields(obj).map(|e| Managed::decode(&e))
     }
 }
@@ -359,7 +425,21 @@ struct Ctx<'a> {
     now: &'a str,
 }
 
-impl Ctx<'_> {
+impl<'a> Ctx<'a> {
+    fn new(
+        schema: Option<&'a Node>,
+        api_version: &'a str,
+        subresource: &str,
+        now: &'a str,
+    ) -> Ctx<'a> {
+        Ctx {
+            root: Ty::Root(schema),
+            api_version,
+            ignore: reset_fields(subresource),
+            now,
+        }
+    }
+
     fn filter(&self, s: FieldSet) -> FieldSet {
         match &self.ignore {
             Some(ig) => s.recursive_difference(ig),
@@ -609,29 +689,13 @@ pub fn apply(
     schema: Option<&Node>,
     now: &str,
 ) -> Result<Value, Conflicts> {
-    let ctx = Ctx {
-        root: Ty::Root(schema),
-        api_version,
-        ignore: reset_fields(subresource),
-        now,
-    };
-    let manager = if manager.is_empty() {
-        UNKNOWN_MANAGER
-    } else {
-        manager
-    };
-    let mut live_obj = live
-        .filter(|v| v.is_object())
-        .cloned()
-        .unwrap_or_else(|| Value::Object(Map::new()));
+    let ctx = Ctx::new(schema, api_version, subresource, now);
+    let manager = manager_or_unknown(manager);
+    let mut live_obj = object_or_empty(live);
     // The apiserver fails the request on undecodable managedFields; they are dropped here.
     let mut managed = Managed::decode_obj(&live_obj).unwrap_or_default();
     strip_managed_fields(&mut live_obj);
-    let mut config = if config.is_object() {
-        config.clone()
-    } else {
-        Value::Object(Map::new())
-    };
+    let mut config = object_or_empty(Some(config));
     strip_managed_fields(&mut config);
 
     if managed.fields.is_empty() {
@@ -644,26 +708,12 @@ pub fn apply(
     let result = match apply_inner(&live_obj, &config, managed.clone(), &id, force, &ctx) {
         Err(conflicts) if manager == "kubectl" => {
             match allowed_from_last_applied(&live_obj, &ctx) {
-                Some(allowed) => {
-                    let rest: ConflictSets = conflicts
-                        .into_iter()
-                        .map(|(cid, s)| {
-                            let mut kept = FieldSet::default();
-                            for p in s.paths() {
-                                if !allowed.has(&p) {
-                                    kept.insert(&p);
-                                }
-                            }
-                            (cid, kept)
-                        })
-                        .filter(|(_, s)| !s.is_empty())
-                        .collect();
-                    if rest.is_empty() {
+                Some(allowed) => match not_allowed(conflicts, &allowed) {
+                    rest if rest.is_empty() => {
                         apply_inner(&live_obj, &config, managed.clone(), &id, true, &ctx)
-                    } else {
-                        Err(rest)
                     }
-                }
+                    rest => Err(rest),
+                },
                 None => Err(conflicts),
             }
         }
@@ -676,6 +726,39 @@ pub fn apply(
     }
     write_managed_fields(&mut out, &managed.encode());
     Ok(out)
+}
+
+/// The conflicts left once those on `allowed` fields are forced.
+fn not_allowed(conflicts: ConflictSets, allowed: &FieldSet) -> ConflictSets {
+    conflicts
+        .into_iter()
+        .map(|(cid, s)| {
+            let mut kept = FieldSet::default();
+            for p in s.paths() {
+                if !allowed.has(&p) {
+                    kept.insert(&p);
+                }
+            }
+            (cid, kept)
+        })
+        .filter(|(_, s)| !s.is_empty())
+        .collect()
+}
+
+/// The manager of a write that names none is `unknown`.
+fn manager_or_unknown(manager: &str) -> &str {
+    if manager.is_empty() {
+        UNKNOWN_MANAGER
+    } else {
+        manager
+    }
+}
+
+/// A copy of an object to work on: an empty one for none, or for a value that is not an object.
+fn object_or_empty(v: Option<&Value>) -> Value {
+    v.filter(|v| v.is_object())
+        .cloned()
+        .unwrap_or_else(|| Value::Object(Map::new()))
 }
 
 /// Records a non-apply write (create, update, JSON/merge/strategic patch) by `manager`: the
@@ -701,21 +784,9 @@ pub fn record_update(
     if !new.is_object() {
         return;
     }
-    let ctx = Ctx {
-        root: Ty::Root(schema),
-        api_version,
-        ignore: reset_fields(subresource),
-        now,
-    };
-    let manager = if manager.is_empty() {
-        UNKNOWN_MANAGER
-    } else {
-        manager
-    };
-    let mut live = old
-        .filter(|v| v.is_object())
-        .cloned()
-        .unwrap_or_else(|| Value::Object(Map::new()));
+    let ctx = Ctx::new(schema, api_version, subresource, now);
+    let manager = manager_or_unknown(manager);
+    let mut live = object_or_empty(old);
     let live_managed = || Managed::decode_obj(&live).unwrap_or_default();
     let mut managed = if !subresource.is_empty() {
         live_managed()
@@ -934,39 +1005,34 @@ pub fn default_manager(user_agent: &str) -> String {
 /// without `additionalProperties` or preserve-unknown-fields does not declare (`.spec.foo: field
 /// not declared in schema`). Scalar type mismatches are left to schema validation. [`apply`]
 /// never fails on these: it treats such lists as atomic.
-pub fn validate_config(config: &Value, schema: Option<&Node>) -> Result<(), String> {
+pub fn validate_config(config: &Value, schema: Option<&Node>) -> Result<(), ApplyError> {
     let mut errs = Vec::new();
     let mut path = Vec::new();
     validate_at(config, Ty::Root(schema), &mut path, &mut errs);
-    match errs.len() {
-        0 => Ok(()),
-        1 => Err(errs.remove(0)),
-        _ => Err(format!(
-            "errors:\n{}",
-            errs.iter()
-                .map(|e| format!("  {e}"))
-                .collect::<Vec<_>>()
-                .join("\n")
-        )),
-    }
-}
-
-fn validation_error(path: &[PathElement], msg: &str) -> String {
-    if path.is_empty() {
-        msg.to_string()
+    if errs.is_empty() {
+        Ok(())
     } else {
-        format!("{}: {msg}", path_string(path))
+        Err(ApplyError::InvalidConfig(errs))
     }
 }
 
-fn validate_at(v: &Value, ty: Ty, path: &mut Vec<PathElement>, errs: &mut Vec<String>) {
-    use typed::ListKind;
+fn validation_error(path: &[PathElement], message: String) -> ValidationError {
+    ValidationError {
+        path: path_string(path),
+        message,
+    }
+}
+
+fn validate_at(v: &Value, ty: Ty, path: &mut Vec<PathElement>, errs: &mut Vec<ValidationError>) {
     match v {
         Value::Object(m) if typed::accepts_map(ty) => {
             for (k, x) in m {
                 path.push(PathElement::Field(k.clone()));
                 if typed::undeclared(ty, k) {
-                    errs.push(validation_error(path, "field not declared in schema"));
+                    errs.push(validation_error(
+                        path,
+                        "field not declared in schema".into(),
+                    ));
                     path.pop();
                     return;
                 }
@@ -974,58 +1040,67 @@ fn validate_at(v: &Value, ty: Ty, path: &mut Vec<PathElement>, errs: &mut Vec<St
                 path.pop();
             }
         }
-        Value::Array(items) if typed::accepts_list(ty) => {
-            let lt = ty.list();
-            let mut seen = std::collections::BTreeSet::new();
-            for (i, item) in items.iter().enumerate() {
-                if matches!(lt.kind, ListKind::Atomic) {
-                    path.push(PathElement::Index(i as i64));
-                    validate_at(item, lt.elem, path, errs);
-                    path.pop();
-                    continue;
-                }
-                let Some(pe) = typed::item_pe(&lt, item) else {
-                    let why = match (&lt.kind, item) {
-                        (ListKind::Map(_), Value::Null) => {
-                            "associative list with keys may not have a null element".to_string()
-                        }
-                        (ListKind::Map(_), Value::Object(_)) => {
-                            let keys: Vec<String> = match &lt.kind {
-                                ListKind::Map(k) => k.iter().map(|k| go_quote(k)).collect(),
-                                _ => Vec::new(),
-                            };
-                            format!(
-                                "associative list with keys has an element that omits all key fields [{}] (and doesn't have default values for any key fields)",
-                                keys.join(" ")
-                            )
-                        }
-                        (ListKind::Map(_), _) => {
-                            "associative list with keys may not have non-map elements".to_string()
-                        }
-                        (_, Value::Object(_)) => {
-                            "associative list without keys has an element that's a map type"
-                                .to_string()
-                        }
-                        (_, Value::Array(_)) => {
-                            "not supported: associative list with lists as elements".to_string()
-                        }
-                        _ => "associative list without keys has an element that's an explicit null"
-                            .to_string(),
-                    };
-                    errs.push(validation_error(path, &format!("element {i}: {why}")));
-                    return;
-                };
-                if !seen.insert(pe.clone()) {
-                    errs.push(validation_error(
-                        path,
-                        &format!("duplicate entries for key {pe}"),
-                    ));
-                }
-                path.push(pe);
-                validate_at(item, lt.elem, path, errs);
-                path.pop();
-            }
-        }
+        Value::Array(items) if typed::accepts_list(ty) => validate_list(items, ty, path, errs),
         _ => {}
+    }
+}
+
+/// The items of a list: each must be identifiable (by its keys in a map list, by value in a
+/// set), once.
+fn validate_list(
+    items: &[Value],
+    ty: Ty,
+    path: &mut Vec<PathElement>,
+    errs: &mut Vec<ValidationError>,
+) {
+    let lt = ty.list();
+    let mut seen = std::collections::BTreeSet::new();
+    for (i, item) in items.iter().enumerate() {
+        let pe = if matches!(lt.kind, typed::ListKind::Atomic) {
+            PathElement::Index(i as i64)
+        } else {
+            let Some(pe) = typed::item_pe(&lt, item) else {
+                let why = unidentifiable_item(&lt.kind, item);
+                errs.push(validation_error(path, format!("element {i}: {why}")));
+                return;
+            };
+            if !seen.insert(pe.clone()) {
+                errs.push(validation_error(
+                    path,
+                    format!("duplicate entries for key {pe}"),
+                ));
+            }
+            pe
+        };
+        path.push(pe);
+        validate_at(item, lt.elem, path, errs);
+        path.pop();
+    }
+}
+
+/// Why smd cannot name an item of an associative list.
+fn unidentifiable_item(kind: &typed::ListKind, item: &Value) -> String {
+    use typed::ListKind;
+    match (kind, item) {
+        (ListKind::Map(_), Value::Null) => {
+            "associative list with keys may not have a null element".to_string()
+        }
+        (ListKind::Map(keys), Value::Object(_)) => {
+            let keys: Vec<String> = keys.iter().map(|k| go_quote(k)).collect();
+            format!(
+                "associative list with keys has an element that omits all key fields [{}] (and doesn't have default values for any key fields)",
+                keys.join(" ")
+            )
+        }
+        (ListKind::Map(_), _) => {
+            "associative list with keys may not have non-map elements".to_string()
+        }
+        (_, Value::Object(_)) => {
+            "associative list without keys has an element that's a map type".to_string()
+        }
+        (_, Value::Array(_)) => {
+            "not supported: associative list with lists as elements".to_string()
+        }
+        _ => "associative list without keys has an element that's an explicit null".to_string(),
     }
 }

@@ -673,11 +673,14 @@ fn managed_fields_decoding_errors() {
             json!({"manager": "m", "operation": "Patch", "apiVersion": "v1",
                    "fieldsType": "FieldsV1"})
         )
-        .unwrap_err(),
+        .unwrap_err()
+        .to_string(),
         "operation must be `Apply` or `Update`"
     );
     assert_eq!(
-        bad(json!({"manager": "m", "operation": "Apply", "fieldsType": "FieldsV1"})).unwrap_err(),
+        bad(json!({"manager": "m", "operation": "Apply", "fieldsType": "FieldsV1"}))
+            .unwrap_err()
+            .to_string(),
         "apiVersion must not be empty"
     );
     assert_eq!(
@@ -685,7 +688,8 @@ fn managed_fields_decoding_errors() {
             json!({"manager": "m", "operation": "Apply", "apiVersion": "v1",
                    "fieldsType": "FieldsV2"})
         )
-        .unwrap_err(),
+        .unwrap_err()
+        .to_string(),
         "invalid fieldsType \"FieldsV2\" in managed fields entry 0"
     );
     // Undecodable managedFields on the live object do not break an update: it starts afresh.
@@ -717,6 +721,7 @@ fn default_manager_from_user_agent() {
 fn validate_config_errors() {
     let s = schema();
     let ok = obj(json!({"ports": [{"name": "a"}], "free": {"anything": 1}}));
+    let validate_config = |c: &Value, s| validate_config(c, s).map_err(|e| e.to_string());
     assert_eq!(validate_config(&ok, Some(s.root())), Ok(()));
     assert_eq!(
         validate_config(
@@ -1082,5 +1087,32 @@ fn smd_merge_vectors() {
             typed::Ty::Deduced,
         );
         assert_eq!(got, Some(parse(applied)), "{live} + {applied}");
+    }
+}
+
+#[test]
+fn config_errors_are_worded_as_smd() {
+    let s = Schema::compile(
+        &json!({"type": "object", "properties": {"spec": {"type": "object",
+        "properties": {
+            "set": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "object"}},
+            "map": {"type": "array", "x-kubernetes-list-type": "map",
+                    "x-kubernetes-list-map-keys": ["k"], "items": {"type": "object",
+                    "properties": {"k": {"type": "string"}}}},
+            "lists": {"type": "array", "x-kubernetes-list-type": "set",
+                      "items": {"type": "array", "items": {"type": "string"}}}}}}}),
+    );
+    let cases = [
+        (json!({"set": [{}]}), ".spec.set: element 0: associative list without keys has an element that's a map type"),
+        (json!({"set": [null]}), ".spec.set: element 0: associative list without keys has an element that's an explicit null"),
+        (json!({"lists": [["a"]]}), ".spec.lists: element 0: not supported: associative list with lists as elements"),
+        (json!({"map": [1]}), ".spec.map: element 0: associative list with keys may not have non-map elements"),
+        (json!({"map": [null]}), ".spec.map: element 0: associative list with keys may not have a null element"),
+        (json!({"map": [{"k": "a"}, {"k": "a"}], "x": 1}),
+         "errors:\n  .spec.map: duplicate entries for key [k=\"a\"]\n  .spec.x: field not declared in schema"),
+    ];
+    for (spec, want) in cases {
+        let got = validate_config(&obj(spec.clone()), Some(s.root())).map_err(|e| e.to_string());
+        assert_eq!(got, Err(want.to_string()), "{spec}");
     }
 }

@@ -21,6 +21,7 @@ use serde_json::{Map, Value};
 
 use super::fieldpath::{values_equal, FieldSet, PathElement};
 use crate::schema::structural::{Additional, Node};
+use crate::schema::{object_meta_field, MetaFieldType};
 
 /// The smd type of a value position.
 #[derive(Debug, Clone, Copy)]
@@ -69,19 +70,6 @@ pub(crate) struct ListTy<'a> {
     pub(crate) elem: Ty<'a>,
 }
 
-const META_SCALARS: &[&str] = &[
-    "name",
-    "generateName",
-    "namespace",
-    "selfLink",
-    "uid",
-    "resourceVersion",
-    "generation",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-];
-
 const OWNER_REF_FIELDS: &[&str] = &[
     "apiVersion",
     "kind",
@@ -129,13 +117,9 @@ impl<'a> Ty<'a> {
             },
             Ty::Node(n, p) => node_field(n, p || n.preserve_unknown_fields, k),
             Ty::UntypedAtomic => (Ty::UntypedAtomic, false),
-            Ty::Meta => match k {
-                "labels" | "annotations" => (Ty::StrMap, true),
-                "finalizers" => (Ty::StrSet, true),
-                "ownerReferences" => (Ty::OwnerRefs, true),
-                "managedFields" => (Ty::AtomicList, true),
-                _ if META_SCALARS.contains(&k) => (Ty::Scalar, true),
-                _ => (Ty::Deduced, false),
+            Ty::Meta => match object_meta_field(k) {
+                Some(t) => (meta_ty(t), true),
+                None => (Ty::Deduced, false),
             },
             Ty::OwnerRef if OWNER_REF_FIELDS.contains(&k) => (Ty::Scalar, true),
             Ty::StrMap => (Ty::Scalar, false),
@@ -222,15 +206,21 @@ pub(crate) fn undeclared(ty: Ty, k: &str) -> bool {
                     None => !(p || n.preserve_unknown_fields || n.properties.is_empty()),
                 }
         }
-        Ty::Meta => {
-            !META_SCALARS.contains(&k)
-                && !matches!(
-                    k,
-                    "labels" | "annotations" | "finalizers" | "ownerReferences" | "managedFields"
-                )
-        }
+        Ty::Meta => object_meta_field(k).is_none(),
         Ty::OwnerRef => !OWNER_REF_FIELDS.contains(&k),
         _ => false,
+    }
+}
+
+/// The smd type of an ObjectMeta field: labels and annotations granular maps, finalizers a set,
+/// ownerReferences a map list keyed by uid, managedFields atomic, the rest scalars.
+fn meta_ty<'a>(t: MetaFieldType) -> Ty<'a> {
+    match t {
+        MetaFieldType::String | MetaFieldType::Int64 | MetaFieldType::Time => Ty::Scalar,
+        MetaFieldType::StringMap => Ty::StrMap,
+        MetaFieldType::StringList => Ty::StrSet,
+        MetaFieldType::OwnerReferences => Ty::OwnerRefs,
+        MetaFieldType::ManagedFields => Ty::AtomicList,
     }
 }
 

@@ -297,13 +297,13 @@ impl Filter {
         req: &Request,
     ) -> Result<Filter, ApiError> {
         let labels = LabelSelector::parse(req.query.get("labelSelector").unwrap_or(""))
-            .map_err(ApiError::bad_request)?;
+            .map_err(|e| ApiError::bad_request(e.to_string()))?;
         let fields = FieldSelector::parse(
             req.query.get("fieldSelector").unwrap_or(""),
             res.field_selectors,
             res.unsupported_field,
         )
-        .map_err(ApiError::bad_request)?;
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
         Ok(Filter {
             namespace: (res.namespaced && !info.namespace.is_empty())
                 .then(|| info.namespace.clone()),

@@ -74,6 +74,7 @@ pub fn default(x: &mut Value, s: Option<&Node>) {
 mod tests {
     use super::*;
     use crate::schema::pruning::prune_nulls;
+    use crate::schema::pruning::tests::nullable_example;
     use serde_json::json;
 
     #[test]
@@ -95,13 +96,7 @@ mod tests {
 
     #[test]
     fn seed_defaulting_and_nullable() {
-        let n = Node::compile(
-            &json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
-            "foo": {"type": "string", "nullable": false, "default": "default"},
-            "bar": {"type": "string", "nullable": true},
-            "baz": {"type": "string"}}}}}),
-        );
-        let mut obj = json!({"spec": {"foo": null, "bar": null, "baz": null}});
+        let (n, mut obj) = nullable_example();
         prune_nulls(&mut obj, Some(&n));
         default(&mut obj, Some(&n));
         assert_eq!(obj, json!({"spec": {"foo": "default", "bar": null}}));

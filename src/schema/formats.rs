@@ -73,55 +73,47 @@ fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
     cell.get_or_init(|| Regex::new(pattern).unwrap_or_else(|_| Regex::new("$^").expect("empty")))
 }
 
+/// Declares lazily compiled regexes: `name => pattern` becomes `fn name() -> &'static Regex`.
 macro_rules! rx {
-    ($name:ident, $pat:expr) => {
-        fn $name() -> &'static Regex {
-            static CELL: OnceLock<Regex> = OnceLock::new();
-            re(&CELL, $pat)
-        }
+    ($($name:ident => $pat:expr),+ $(,)?) => {
+        $(
+            fn $name() -> &'static Regex {
+                static CELL: OnceLock<Regex> = OnceLock::new();
+                re(&CELL, $pat)
+            }
+        )+
     };
 }
 
-rx!(
-    rx_uuid,
-    r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$"
-);
-rx!(
-    rx_uuid3,
-    r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?3[0-9a-f]{3}-?[0-9a-f]{4}-?[0-9a-f]{12}$"
-);
-rx!(
-    rx_uuid4,
-    r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?4[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$"
-);
-rx!(
-    rx_uuid5,
-    r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?5[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$"
-);
-rx!(
-    rx_hostname,
-    r"^([a-zA-Z0-9\p{S}\p{L}]((-?[a-zA-Z0-9\p{S}\p{L}]{0,62})?)|([a-zA-Z0-9\p{S}\p{L}](([a-zA-Z0-9\-\p{S}\p{L}]{0,61}[a-zA-Z0-9\p{S}\p{L}])?)(\.)){1,}([a-zA-Z\p{L}]){2,63})$"
-);
-rx!(rx_ssn, r"^[0-9]{3}[- ]?[0-9]{2}[- ]?[0-9]{4}$");
-rx!(rx_hexcolor, r"^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$");
-rx!(
-    rx_rgbcolor,
-    r"^rgb\(\s*(0|[1-9][0-9]?|1[0-9][0-9]?|2[0-4][0-9]|25[0-5])\s*,\s*(0|[1-9][0-9]?|1[0-9][0-9]?|2[0-4][0-9]|25[0-5])\s*,\s*(0|[1-9][0-9]?|1[0-9][0-9]?|2[0-4][0-9]|25[0-5])\s*\)$"
-);
-rx!(
-    rx_base64,
-    r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$"
-);
-rx!(
-    rx_time,
-    r"^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))$"
-);
-rx!(rx_duration_part, r"(([0-9]+)\s*([A-Za-zµ]+))");
-rx!(rx_short_name, r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$");
-rx!(
-    rx_long_name,
-    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-);
+/// strfmt's UUID pattern of a version (first digit of the third group) and variant (first
+/// digit of the fourth).
+macro_rules! uuid {
+    ($version:literal, $variant:literal) => {
+        concat!(
+            r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?",
+            $version,
+            r"[0-9a-f]{3}-?",
+            $variant,
+            r"[0-9a-f]{3}-?[0-9a-f]{12}$"
+        )
+    };
+}
+
+rx! {
+    rx_uuid => uuid!("[0-9a-f]", "[0-9a-f]"),
+    rx_uuid3 => uuid!("3", "[0-9a-f]"),
+    rx_uuid4 => uuid!("4", "[89ab]"),
+    rx_uuid5 => uuid!("5", "[89ab]"),
+    rx_hostname => r"^([a-zA-Z0-9\p{S}\p{L}]((-?[a-zA-Z0-9\p{S}\p{L}]{0,62})?)|([a-zA-Z0-9\p{S}\p{L}](([a-zA-Z0-9\-\p{S}\p{L}]{0,61}[a-zA-Z0-9\p{S}\p{L}])?)(\.)){1,}([a-zA-Z\p{L}]){2,63})$",
+    rx_ssn => r"^[0-9]{3}[- ]?[0-9]{2}[- ]?[0-9]{4}$",
+    rx_hexcolor => r"^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$",
+    rx_rgbcolor => r"^rgb\(\s*(0|[1-9][0-9]?|1[0-9][0-9]?|2[0-4][0-9]|25[0-5])\s*,\s*(0|[1-9][0-9]?|1[0-9][0-9]?|2[0-4][0-9]|25[0-5])\s*,\s*(0|[1-9][0-9]?|1[0-9][0-9]?|2[0-4][0-9]|25[0-5])\s*\)$",
+    rx_base64 => r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$",
+    rx_time => r"^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))$",
+    rx_duration_part => r"(([0-9]+)\s*([A-Za-zµ]+))",
+    rx_short_name => r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+    rx_long_name => r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
+}
 
 /// Whether `s` is valid for the (known) `format`.
 pub fn validates(format: &str, s: &str) -> bool {
@@ -488,6 +480,27 @@ mod tests {
         ];
         for (f, s, want) in cases {
             assert!(is_known(f), "{f}");
+            assert_eq!(validates(f, s), *want, "{f} {s}");
+        }
+    }
+
+    #[test]
+    fn uuid_versions_and_variants() {
+        let v3 = "123e4567-e89b-32d3-0456-426614174000";
+        let v4 = "123e4567-e89b-42d3-a456-426614174000";
+        let v5 = "123e4567e89b52d3b456426614174000";
+        let cases: &[(&str, &str, bool)] = &[
+            ("uuid", v3, true),
+            ("uuid", "123e4567-e89b-12d3-a456-42661417400", false),
+            ("uuid3", v3, true),
+            ("uuid3", v4, false),
+            ("uuid4", v4, true),
+            ("uuid4", "123e4567-e89b-42d3-0456-426614174000", false),
+            ("uuid5", v5, true),
+            ("uuid5", "123E4567-E89B-52D3-B456-426614174000", true),
+            ("uuid5", v4, false),
+        ];
+        for (f, s, want) in cases {
             assert_eq!(validates(f, s), *want, "{f} {s}");
         }
     }

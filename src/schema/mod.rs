@@ -31,6 +31,7 @@ pub mod structural;
 mod validation;
 
 pub use crd_checks::{unknown_schema_fields, validate_crd_schema};
+pub use objectmeta::{object_meta_field, MetaFieldType, ObjectMetaError};
 pub use structural::Node;
 
 use serde_json::Value;
@@ -71,7 +72,7 @@ impl Schema {
         let mut unknown = Vec::new();
         if let Some(Value::Object(meta)) = obj.get_mut("metadata") {
             meta.retain(|k, _| {
-                let known = objectmeta::OBJECT_META_FIELDS.contains(&k.as_str());
+                let known = objectmeta::object_meta_field(k).is_some();
                 if !known {
                     unknown.push(format!("metadata.{k}"));
                 }

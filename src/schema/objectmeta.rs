@@ -11,24 +11,110 @@ use crate::registry::object_meta::{
     is_dns1123_label, is_qualified_name, validate_labels_and_annotations, QUALIFIED_NAME_MSG,
 };
 
-/// The JSON fields of `metav1.ObjectMeta`.
-pub const OBJECT_META_FIELDS: [&str; 15] = [
-    "name",
-    "generateName",
-    "namespace",
-    "selfLink",
-    "uid",
-    "resourceVersion",
-    "generation",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-    "labels",
-    "annotations",
-    "ownerReferences",
-    "finalizers",
-    "managedFields",
+/// How a field of `metav1.ObjectMeta` decodes. One table serves the decoder check
+/// ([`check_object_meta`]), pruning (the other keys are unknown fields) and server-side apply
+/// (which types labels as a granular map, finalizers as a set, ...), so they cannot disagree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetaFieldType {
+    /// `string`.
+    String,
+    /// `int64`.
+    Int64,
+    /// `v1.Time`: an RFC 3339 string (or "").
+    Time,
+    /// `map[string]string` (labels, annotations).
+    StringMap,
+    /// `[]string` (finalizers).
+    StringList,
+    /// `[]v1.OwnerReference`.
+    OwnerReferences,
+    /// `[]v1.ManagedFieldsEntry`.
+    ManagedFields,
+}
+
+impl MetaFieldType {
+    /// The Go type, as encoding/json names it in an `UnmarshalTypeError`.
+    pub fn go_type(self) -> &'static str {
+        match self {
+            MetaFieldType::String => "string",
+            MetaFieldType::Int64 => "int64",
+            MetaFieldType::Time => "v1.Time",
+            MetaFieldType::StringMap => "map[string]string",
+            MetaFieldType::StringList => "[]string",
+            MetaFieldType::OwnerReferences => "[]v1.OwnerReference",
+            MetaFieldType::ManagedFields => "[]v1.ManagedFieldsEntry",
+        }
+    }
+
+    /// Whether a non-null JSON value decodes into this type (`null` elements decode to zero
+    /// values).
+    fn decodes(self, v: &Value) -> bool {
+        let all = |ok: fn(&Value) -> bool| v.as_array().is_some_and(|a| a.iter().all(ok));
+        match self {
+            MetaFieldType::String => v.is_string(),
+            MetaFieldType::Int64 => v.is_i64(),
+            MetaFieldType::Time => v
+                .as_str()
+                .is_some_and(|s| s.is_empty() || chrono::DateTime::parse_from_rfc3339(s).is_ok()),
+            MetaFieldType::StringMap => v
+                .as_object()
+                .is_some_and(|o| o.values().all(|x| x.is_string() || x.is_null())),
+            MetaFieldType::StringList => all(|x| x.is_string() || x.is_null()),
+            MetaFieldType::OwnerReferences | MetaFieldType::ManagedFields => {
+                all(|x| x.is_object() || x.is_null())
+            }
+        }
+    }
+}
+
+/// The JSON fields of `metav1.ObjectMeta`, in its field order, with their types.
+pub const OBJECT_META: [(&str, MetaFieldType); 15] = [
+    ("name", MetaFieldType::String),
+    ("generateName", MetaFieldType::String),
+    ("namespace", MetaFieldType::String),
+    ("selfLink", MetaFieldType::String),
+    ("uid", MetaFieldType::String),
+    ("resourceVersion", MetaFieldType::String),
+    ("generation", MetaFieldType::Int64),
+    ("creationTimestamp", MetaFieldType::Time),
+    ("deletionTimestamp", MetaFieldType::Time),
+    ("deletionGracePeriodSeconds", MetaFieldType::Int64),
+    ("labels", MetaFieldType::StringMap),
+    ("annotations", MetaFieldType::StringMap),
+    ("ownerReferences", MetaFieldType::OwnerReferences),
+    ("finalizers", MetaFieldType::StringList),
+    ("managedFields", MetaFieldType::ManagedFields),
 ];
+
+/// The type of ObjectMeta field `k`, or None for a key ObjectMeta does not have.
+pub fn object_meta_field(k: &str) -> Option<MetaFieldType> {
+    OBJECT_META.iter().find(|(f, _)| *f == k).map(|(_, t)| *t)
+}
+
+/// Why `metadata` does not decode into ObjectMeta, worded as encoding/json's
+/// `UnmarshalTypeError` (the apiserver reports it as the `Invalid value` detail).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ObjectMetaError {
+    /// `metadata` itself is not an object.
+    #[error("json: cannot unmarshal {json_type} into Go value of type v1.ObjectMeta")]
+    NotAnObject {
+        /// encoding/json's name of the JSON type found (`string`, `array`, ...).
+        json_type: &'static str,
+    },
+    /// A field has a JSON type its Go type does not decode from.
+    #[error(
+        "json: cannot unmarshal {json_type} into Go struct field ObjectMeta.{field} of type {}",
+        .go_type.go_type()
+    )]
+    FieldType {
+        /// encoding/json's name of the JSON type found.
+        json_type: &'static str,
+        /// The JSON name of the field.
+        field: String,
+        /// The field's type.
+        go_type: MetaFieldType,
+    },
+}
 
 fn go_json_type(v: &Value) -> &'static str {
     match v {
@@ -41,59 +127,28 @@ fn go_json_type(v: &Value) -> &'static str {
     }
 }
 
-fn unmarshal_err(v: &Value, field: &str, go_type: &str) -> String {
-    format!(
-        "json: cannot unmarshal {} into Go struct field ObjectMeta.{field} of type {go_type}",
-        go_json_type(v)
-    )
-}
-
-/// Whether `metadata` decodes into ObjectMeta; the error approximates encoding/json's.
-pub fn check_object_meta(meta: &Value) -> Result<(), String> {
+/// Whether `metadata` decodes into ObjectMeta (unknown keys are dropped by the decoder, so only
+/// the types of known ones matter).
+pub fn check_object_meta(meta: &Value) -> Result<(), ObjectMetaError> {
     let m = match meta {
         Value::Null => return Ok(()),
         Value::Object(m) => m,
         other => {
-            return Err(format!(
-                "json: cannot unmarshal {} into Go value of type v1.ObjectMeta",
-                go_json_type(other)
-            ))
+            return Err(ObjectMetaError::NotAnObject {
+                json_type: go_json_type(other),
+            })
         }
     };
     for (k, v) in m {
-        if v.is_null() {
+        let Some(go_type) = object_meta_field(k).filter(|_| !v.is_null()) else {
             continue;
-        }
-        let ok = match k.as_str() {
-            "name" | "generateName" | "namespace" | "selfLink" | "uid" | "resourceVersion" => {
-                v.is_string()
-            }
-            "generation" | "deletionGracePeriodSeconds" => v.is_i64(),
-            "creationTimestamp" | "deletionTimestamp" => v
-                .as_str()
-                .is_some_and(|s| s.is_empty() || chrono::DateTime::parse_from_rfc3339(s).is_ok()),
-            "labels" | "annotations" => v
-                .as_object()
-                .is_some_and(|o| o.values().all(|x| x.is_string() || x.is_null())),
-            "finalizers" => v
-                .as_array()
-                .is_some_and(|a| a.iter().all(|x| x.is_string() || x.is_null())),
-            "ownerReferences" | "managedFields" => v
-                .as_array()
-                .is_some_and(|a| a.iter().all(|x| x.is_object() || x.is_null())),
-            _ => true,
         };
-        if !ok {
-            let go_type = match k.as_str() {
-                "generation" | "deletionGracePeriodSeconds" => "int64",
-                "creationTimestamp" | "deletionTimestamp" => "v1.Time",
-                "labels" | "annotations" => "map[string]string",
-                "finalizers" => "[]string",
-                "ownerReferences" => "[]v1.OwnerReference",
-                "managedFields" => "[]v1.ManagedFieldsEntry",
-                _ => "string",
-            };
-            return Err(unmarshal_err(v, k, go_type));
+        if !go_type.decodes(v) {
+            return Err(ObjectMetaError::FieldType {
+                json_type: go_json_type(v),
+                field: k.clone(),
+                go_type,
+            });
         }
     }
     Ok(())
@@ -103,7 +158,7 @@ pub fn check_object_meta(meta: &Value) -> Result<(), String> {
 /// reported as `<prefix>.<field>`), empty optional fields dropped as `omitempty` does.
 pub fn coerce_meta(meta: &mut Map<String, Value>, prefix: &str, unknown: &mut Vec<String>) {
     meta.retain(|k, v| {
-        if !OBJECT_META_FIELDS.contains(&k.as_str()) {
+        if object_meta_field(k).is_none() {
             unknown.push(format!("{prefix}.{k}"));
             return false;
         }
@@ -258,7 +313,7 @@ fn validate_embedded(m: &Map<String, Value>, p: &VPath, out: &mut Vec<StatusCaus
                 }
             },
             "metadata" => match check_object_meta(v) {
-                Err(e) => out.push(invalid(&fp("metadata"), v, &e)),
+                Err(e) => out.push(invalid(&fp("metadata"), v, &e.to_string())),
                 Ok(()) => {
                     if let Value::Object(meta) = v {
                         validate_meta(meta, &fp("metadata"), out);
@@ -381,5 +436,39 @@ mod tests {
         validate(&obj, Some(&n), &VPath::root(), &mut errs);
         assert_eq!(errs[0].message, "Invalid value: 1: must be a string");
         assert_eq!(errs[1].field, "foo.metadata");
+    }
+
+    #[test]
+    fn object_meta_decoding_errors() {
+        let cases = [
+            (json!(null), None),
+            (json!({"name": "a", "bogus": 1, "labels": null}), None),
+            (json!({"creationTimestamp": ""}), None),
+            (json!({"finalizers": ["a", null]}), None),
+            (json!("x"), Some("json: cannot unmarshal string into Go value of type v1.ObjectMeta")),
+            (json!([]), Some("json: cannot unmarshal array into Go value of type v1.ObjectMeta")),
+            (json!({"name": 5}), Some("json: cannot unmarshal number into Go struct field ObjectMeta.name of type string")),
+            (json!({"generation": 1.5}), Some("json: cannot unmarshal number into Go struct field ObjectMeta.generation of type int64")),
+            (json!({"deletionTimestamp": "yesterday"}), Some("json: cannot unmarshal string into Go struct field ObjectMeta.deletionTimestamp of type v1.Time")),
+            (json!({"labels": {"a": 1}}), Some("json: cannot unmarshal object into Go struct field ObjectMeta.labels of type map[string]string")),
+            (json!({"finalizers": "a"}), Some("json: cannot unmarshal string into Go struct field ObjectMeta.finalizers of type []string")),
+            (json!({"ownerReferences": [1]}), Some("json: cannot unmarshal array into Go struct field ObjectMeta.ownerReferences of type []v1.OwnerReference")),
+            (json!({"managedFields": {}}), Some("json: cannot unmarshal object into Go struct field ObjectMeta.managedFields of type []v1.ManagedFieldsEntry")),
+        ];
+        for (meta, want) in cases {
+            let got = check_object_meta(&meta).err().map(|e| e.to_string());
+            assert_eq!(got.as_deref(), want, "{meta}");
+        }
+    }
+
+    #[test]
+    fn object_meta_fields() {
+        assert_eq!(object_meta_field("uid"), Some(MetaFieldType::String));
+        assert_eq!(
+            object_meta_field("finalizers"),
+            Some(MetaFieldType::StringList)
+        );
+        assert_eq!(object_meta_field("clusterName"), None);
+        assert_eq!(OBJECT_META.len(), 15);
     }
 }

@@ -7,25 +7,63 @@
 
 use regex::Regex;
 
+/// Why a `pattern` does not compile, worded as Go's `regexp/syntax.Error` (`error parsing regexp:
+/// <code>: `<expr>``), because the apiserver puts that text in the CRD's `Invalid value` and in
+/// the validation message of every object the pattern then fails to check.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PatternError {
+    /// `ErrInvalidRepeatOp`: a repetition of a repetition (`a**`, `a+*`), which RE2 rejects and
+    /// Rust would accept.
+    #[error("error parsing regexp: invalid nested repetition operator: `{op}`: `{pattern}`")]
+    NestedRepetition {
+        /// The two operators (`**`).
+        op: String,
+        /// The pattern as written.
+        pattern: String,
+    },
+    /// `ErrTrailingBackslash`: the pattern ends inside an escape.
+    #[error("error parsing regexp: trailing backslash at end of expression: ``: `{pattern}`")]
+    TrailingBackslash {
+        /// The pattern as written.
+        pattern: String,
+    },
+    /// Any other syntax error, found by the `regex` crate and given Go's error code where the two
+    /// agree on one (`missing closing )`).
+    #[error("error parsing regexp: {code}: `{pattern}`")]
+    Syntax {
+        /// Go's `ErrorCode` text, or the `regex` crate's own description.
+        code: String,
+        /// The pattern as written.
+        pattern: String,
+    },
+}
+
+/// CEL's regex functions report their errors as text; this keeps `?` working there.
+impl From<PatternError> for String {
+    fn from(e: PatternError) -> String {
+        e.to_string()
+    }
+}
+
 /// A compiled `pattern`: the Go source (for messages) and the regex, or why it does not compile.
 #[derive(Debug, Clone)]
 pub struct GoRegex {
     /// The pattern as written in the schema.
     pub source: String,
-    /// The compiled regex, or a Go-style parse error (`error parsing regexp: ...`).
-    pub compiled: Result<Regex, String>,
+    /// The compiled regex, or Go's parse error (kept: objects are checked against an invalid
+    /// pattern with a message that quotes it).
+    pub compiled: Result<Regex, PatternError>,
 }
 
 impl GoRegex {
     /// Compiles a Go pattern.
     pub fn new(source: &str) -> GoRegex {
-        let compiled = match translate(source) {
-            Ok(t) => regex::RegexBuilder::new(&t)
+        let compiled = translate(source).and_then(|t| {
+            regex::RegexBuilder::new(&t)
                 .size_limit(64 << 20)
                 .build()
-                .map_err(|e| go_error(source, &e)),
-            Err(e) => Err(e),
-        };
+                .map_err(|e| go_error(source, &e))
+        });
         GoRegex {
             source: source.to_string(),
             compiled,
@@ -41,8 +79,8 @@ impl GoRegex {
     }
 }
 
-/// An approximation of Go's `regexp/syntax` error text for a pattern Rust rejects.
-fn go_error(source: &str, e: &regex::Error) -> String {
+/// An approximation of Go's `regexp/syntax` error for a pattern Rust rejects.
+fn go_error(source: &str, e: &regex::Error) -> PatternError {
     let text = e.to_string();
     let detail = text
         .lines()
@@ -50,8 +88,15 @@ fn go_error(source: &str, e: &regex::Error) -> String {
         .find(|l| l.starts_with("error:"))
         .map(|l| l.trim_start_matches("error:").trim().to_string())
         .unwrap_or_else(|| text.lines().last().unwrap_or("").trim().to_string());
-    // Go's regexp/syntax error codes for the common cases.
-    let code = match detail.as_str() {
+    PatternError::Syntax {
+        code: go_error_code(&detail).to_string(),
+        pattern: source.to_string(),
+    }
+}
+
+/// Go's `regexp/syntax` error code for the `regex` crate's description of the common cases.
+fn go_error_code(detail: &str) -> &str {
+    match detail {
         "unclosed group" => "missing closing )",
         "unopened group" => "unexpected )",
         "unclosed character class" => "missing closing ]",
@@ -59,8 +104,7 @@ fn go_error(source: &str, e: &regex::Error) -> String {
         "invalid repetition count range, the start must be <= the end" => "invalid repeat count",
         d if d.contains("escape") => "invalid escape sequence",
         d => d,
-    };
-    format!("error parsing regexp: {code}: `{source}`")
+    }
 }
 
 const DIGIT: &str = "0-9";
@@ -68,153 +112,194 @@ const WORD: &str = "0-9A-Za-z_";
 const SPACE: &str = "\\t\\n\\x0C\\r ";
 
 /// Rewrites a Go RE2 pattern so that the Rust `regex` crate matches exactly the same strings.
-pub fn translate(p: &str) -> Result<String, String> {
-    let chars: Vec<char> = p.chars().collect();
-    let mut out = String::with_capacity(p.len() + 8);
-    let mut i = 0;
-    let mut in_class = false;
-    let mut class_start = 0usize;
-    // Go rejects a repetition of a repetition (`a**`, `a+*`), except one lazy `?`.
-    let mut after_rep = false;
-    let mut lazy_taken = false;
-    while i < chars.len() {
-        let c = chars[i];
-        if !in_class && c != '\\' {
-            let rep_len = repetition_len(&chars[i..]);
-            if rep_len > 0 {
-                if after_rep {
-                    if c == '?' && !lazy_taken {
-                        lazy_taken = true;
-                        out.push('?');
-                        i += 1;
-                        continue;
-                    }
-                    let op: String = chars[i - 1..i + rep_len].iter().collect();
-                    return Err(format!(
-                        "error parsing regexp: invalid nested repetition operator: `{op}`: `{p}`"
-                    ));
-                }
-                after_rep = true;
-                lazy_taken = false;
-                for ch in &chars[i..i + rep_len] {
-                    out.push(*ch);
-                }
-                i += rep_len;
-                continue;
-            }
-            after_rep = false;
-        } else {
-            after_rep = false;
-        }
-        if c == '\\' {
-            let Some(&n) = chars.get(i + 1) else {
-                return Err(format!(
-                    "error parsing regexp: trailing backslash at end of expression: ``: `{p}`"
-                ));
-            };
-            i += 2;
-            if n == 'Q' {
-                // \Q...\E quotes literally.
-                let mut lit = String::new();
-                while i < chars.len() {
-                    if chars[i] == '\\' && chars.get(i + 1) == Some(&'E') {
-                        i += 2;
-                        break;
-                    }
-                    lit.push(chars[i]);
-                    i += 1;
-                }
-                for ch in lit.chars() {
-                    if in_class {
-                        out.push_str(&class_escape(ch));
-                    } else {
-                        out.push_str(&regex::escape(&ch.to_string()));
-                    }
-                }
-                continue;
-            }
-            let (set, neg) = match n {
-                'd' => (Some(DIGIT), false),
-                'D' => (Some(DIGIT), true),
-                'w' => (Some(WORD), false),
-                'W' => (Some(WORD), true),
-                's' => (Some(SPACE), false),
-                'S' => (Some(SPACE), true),
-                _ => (None, false),
-            };
-            if let Some(set) = set {
-                match (in_class, neg) {
-                    (true, false) => out.push_str(set),
-                    (_, true) => {
-                        out.push_str("[^");
-                        out.push_str(set);
-                        out.push(']');
-                    }
-                    (false, false) => {
-                        out.push('[');
-                        out.push_str(set);
-                        out.push(']');
-                    }
-                }
-                continue;
-            }
-            if !in_class && (n == 'b' || n == 'B') {
-                out.push_str(if n == 'b' { "(?-u:\\b)" } else { "(?-u:\\B)" });
-                continue;
-            }
-            out.push('\\');
-            out.push(n);
-            continue;
-        }
-        if in_class {
-            match c {
-                ']' if i > class_start => {
-                    in_class = false;
-                    out.push(']');
-                }
-                '[' => {
-                    // POSIX class [:alpha:] is the only bracket Go allows inside a class.
-                    if chars.get(i + 1) == Some(&':') {
-                        if let Some(end) = find_posix_end(&chars, i + 2) {
-                            for ch in &chars[i..=end] {
-                                out.push(*ch);
-                            }
-                            i = end + 1;
-                            continue;
-                        }
-                    }
-                    out.push_str("\\[");
-                }
-                '&' | '~' => {
-                    out.push('\\');
-                    out.push(c);
-                }
-                '-' if chars.get(i + 1) == Some(&'-') => out.push_str("\\-"),
-                _ => out.push(c),
-            }
-            i += 1;
-            continue;
-        }
-        if c == '[' {
-            in_class = true;
-            out.push('[');
-            i += 1;
-            if chars.get(i) == Some(&'^') {
-                out.push('^');
-                i += 1;
-            }
-            // A ']' right after the opening bracket is a literal.
-            class_start = i + 1;
-            if chars.get(i) == Some(&']') {
-                out.push_str("\\]");
-                i += 1;
-            }
-            continue;
-        }
-        out.push(c);
-        i += 1;
+pub fn translate(p: &str) -> Result<String, PatternError> {
+    let mut t = Translator {
+        source: p,
+        chars: p.chars().collect(),
+        out: String::with_capacity(p.len() + 8),
+        i: 0,
+        in_class: false,
+        class_start: 0,
+        after_rep: false,
+        lazy_taken: false,
+    };
+    while t.i < t.chars.len() {
+        t.step()?;
     }
-    Ok(out)
+    Ok(t.out)
+}
+
+/// The state of [`translate`]: a cursor over the Go pattern and the Rust pattern written so far.
+struct Translator<'p> {
+    source: &'p str,
+    chars: Vec<char>,
+    out: String,
+    i: usize,
+    /// Inside `[...]`.
+    in_class: bool,
+    /// Where a `]` would close the class (one right after `[` or `[^` is a literal).
+    class_start: usize,
+    /// The last token was a repetition operator...
+    after_rep: bool,
+    /// ...already followed by its one lazy `?`.
+    lazy_taken: bool,
+}
+
+impl Translator<'_> {
+    /// Translates the token at the cursor.
+    fn step(&mut self) -> Result<(), PatternError> {
+        let c = self.chars[self.i];
+        if !self.in_class && c != '\\' && self.repetition(c)? {
+            return Ok(());
+        }
+        self.after_rep = false;
+        if c == '\\' {
+            return self.escape();
+        }
+        if self.in_class {
+            self.class_char(c);
+        } else if c == '[' {
+            self.open_class();
+        } else {
+            self.out.push(c);
+            self.i += 1;
+        }
+        Ok(())
+    }
+
+    /// Copies a repetition operator at the cursor (false if there is none). Go rejects a
+    /// repetition of a repetition (`a**`, `a+*`), except one lazy `?`.
+    fn repetition(&mut self, c: char) -> Result<bool, PatternError> {
+        let rep_len = repetition_len(&self.chars[self.i..]);
+        if rep_len == 0 {
+            return Ok(false);
+        }
+        if self.after_rep {
+            if c == '?' && !self.lazy_taken {
+                self.lazy_taken = true;
+                self.out.push('?');
+                self.i += 1;
+                return Ok(true);
+            }
+            return Err(PatternError::NestedRepetition {
+                op: self.chars[self.i - 1..self.i + rep_len].iter().collect(),
+                pattern: self.source.to_string(),
+            });
+        }
+        self.after_rep = true;
+        self.lazy_taken = false;
+        self.out.extend(&self.chars[self.i..self.i + rep_len]);
+        self.i += rep_len;
+        Ok(true)
+    }
+
+    /// An escape: `\Q...\E`, the ASCII-only Perl classes and word boundaries, or itself.
+    fn escape(&mut self) -> Result<(), PatternError> {
+        let Some(&n) = self.chars.get(self.i + 1) else {
+            return Err(PatternError::TrailingBackslash {
+                pattern: self.source.to_string(),
+            });
+        };
+        self.i += 2;
+        match n {
+            'Q' => self.quoted(),
+            'b' if !self.in_class => self.out.push_str("(?-u:\\b)"),
+            'B' if !self.in_class => self.out.push_str("(?-u:\\B)"),
+            _ => match perl_class(n) {
+                Some((set, negated)) => self.push_class(set, negated),
+                None => {
+                    self.out.push('\\');
+                    self.out.push(n);
+                }
+            },
+        }
+        Ok(())
+    }
+
+    /// `\Q...\E` quotes literally (to the end of the pattern without `\E`).
+    fn quoted(&mut self) {
+        while self.i < self.chars.len() {
+            let ch = self.chars[self.i];
+            if ch == '\\' && self.chars.get(self.i + 1) == Some(&'E') {
+                self.i += 2;
+                return;
+            }
+            if self.in_class {
+                self.out.push_str(&class_escape(ch));
+            } else {
+                self.out.push_str(&regex::escape(&ch.to_string()));
+            }
+            self.i += 1;
+        }
+    }
+
+    /// A Perl class spelled out as ASCII ranges: bare inside a class, bracketed outside.
+    fn push_class(&mut self, set: &str, negated: bool) {
+        if self.in_class && !negated {
+            self.out.push_str(set);
+            return;
+        }
+        self.out.push_str(if negated { "[^" } else { "[" });
+        self.out.push_str(set);
+        self.out.push(']');
+    }
+
+    /// A character inside `[...]`, where Go reads `[`, `&&`, `~~` and `--` literally.
+    fn class_char(&mut self, c: char) {
+        match c {
+            ']' if self.i > self.class_start => {
+                self.in_class = false;
+                self.out.push(']');
+            }
+            '[' => {
+                // POSIX class [:alpha:] is the only bracket Go allows inside a class.
+                if self.chars.get(self.i + 1) == Some(&':') {
+                    if let Some(end) = find_posix_end(&self.chars, self.i + 2) {
+                        self.out.extend(&self.chars[self.i..=end]);
+                        self.i = end + 1;
+                        return;
+                    }
+                }
+                self.out.push_str("\\[");
+            }
+            '&' | '~' => {
+                self.out.push('\\');
+                self.out.push(c);
+            }
+            '-' if self.chars.get(self.i + 1) == Some(&'-') => self.out.push_str("\\-"),
+            _ => self.out.push(c),
+        }
+        self.i += 1;
+    }
+
+    /// `[` or `[^`; a `]` right after it is a literal.
+    fn open_class(&mut self) {
+        self.in_class = true;
+        self.out.push('[');
+        self.i += 1;
+        if self.chars.get(self.i) == Some(&'^') {
+            self.out.push('^');
+            self.i += 1;
+        }
+        self.class_start = self.i + 1;
+        if self.chars.get(self.i) == Some(&']') {
+            self.out.push_str("\\]");
+            self.i += 1;
+        }
+    }
+}
+
+/// The ASCII set of a Perl class escape (`\d`, `\W`, ...) and whether it is negated.
+fn perl_class(n: char) -> Option<(&'static str, bool)> {
+    Some(match n {
+        'd' => (DIGIT, false),
+        'D' => (DIGIT, true),
+        'w' => (WORD, false),
+        'W' => (WORD, true),
+        's' => (SPACE, false),
+        'S' => (SPACE, true),
+        _ => return None,
+    })
 }
 
 /// Length of a repetition operator at the start of `c` (`*`, `+`, `?`, `{n}`, `{n,}`, `{n,m}`),
@@ -308,5 +393,68 @@ mod tests {
             assert!(!r.is_match("x"));
         }
         assert!(GoRegex::new("(").compiled.is_err());
+    }
+
+    #[test]
+    fn translations() {
+        let cases = [
+            (r"^\d+$", "^[0-9]+$"),
+            (r"[\d-]", "[0-9-]"),
+            (r"\D", "[^0-9]"),
+            (r"[\S]", "[[^\\t\\n\\x0C\\r ]]"),
+            (r"\bx\B", "(?-u:\\b)x(?-u:\\B)"),
+            (r"[\b]", "[\\b]"),
+            (r"a*?", "a*?"),
+            (r"a{2,3}", "a{2,3}"),
+            (r"a{x}", "a{x}"),
+            (r"[]a]", "[\\]a]"),
+            (r"[^]a]", "[^\\]a]"),
+            (r"[a&&b~~c--d]", "[a\\&\\&b\\~\\~c\\--d]"),
+            (r"[[:alpha:][]", "[[:alpha:]\\[]"),
+            (r"\Q.*\E+", "\\.\\*+"),
+            (r"[\Q]\E]", "[\\]]"),
+            (r"\Qa.", "a\\."),
+        ];
+        for (go, rust) in cases {
+            assert_eq!(translate(go).as_deref(), Ok(rust), "{go}");
+        }
+    }
+
+    #[test]
+    fn errors_are_worded_as_go() {
+        let cases = [
+            (
+                "a**",
+                "error parsing regexp: invalid nested repetition operator: `**`: `a**`",
+            ),
+            (
+                "a+?*",
+                "error parsing regexp: invalid nested repetition operator: `?*`: `a+?*`",
+            ),
+            (
+                "a\\",
+                "error parsing regexp: trailing backslash at end of expression: ``: `a\\`",
+            ),
+            ("(", "error parsing regexp: missing closing ): `(`"),
+            (")", "error parsing regexp: unexpected ): `)`"),
+            ("[a", "error parsing regexp: missing closing ]: `[a`"),
+            (
+                "a{2,1}",
+                "error parsing regexp: invalid repeat count: `a{2,1}`",
+            ),
+        ];
+        for (p, want) in cases {
+            let got = GoRegex::new(p)
+                .compiled
+                .map(|_| ())
+                .map_err(|e| e.to_string());
+            assert_eq!(got, Err(want.to_string()), "{p}");
+        }
+        assert_eq!(
+            String::from(PatternError::TrailingBackslash {
+                pattern: "\\".into()
+            }),
+            "error parsing regexp: trailing backslash at end of expression: ``: `\\`"
+        );
     }
 }

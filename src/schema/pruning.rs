@@ -2,7 +2,7 @@
 //! and records each removal in the apiserver's unknown-field wording (`spec.foo`,
 //! `spec.items[0].bar`), for `fieldValidation=Strict|Warn`.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::structural::{maps_are_sorted, Node};
 use super::validation::{Seg, VPath};
@@ -56,23 +56,10 @@ fn prune_node(
                 m.clear();
                 return;
             };
-            let embedded = embedded_override || s.embedded_resource;
             // Known fields are pruned in place; unknown ones, which are rare, are collected and
             // removed afterwards (rebuilding the map with `retain` would cost on every object).
             let mut unknown: Vec<String> = Vec::new();
-            let mut props = s.prop_cursor(m.len());
-            for (k, v) in m.iter_mut() {
-                if embedded && is_meta(k) {
-                    continue;
-                }
-                if let Some(prop) = props.get(k) {
-                    prune_node(v, Some(prop), false, &p.child(Seg::Prop(k)), t);
-                } else if s.additional.is_some() {
-                    prune_node(v, s.additional_schema(), false, &p.child(Seg::Prop(k)), t);
-                } else {
-                    unknown.push(k.clone());
-                }
-            }
+            prune_fields(m, s, embedded_override, p, t, Some(&mut unknown));
             for k in &unknown {
                 // apiVersion/kind/metadata directly under the root are removed silently.
                 if !is_meta(k) || !p.field().is_empty() {
@@ -98,22 +85,10 @@ fn prune_node(
     }
 }
 
+/// Below `x-kubernetes-preserve-unknown-fields`: unknown fields are kept, known ones pruned.
 fn skip_prune(x: &mut Value, s: &Node, embedded_override: bool, p: &VPath, t: &mut Tracker) {
     match x {
-        Value::Object(m) => {
-            let embedded = embedded_override || s.embedded_resource;
-            let mut props = s.prop_cursor(m.len());
-            for (k, v) in m.iter_mut() {
-                if embedded && is_meta(k) {
-                    continue;
-                }
-                if let Some(prop) = props.get(k) {
-                    prune_node(v, Some(prop), false, &p.child(Seg::Prop(k)), t);
-                } else if s.additional.is_some() {
-                    prune_node(v, s.additional_schema(), false, &p.child(Seg::Prop(k)), t);
-                }
-            }
-        }
+        Value::Object(m) => prune_fields(m, s, embedded_override, p, t, None),
         Value::Array(a) => {
             if let Some(items) = s.items.as_deref() {
                 for (i, v) in a.iter_mut().enumerate() {
@@ -122,6 +97,33 @@ fn skip_prune(x: &mut Value, s: &Node, embedded_override: bool, p: &VPath, t: &m
             }
         }
         _ => {}
+    }
+}
+
+/// Prunes the values of the fields of `m` that `s` specifies (by `properties` or
+/// `additionalProperties`), leaving apiVersion/kind/metadata of an embedded resource alone;
+/// the names of the other fields go to `unknown`, when given.
+fn prune_fields(
+    m: &mut Map<String, Value>,
+    s: &Node,
+    embedded_override: bool,
+    p: &VPath,
+    t: &mut Tracker,
+    mut unknown: Option<&mut Vec<String>>,
+) {
+    let embedded = embedded_override || s.embedded_resource;
+    let mut props = s.prop_cursor(m.len());
+    for (k, v) in m.iter_mut() {
+        if embedded && is_meta(k) {
+            continue;
+        }
+        if let Some(prop) = props.get(k) {
+            prune_node(v, Some(prop), false, &p.child(Seg::Prop(k)), t);
+        } else if s.additional.is_some() {
+            prune_node(v, s.additional_schema(), false, &p.child(Seg::Prop(k)), t);
+        } else if let Some(u) = unknown.as_deref_mut() {
+            u.push(k.clone());
+        }
     }
 }
 
@@ -180,7 +182,7 @@ pub fn prune_nulls(x: &mut Value, s: Option<&Node>) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use serde_json::json;
 
@@ -255,15 +257,20 @@ mod tests {
         assert_eq!(obj["pod"]["spec"], json!({}));
     }
 
-    #[test]
-    fn seed_nullable_example_prunes_nulls() {
+    /// The documentation's nullable example: its schema and an object of nulls.
+    pub(in crate::schema) fn nullable_example() -> (Node, Value) {
         let n = Node::compile(
             &json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
             "foo": {"type": "string", "nullable": false, "default": "default"},
             "bar": {"type": "string", "nullable": true},
             "baz": {"type": "string"}}}}}),
         );
-        let mut obj = json!({"spec": {"foo": null, "bar": null, "baz": null}});
+        (n, json!({"spec": {"foo": null, "bar": null, "baz": null}}))
+    }
+
+    #[test]
+    fn seed_nullable_example_prunes_nulls() {
+        let (n, mut obj) = nullable_example();
         prune_nulls(&mut obj, Some(&n));
         assert_eq!(obj, json!({"spec": {"foo": null, "bar": null}}));
     }

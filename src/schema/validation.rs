@@ -58,44 +58,22 @@ impl<'a> VPath<'a> {
     /// kube-openapi's path string: `spec.replicas`, `spec.items[0]`, `spec.map.key`.
     pub fn openapi(&self) -> String {
         let mut s = String::new();
-        self.write_openapi(&mut s);
+        self.write(&mut s, false);
         s
-    }
-
-    fn write_openapi(&self, s: &mut String) {
-        if let Some(p) = self.parent {
-            p.write_openapi(s);
-        }
-        match self.seg {
-            Seg::Root => {}
-            Seg::Prop(n) => {
-                if !s.is_empty() {
-                    s.push('.');
-                }
-                s.push_str(n);
-            }
-            Seg::Key(k) => {
-                s.push('.');
-                s.push_str(k);
-            }
-            Seg::Index(i) => {
-                s.push('[');
-                s.push_str(&i.to_string());
-                s.push(']');
-            }
-        }
     }
 
     /// `field.Path` rendering: `spec.template[key].items[0]` (empty at the root).
     pub fn field(&self) -> String {
         let mut s = String::new();
-        self.write_field(&mut s);
+        self.write(&mut s, true);
         s
     }
 
-    fn write_field(&self, s: &mut String) {
+    /// Renders the path; the two renderings differ only in how map keys are written (`.k` for
+    /// kube-openapi, `[k]` for field paths).
+    fn write(&self, s: &mut String, bracket_keys: bool) {
         if let Some(p) = self.parent {
-            p.write_field(s);
+            p.write(s, bracket_keys);
         }
         match self.seg {
             Seg::Root => {}
@@ -105,10 +83,14 @@ impl<'a> VPath<'a> {
                 }
                 s.push_str(n);
             }
-            Seg::Key(k) => {
+            Seg::Key(k) if bracket_keys => {
                 s.push('[');
                 s.push_str(k);
                 s.push(']');
+            }
+            Seg::Key(k) => {
+                s.push('.');
+                s.push_str(k);
             }
             Seg::Index(i) => {
                 s.push('[');
@@ -169,6 +151,12 @@ impl VErr {
         }
     }
 
+    /// The limit of a length or count error, which the field error quotes.
+    fn with_valid(mut self, valid: i64) -> VErr {
+        self.valid = valid;
+        self
+    }
+
     fn plain(message: String) -> VErr {
         VErr::new(Code::Plain, String::new(), message, Value::Null)
     }
@@ -177,86 +165,87 @@ impl VErr {
     /// `base` (None for a whole custom resource, which the apiserver prints as `<nil>` when the
     /// error has no path).
     pub fn to_cause(&self, base: Option<&str>) -> StatusCause {
-        let child = |name: &str| -> String {
-            match base {
-                Some(b) if !b.is_empty() => format!("{b}.{name}"),
-                _ => name.to_string(),
-            }
-        };
-        let base_field = base.map(str::to_string).unwrap_or_else(|| "<nil>".into());
-        if self.code == Code::Plain {
-            return StatusCause {
-                reason: "FieldValueInvalid".into(),
-                message: format!("Invalid value: \"\": {}", self.message),
-                field: base_field,
-            };
-        }
-        let field = if self.name.is_empty() || self.name == "." {
-            base_field
-        } else {
-            child(self.name.strip_prefix('.').unwrap_or(&self.name))
-        };
-        let value_or_empty = || {
-            if self.value.is_null() {
-                "\"\"".to_string()
-            } else {
-                error_value(&self.value)
-            }
-        };
-        let (reason, message) = match self.code {
-            Code::Required => ("FieldValueRequired", "Required value".to_string()),
-            Code::Enum => {
-                let quoted: Vec<String> = self
-                    .values
-                    .iter()
-                    .map(|v| match v {
-                        Value::String(s) => go_quote(s),
-                        other => go_quote(&go_json(other)),
-                    })
-                    .collect();
-                (
-                    "FieldValueNotSupported",
-                    format!(
-                        "Unsupported value: {}: supported values: {}",
-                        error_value(&self.value),
-                        quoted.join(", ")
-                    ),
-                )
-            }
-            Code::TooLong => {
-                let unit = if self.valid == 1 { "byte" } else { "bytes" };
-                let msg = if self.valid >= 0 {
-                    format!("Too long: may not be more than {} {unit}", self.valid)
-                } else {
-                    "Too long: value is too long".to_string()
-                };
-                ("FieldValueTooLong", msg)
-            }
-            Code::MaxItems | Code::TooManyProperties => {
-                let unit = if self.valid == 1 { "item" } else { "items" };
-                (
-                    "FieldValueTooMany",
-                    format!(
-                        "Too many: {}: must have at most {} {unit}",
-                        error_value(&self.value),
-                        self.valid
-                    ),
-                )
-            }
-            Code::InvalidType => (
-                "FieldValueTypeInvalid",
-                format!("Invalid value: {}: {}", value_or_empty(), self.message),
-            ),
-            Code::Other | Code::Plain => (
-                "FieldValueInvalid",
-                format!("Invalid value: {}: {}", value_or_empty(), self.message),
-            ),
-        };
+        let (reason, message) = self.reason_and_message();
         StatusCause {
             reason: reason.into(),
             message,
-            field,
+            field: self.field(base),
         }
+    }
+
+    /// The field path of the error: its name under `base`; a plain error, or one without a
+    /// name, is reported on `base` itself.
+    fn field(&self, base: Option<&str>) -> String {
+        let base_field = || base.map_or_else(|| "<nil>".to_string(), str::to_string);
+        if self.code == Code::Plain || self.name.is_empty() || self.name == "." {
+            return base_field();
+        }
+        let name = self.name.strip_prefix('.').unwrap_or(&self.name);
+        match base {
+            Some(b) if !b.is_empty() => format!("{b}.{name}"),
+            _ => name.to_string(),
+        }
+    }
+
+    /// The field error type and its message, as the apiserver's `field.Error` prints them.
+    fn reason_and_message(&self) -> (&'static str, String) {
+        match self.code {
+            Code::Plain => (
+                "FieldValueInvalid",
+                format!("Invalid value: \"\": {}", self.message),
+            ),
+            Code::Required => ("FieldValueRequired", "Required value".to_string()),
+            Code::Enum => ("FieldValueNotSupported", self.not_supported_message()),
+            Code::TooLong => ("FieldValueTooLong", self.too_long_message()),
+            Code::MaxItems | Code::TooManyProperties => {
+                let unit = if self.valid == 1 { "item" } else { "items" };
+                let message = format!(
+                    "Too many: {}: must have at most {} {unit}",
+                    error_value(&self.value),
+                    self.valid
+                );
+                ("FieldValueTooMany", message)
+            }
+            Code::InvalidType => ("FieldValueTypeInvalid", self.invalid_message()),
+            Code::Other => ("FieldValueInvalid", self.invalid_message()),
+        }
+    }
+
+    /// `field.NotSupported`: the value and the quoted allowed values.
+    fn not_supported_message(&self) -> String {
+        let quoted: Vec<String> = self
+            .values
+            .iter()
+            .map(|v| match v {
+                Value::String(s) => go_quote(s),
+                other => go_quote(&go_json(other)),
+            })
+            .collect();
+        format!(
+            "Unsupported value: {}: supported values: {}",
+            error_value(&self.value),
+            quoted.join(", ")
+        )
+    }
+
+    /// `field.TooLong`, with the limit when there is one.
+    fn too_long_message(&self) -> String {
+        let unit = if self.valid == 1 { "byte" } else { "bytes" };
+        if self.valid >= 0 {
+            format!("Too long: may not be more than {} {unit}", self.valid)
+        } else {
+            "Too long: value is too long".to_string()
+        }
+    }
+
+    /// `field.Invalid` with kube-openapi's message (a missing value prints as `""`).
+    fn invalid_message(&self) -> String {
+        let value = if self.value.is_null() {
+            "\"\"".to_string()
+        } else {
+            error_value(&self.value)
+        };
+        format!("Invalid value: {value}: {}", self.message)
     }
 }
 
@@ -397,126 +386,125 @@ fn type_validate(n: &Node, d: &Value, p: &VPath, r: &mut VRes) {
     r.inc()
 }
 
+/// kube-openapi's junctor validators, each merged in turn: `anyOf`, `oneOf`, `allOf`, `not`.
 fn junctors_validate(n: &Node, d: &Value, p: &VPath, main: &mut VRes) {
     if !n.any_of.is_empty() {
-        let mut best: Option<VRes> = None;
-        let mut first_success: Option<VRes> = None;
-        let mut succeeded = false;
-        for s in &n.any_of {
-            let r = schema_validate(s, d, p, None);
-            if r.is_valid() {
-                best = None;
-                succeeded = true;
-                first_success.get_or_insert(r);
-                break;
-            }
-            if best.as_ref().is_none_or(|b| r.matches > b.matches) {
-                best = Some(r);
-            }
-        }
-        if !succeeded {
-            main.add(VErr::plain(format!(
-                "{} must validate at least one schema (anyOf)",
-                go_quote(&p.openapi())
-            )));
-        }
-        if let Some(b) = best {
-            main.merge(b);
-        } else if let Some(f) = first_success {
-            main.merge(f);
-        }
+        any_of_validate(&n.any_of, d, p, main);
     }
     if !n.one_of.is_empty() {
-        let mut best: Option<VRes> = None;
-        let mut first_success: Option<VRes> = None;
-        let mut validated = 0;
-        for s in &n.one_of {
-            let r = schema_validate(s, d, p, None);
-            if r.is_valid() {
-                validated += 1;
-                best = None;
-                first_success.get_or_insert(r);
-                continue;
-            }
-            if validated == 0 && best.as_ref().is_none_or(|b| r.matches > b.matches) {
-                best = Some(r);
-            }
-        }
-        if validated != 1 {
-            let extra = if validated == 0 {
-                "Found none valid".to_string()
-            } else {
-                format!("Found {validated} valid alternatives")
-            };
-            main.add(VErr::plain(format!(
-                "{} must validate one and only one schema (oneOf). {extra}",
-                go_quote(&p.openapi())
-            )));
-            if let Some(b) = best {
-                main.merge(b);
-            }
-        } else if let Some(f) = first_success {
-            main.merge(f);
-        }
+        one_of_validate(&n.one_of, d, p, main);
     }
     if !n.all_of.is_empty() {
-        let mut validated = 0;
-        for s in &n.all_of {
-            let r = schema_validate(s, d, p, None);
-            if r.is_valid() {
-                validated += 1;
-            }
-            main.merge(r);
-        }
-        if validated != n.all_of.len() {
-            let extra = if validated == 0 {
-                ". None validated"
-            } else {
-                ""
-            };
-            main.add(VErr::plain(format!(
-                "{} must validate all the schemas (allOf){extra}",
-                go_quote(&p.openapi())
-            )));
-        }
+        all_of_validate(&n.all_of, d, p, main);
     }
     if let Some(not) = &n.not {
         if schema_validate(not, d, p, None).is_valid() {
-            main.add(VErr::plain(format!(
-                "{} must not validate the schema (not)",
-                go_quote(&p.openapi())
-            )));
+            main.add(junctor_err(p, "must not validate the schema (not)"));
         }
     }
     main.inc();
+}
+
+/// A junctor's own error: the quoted path and what it wants.
+fn junctor_err(p: &VPath, what: &str) -> VErr {
+    VErr::plain(format!("{} {what}", go_quote(&p.openapi())))
+}
+
+/// Keeps the failing branch that matched most (the first of equals): its errors are the ones
+/// reported with the junctor's.
+fn keep_best(best: &mut Option<VRes>, r: VRes) {
+    if best.as_ref().is_none_or(|b| r.matches > b.matches) {
+        *best = Some(r);
+    }
+}
+
+/// `anyOf`: the first valid branch wins; otherwise the error, and the errors of the branch that
+/// matched most.
+fn any_of_validate(any_of: &[Node], d: &Value, p: &VPath, main: &mut VRes) {
+    let mut best: Option<VRes> = None;
+    for s in any_of {
+        let r = schema_validate(s, d, p, None);
+        if r.is_valid() {
+            main.merge(r);
+            return;
+        }
+        keep_best(&mut best, r);
+    }
+    main.add(junctor_err(p, "must validate at least one schema (anyOf)"));
+    if let Some(b) = best {
+        main.merge(b);
+    }
+}
+
+/// `oneOf`: exactly one branch must be valid; with none, the errors of the branch that matched
+/// most are reported too.
+fn one_of_validate(one_of: &[Node], d: &Value, p: &VPath, main: &mut VRes) {
+    let mut best: Option<VRes> = None;
+    let mut first_success: Option<VRes> = None;
+    let mut validated = 0;
+    for s in one_of {
+        let r = schema_validate(s, d, p, None);
+        if r.is_valid() {
+            validated += 1;
+            best = None;
+            first_success.get_or_insert(r);
+            continue;
+        }
+        if validated == 0 {
+            keep_best(&mut best, r);
+        }
+    }
+    if validated == 1 {
+        if let Some(f) = first_success {
+            main.merge(f);
+        }
+        return;
+    }
+    let extra = if validated == 0 {
+        "Found none valid".to_string()
+    } else {
+        format!("Found {validated} valid alternatives")
+    };
+    let what = format!("must validate one and only one schema (oneOf). {extra}");
+    main.add(junctor_err(p, &what));
+    if let Some(b) = best {
+        main.merge(b);
+    }
+}
+
+/// `allOf`: every branch's errors, and one more unless all are valid.
+fn all_of_validate(all_of: &[Node], d: &Value, p: &VPath, main: &mut VRes) {
+    let mut validated = 0;
+    for s in all_of {
+        let r = schema_validate(s, d, p, None);
+        if r.is_valid() {
+            validated += 1;
+        }
+        main.merge(r);
+    }
+    if validated != all_of.len() {
+        let extra = if validated == 0 {
+            ". None validated"
+        } else {
+            ""
+        };
+        let what = format!("must validate all the schemas (allOf){extra}");
+        main.add(junctor_err(p, &what));
+    }
 }
 
 fn string_validate(n: &Node, s: &str, d: &Value, p: &VPath, r: &mut VRes) {
     if let Some(max) = n.max_length {
         // Byte length bounds the character count: count only when it can matter.
         if s.len() as i64 > max && s.chars().count() as i64 > max {
-            let path = p.openapi();
-            let mut e = VErr::new(
-                Code::TooLong,
-                path.clone(),
-                format!("{path} in body should be at most {max} chars long"),
-                d.clone(),
-            );
-            e.valid = max;
-            return r.add(e);
+            let msg = |path: &str| format!("{path} in body should be at most {max} chars long");
+            return r.add(num_err(Code::TooLong, p, msg, d).with_valid(max));
         }
     }
     if let Some(min) = n.min_length {
         if (s.chars().count() as i64) < min {
-            let path = p.openapi();
-            let mut e = VErr::new(
-                Code::Other,
-                path.clone(),
-                format!("{path} in body should be at least {min} chars long"),
-                d.clone(),
-            );
-            e.valid = min;
-            return r.add(e);
+            let msg = |path: &str| format!("{path} in body should be at least {min} chars long");
+            return r.add(num_err(Code::Other, p, msg, d).with_valid(min));
         }
     }
     if let Some(re) = &n.pattern {
@@ -583,7 +571,8 @@ fn num_err(code: Code, p: &VPath, msg: impl FnOnce(&str) -> String, value: &Valu
     VErr::new(code, path, message, value.clone())
 }
 
-fn bound_violated(data: f64, bound: f64, exclusive: bool, upper: bool) -> bool {
+/// Whether `data` is beyond `bound` (above it for an upper bound).
+fn bound_violated<T: PartialOrd>(data: T, bound: T, exclusive: bool, upper: bool) -> bool {
     if upper {
         (!exclusive && data > bound) || (exclusive && data >= bound)
     } else {
@@ -606,141 +595,171 @@ fn bound_err(p: &VPath, bound: String, exclusive: bool, upper: bool, d: &Value) 
     )
 }
 
+/// A JSON number for a float (`null` for NaN and infinities, as Go's nil).
+fn float_value(f: f64) -> Value {
+    serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)
+}
+
+/// A number being validated, with the type and format its checks use.
+struct NumCheck<'a> {
+    v: GoNum,
+    d: &'a Value,
+    p: &'a VPath<'a>,
+    type_name: &'static str,
+    format: &'a str,
+}
+
+impl NumCheck<'_> {
+    /// Checks that `bound` (of a `prefix` keyword) is representable in the type and format,
+    /// adding the plain error if not; true when it is, and the value is compared natively.
+    fn native_bound(&self, bound: f64, prefix: &str, r: &mut VRes) -> bool {
+        match range_check(
+            GoNum::Float(bound),
+            self.type_name,
+            self.format,
+            prefix,
+            self.p,
+        ) {
+            Some(e) => {
+                r.add(e);
+                false
+            }
+            None => true,
+        }
+    }
+
+    /// The value an error shows: as sent when compared natively, else converted to a float.
+    fn shown(&self, native: bool) -> Value {
+        if native {
+            self.d.clone()
+        } else {
+            float_value(self.v.as_f64())
+        }
+    }
+}
+
+/// The type and format the number checks see: formats other than the type's own are ignored.
+fn numeric_type(n: &Node) -> (&'static str, &str) {
+    let own = |formats: [&str; 2]| {
+        if formats.contains(&n.format.as_str()) {
+            n.format.as_str()
+        } else {
+            ""
+        }
+    };
+    match n.types.as_slice() {
+        ["integer"] => ("integer", own(["int32", "int64"])),
+        ["number"] => ("number", own(["float", "double"])),
+        _ => ("", ""),
+    }
+}
+
 /// The number checks, each result in kube-openapi's merge order: range, multipleOf, minimum,
 /// maximum.
 fn number_validate(n: &Node, v: GoNum, d: &Value, p: &VPath, r: &mut VRes) {
-    let (type_name, format) = match n.types.as_slice() {
-        ["integer"] => (
-            "integer",
-            if n.format == "int32" || n.format == "int64" {
-                n.format.as_str()
-            } else {
-                ""
-            },
-        ),
-        ["number"] => (
-            "number",
-            if n.format == "float" || n.format == "double" {
-                n.format.as_str()
-            } else {
-                ""
-            },
-        ),
-        _ => ("", ""),
+    let (type_name, format) = numeric_type(n);
+    let num = NumCheck {
+        v,
+        d,
+        p,
+        type_name,
+        format,
     };
     if let Some(e) = range_check(v, type_name, format, "Checked", p) {
         r.add(e);
     }
-    let data = v.as_f64();
     if let Some(m) = n.multiple_of {
-        let boundary = range_check(GoNum::Float(m), type_name, format, "MultipleOf", p);
-        let native = boundary.is_none();
-        if let Some(e) = boundary {
-            r.add(e);
-        }
-        let err = match (native, v) {
-            (true, GoNum::Int(i)) => {
-                let factor = m as i64;
-                if factor <= 0 {
-                    Some(num_err(
-                        Code::Other,
-                        p,
-                        |path| {
-                            format!(
-                                "factor MultipleOf declared for {path} must be positive: {factor}"
-                            )
-                        },
-                        &Value::from(factor),
-                    ))
-                } else if i.wrapping_div(factor).wrapping_mul(factor) != i {
-                    Some(num_err(
-                        Code::Other,
-                        p,
-                        |path| format!("{path} in body should be a multiple of {factor}"),
-                        d,
-                    ))
-                } else {
-                    None
-                }
-            }
-            _ => {
-                if m <= 0.0 {
-                    Some(num_err(
-                        Code::Other,
-                        p,
-                        |path| {
-                            format!(
-                                "factor MultipleOf declared for {path} must be positive: {}",
-                                go_float_v(m)
-                            )
-                        },
-                        &serde_json::Number::from_f64(m).map_or(Value::Null, Value::Number),
-                    ))
-                } else {
-                    let mult = if m < 1.0 { 1.0 / m * data } else { data / m };
-                    if is_float_json_integer(mult) {
-                        None
-                    } else {
-                        let shown = go_float_v(m);
-                        let value = if native {
-                            d.clone()
-                        } else {
-                            serde_json::Number::from_f64(data).map_or(Value::Null, Value::Number)
-                        };
-                        Some(num_err(
-                            Code::Other,
-                            p,
-                            |path| format!("{path} in body should be a multiple of {shown}"),
-                            &value,
-                        ))
-                    }
-                }
-            }
-        };
-        if let Some(e) = err {
-            r.add(e);
-        }
+        multiple_of_validate(&num, m, r);
     }
-    for (upper, bound, exclusive) in [
-        (false, n.minimum, n.exclusive_minimum),
-        (true, n.maximum, n.exclusive_maximum),
-    ] {
-        let Some(b) = bound else { continue };
-        let prefix = if upper {
-            "Maximum boundary"
-        } else {
-            "Minimum boundary"
-        };
-        let boundary = range_check(GoNum::Float(b), type_name, format, prefix, p);
-        let native = boundary.is_none();
-        if let Some(e) = boundary {
-            r.add(e);
-        }
-        match (native, v) {
-            (true, GoNum::Int(i)) => {
-                let bi = b as i64;
-                let violated = if upper {
-                    (!exclusive && i > bi) || (exclusive && i >= bi)
-                } else {
-                    (!exclusive && i < bi) || (exclusive && i <= bi)
-                };
-                if violated {
-                    r.add(bound_err(p, bi.to_string(), exclusive, upper, d));
-                }
-            }
-            _ => {
-                if bound_violated(data, b, exclusive, upper) {
-                    let value = if native {
-                        d.clone()
-                    } else {
-                        serde_json::Number::from_f64(data).map_or(Value::Null, Value::Number)
-                    };
-                    r.add(bound_err(p, go_float_v(b), exclusive, upper, &value));
-                }
-            }
-        }
+    if let Some(b) = n.minimum {
+        bound_validate(&num, b, n.exclusive_minimum, false, r);
+    }
+    if let Some(b) = n.maximum {
+        bound_validate(&num, b, n.exclusive_maximum, true, r);
     }
     r.inc();
+}
+
+/// `multipleOf`: integers against an integer factor, everything else in floating point.
+fn multiple_of_validate(num: &NumCheck, m: f64, r: &mut VRes) {
+    let native = num.native_bound(m, "MultipleOf", r);
+    let p = num.p;
+    let err = match (native, num.v) {
+        (true, GoNum::Int(i)) => {
+            let factor = m as i64;
+            if factor <= 0 {
+                Some(num_err(
+                    Code::Other,
+                    p,
+                    |path| {
+                        format!("factor MultipleOf declared for {path} must be positive: {factor}")
+                    },
+                    &Value::from(factor),
+                ))
+            } else if i.wrapping_div(factor).wrapping_mul(factor) != i {
+                Some(num_err(
+                    Code::Other,
+                    p,
+                    |path| format!("{path} in body should be a multiple of {factor}"),
+                    num.d,
+                ))
+            } else {
+                None
+            }
+        }
+        _ => float_multiple_of_error(num, m, native),
+    };
+    if let Some(e) = err {
+        r.add(e);
+    }
+}
+
+/// `multipleOf` in floating point (the factor's inverse for factors below 1, as kube-openapi).
+fn float_multiple_of_error(num: &NumCheck, m: f64, native: bool) -> Option<VErr> {
+    let shown = go_float_v(m);
+    if m <= 0.0 {
+        return Some(num_err(
+            Code::Other,
+            num.p,
+            |path| format!("factor MultipleOf declared for {path} must be positive: {shown}"),
+            &float_value(m),
+        ));
+    }
+    let data = num.v.as_f64();
+    let mult = if m < 1.0 { 1.0 / m * data } else { data / m };
+    if is_float_json_integer(mult) {
+        return None;
+    }
+    Some(num_err(
+        Code::Other,
+        num.p,
+        |path| format!("{path} in body should be a multiple of {shown}"),
+        &num.shown(native),
+    ))
+}
+
+/// `minimum`/`maximum` (`upper`), exclusive or not: natively for integers, else as floats.
+fn bound_validate(num: &NumCheck, b: f64, exclusive: bool, upper: bool, r: &mut VRes) {
+    let prefix = if upper {
+        "Maximum boundary"
+    } else {
+        "Minimum boundary"
+    };
+    let native = num.native_bound(b, prefix, r);
+    match (native, num.v) {
+        (true, GoNum::Int(i)) => {
+            let bi = b as i64;
+            if bound_violated(i, bi, exclusive, upper) {
+                r.add(bound_err(num.p, bi.to_string(), exclusive, upper, num.d));
+            }
+        }
+        _ => {
+            if bound_violated(num.v.as_f64(), b, exclusive, upper) {
+                let value = num.shown(native);
+                r.add(bound_err(num.p, go_float_v(b), exclusive, upper, &value));
+            }
+        }
+    }
 }
 
 /// reflect's `ConvertibleTo` + `DeepEqual` as the enum check uses them.
@@ -815,24 +834,12 @@ fn size_bounds(
 ) {
     let size = len as i64;
     if let Some(min) = min.filter(|m| size < *m) {
-        let mut e = num_err(
-            Code::Other,
-            p,
-            |path| format!("{path} in body should have at least {min} {noun}"),
-            &Value::from(size),
-        );
-        e.valid = min;
-        res.add(e);
+        let msg = |path: &str| format!("{path} in body should have at least {min} {noun}");
+        res.add(num_err(Code::Other, p, msg, &Value::from(size)).with_valid(min));
     }
     if let Some(max) = max.filter(|m| size > *m) {
-        let mut e = num_err(
-            too_many,
-            p,
-            |path| format!("{path} in body should have at most {max} {noun}"),
-            &Value::from(size),
-        );
-        e.valid = max;
-        res.add(e);
+        let msg = |path: &str| format!("{path} in body should have at most {max} {noun}");
+        res.add(num_err(too_many, p, msg, &Value::from(size)).with_valid(max));
     }
 }
 
@@ -1270,5 +1277,74 @@ mod tests {
         let errs = validate_value(&n, &new, Some(&old), None);
         assert_eq!(errs.len(), 1, "{errs:?}");
         assert_eq!(errs[0].field, "l[2].v");
+    }
+
+    #[test]
+    fn paths_render_keys_two_ways() {
+        let root = VPath::root();
+        let spec = root.child(Seg::Prop("spec"));
+        let map = spec.child(Seg::Key("k.x"));
+        let item = map.child(Seg::Index(2));
+        assert_eq!(
+            (root.openapi(), root.field()),
+            (String::new(), String::new())
+        );
+        assert_eq!(item.openapi(), "spec.k.x[2]");
+        assert_eq!(item.field(), "spec[k.x][2]");
+    }
+
+    #[test]
+    fn error_fields_under_a_base() {
+        let err = |code, name: &str| VErr::new(code, name.into(), "m".into(), Value::Null);
+        let cases = [
+            (err(Code::Other, "spec.a"), None, "spec.a"),
+            (err(Code::Other, ".spec.a"), Some("status"), "status.spec.a"),
+            (err(Code::Other, "spec.a"), Some(""), "spec.a"),
+            (err(Code::Other, "."), None, "<nil>"),
+            (err(Code::Required, ""), Some("status"), "status"),
+            (err(Code::Plain, "spec.a"), None, "<nil>"),
+            (err(Code::Plain, "spec.a"), Some("b"), "b"),
+        ];
+        for (e, base, want) in cases {
+            assert_eq!(e.field(base), want, "{e:?} {base:?}");
+        }
+    }
+
+    #[test]
+    fn numeric_types_and_bounds() {
+        let cases = [
+            (
+                json!({"type": "integer", "format": "int32"}),
+                ("integer", "int32"),
+            ),
+            (
+                json!({"type": "integer", "format": "float"}),
+                ("integer", ""),
+            ),
+            (
+                json!({"type": "number", "format": "double"}),
+                ("number", "double"),
+            ),
+            (json!({"type": "number"}), ("number", "")),
+            (json!({"x-kubernetes-int-or-string": true}), ("", "")),
+        ];
+        for (schema, want) in cases {
+            assert_eq!(numeric_type(&Node::compile(&schema)), want, "{schema}");
+        }
+        let bounds = [
+            (5, 5, false, true, false),
+            (5, 5, true, true, true),
+            (6, 5, false, true, true),
+            (4, 5, false, false, true),
+            (5, 5, true, false, true),
+            (5, 5, false, false, false),
+        ];
+        for (data, bound, exclusive, upper, want) in bounds {
+            assert_eq!(bound_violated(data, bound, exclusive, upper), want);
+            assert_eq!(
+                bound_violated(f64::from(data), f64::from(bound), exclusive, upper),
+                want
+            );
+        }
     }
 }

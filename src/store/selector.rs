@@ -84,6 +84,65 @@ fn label_value_errors(v: &str) -> Vec<String> {
     errs
 }
 
+/// Why a label or field selector was rejected: the message of the apiserver's 400, word for
+/// word (kubectl and client libraries show it as is).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SelectorError {
+    /// A requirement (`k in (a,b)`) does not parse; wraps why.
+    #[error("unable to parse requirement: {0}")]
+    Requirement(Box<SelectorError>),
+    /// The lexer's token is not one the grammar allows here (`found 'b', expected: ',' or ')'`).
+    #[error("found '{found}', expected: {expected}")]
+    Unexpected {
+        /// The literal text of the token ("" at the end of the string).
+        found: String,
+        /// What the grammar allows, in apimachinery's words.
+        expected: &'static str,
+    },
+    /// A set operator without its `(` (apimachinery words this one without the comma).
+    #[error("found '{found}' expected: '('")]
+    MissingOpenParen {
+        /// The literal text of the token.
+        found: String,
+    },
+    /// `key: Invalid value`: the key is not a qualified name.
+    #[error("key: Invalid value: {key:?}: {}", .reasons.join("; "))]
+    InvalidKey {
+        /// The key as written.
+        key: String,
+        /// Every way it is not a qualified name.
+        reasons: Vec<String>,
+    },
+    /// `values[i]: Invalid value`: a value is not a label value.
+    #[error("values[{index}]: Invalid value: {value:?}: {}", .reasons.join("; "))]
+    InvalidValue {
+        /// Its position in the requirement's values.
+        index: usize,
+        /// The value as written.
+        value: String,
+        /// Every way it is not a label value.
+        reasons: Vec<String>,
+    },
+    /// `Gt` and `Lt` compare integers.
+    #[error("values[0]: Invalid value: {value:?}: for 'Gt', 'Lt' operators, the value must be an integer")]
+    NotAnInteger {
+        /// The value as written.
+        value: String,
+    },
+    /// A field selector requirement that is not `f=v`, `f==v` or `f!=v`.
+    #[error("invalid selector: '{selector}'; can't understand '{requirement}'")]
+    Unparsable {
+        /// The whole selector.
+        selector: String,
+        /// The requirement that does not parse.
+        requirement: String,
+    },
+    /// A field the resource does not index, worded by its registry (built-in kinds and custom
+    /// resources say it differently).
+    #[error("{0}")]
+    UnsupportedField(String),
+}
+
 /// A token of the label selector lexer.
 #[derive(Debug, Clone, PartialEq)]
 enum Tok {
@@ -103,27 +162,50 @@ enum Tok {
 }
 
 impl Tok {
-    fn literal(&self) -> String {
+    fn literal(&self) -> &str {
         match self {
-            Tok::End => String::new(),
-            Tok::Ident(s) => s.clone(),
-            Tok::In => "in".into(),
-            Tok::NotIn => "notin".into(),
-            Tok::Bang => "!".into(),
-            Tok::NotEquals => "!=".into(),
-            Tok::Equals => "=".into(),
-            Tok::DoubleEquals => "==".into(),
-            Tok::Gt => ">".into(),
-            Tok::Lt => "<".into(),
-            Tok::Open => "(".into(),
-            Tok::Close => ")".into(),
-            Tok::Comma => ",".into(),
+            Tok::End => "",
+            Tok::Ident(s) => s,
+            Tok::In => "in",
+            Tok::NotIn => "notin",
+            Tok::Bang => "!",
+            Tok::NotEquals => "!=",
+            Tok::Equals => "=",
+            Tok::DoubleEquals => "==",
+            Tok::Gt => ">",
+            Tok::Lt => "<",
+            Tok::Open => "(",
+            Tok::Close => ")",
+            Tok::Comma => ",",
+        }
+    }
+
+    /// The parser's error for this token where the grammar wants `expected`.
+    fn unexpected(&self, expected: &'static str) -> SelectorError {
+        SelectorError::Unexpected {
+            found: self.literal().to_string(),
+            expected,
         }
     }
 }
 
 fn is_special(c: char) -> bool {
     matches!(c, '=' | '!' | '(' | ')' | ',' | '>' | '<')
+}
+
+/// The operator token starting with `c` (and maybe `next`), and its length.
+fn special_token(c: char, next: Option<char>) -> (Tok, usize) {
+    match (c, next) {
+        ('!', Some('=')) => (Tok::NotEquals, 2),
+        ('=', Some('=')) => (Tok::DoubleEquals, 2),
+        ('!', _) => (Tok::Bang, 1),
+        ('=', _) => (Tok::Equals, 1),
+        ('(', _) => (Tok::Open, 1),
+        (')', _) => (Tok::Close, 1),
+        (',', _) => (Tok::Comma, 1),
+        ('>', _) => (Tok::Gt, 1),
+        _ => (Tok::Lt, 1),
+    }
 }
 
 fn lex(s: &str) -> Vec<Tok> {
@@ -137,18 +219,7 @@ fn lex(s: &str) -> Vec<Tok> {
             continue;
         }
         if is_special(c) {
-            let next = chars.get(i + 1).copied();
-            let (tok, len) = match (c, next) {
-                ('!', Some('=')) => (Tok::NotEquals, 2),
-                ('=', Some('=')) => (Tok::DoubleEquals, 2),
-                ('!', _) => (Tok::Bang, 1),
-                ('=', _) => (Tok::Equals, 1),
-                ('(', _) => (Tok::Open, 1),
-                (')', _) => (Tok::Close, 1),
-                (',', _) => (Tok::Comma, 1),
-                ('>', _) => (Tok::Gt, 1),
-                _ => (Tok::Lt, 1),
-            };
+            let (tok, len) = special_token(c, chars.get(i + 1).copied());
             out.push(tok);
             i += len;
             continue;
@@ -190,70 +261,51 @@ impl Parser {
         t
     }
 
-    fn parse(&mut self) -> Result<Vec<(String, Op)>, String> {
+    fn parse(&mut self) -> Result<Vec<(String, Op)>, SelectorError> {
         let mut reqs = Vec::new();
         loop {
             match self.peek(true) {
                 Tok::Ident(_) | Tok::Bang => {
                     let r = self
                         .requirement()
-                        .map_err(|e| format!("unable to parse requirement: {e}"))?;
+                        .map_err(|e| SelectorError::Requirement(Box::new(e)))?;
                     reqs.push(r);
                     match self.next(true) {
                         Tok::End => return Ok(reqs),
                         Tok::Comma => match self.peek(true) {
                             Tok::Ident(_) | Tok::Bang => {}
-                            t => {
-                                return Err(format!(
-                                    "found '{}', expected: identifier after ','",
-                                    t.literal()
-                                ))
-                            }
+                            t => return Err(t.unexpected("identifier after ','")),
                         },
-                        t => {
-                            return Err(format!(
-                                "found '{}', expected: ',' or 'end of string'",
-                                t.literal()
-                            ))
-                        }
+                        t => return Err(t.unexpected("',' or 'end of string'")),
                     }
                 }
                 Tok::End => return Ok(reqs),
-                t => {
-                    return Err(format!(
-                        "found '{}', expected: !, identifier, or 'end of string'",
-                        t.literal()
-                    ))
-                }
+                t => return Err(t.unexpected("!, identifier, or 'end of string'")),
             }
         }
     }
 
-    fn requirement(&mut self) -> Result<(String, Op), String> {
+    /// `[!]key [op values]`, with the key and values checked as label keys and values.
+    fn requirement(&mut self) -> Result<(String, Op), SelectorError> {
         let mut t = self.next(true);
         let negated = t == Tok::Bang;
         if negated {
             t = self.next(true);
         }
         let Tok::Ident(key) = t else {
-            return Err(format!("found '{}', expected: identifier", t.literal()));
+            return Err(t.unexpected("identifier"));
         };
-        let key_errs = label_key_errors(&key);
-        if !key_errs.is_empty() {
-            return Err(format!(
-                "key: Invalid value: {key:?}: {}",
-                key_errs.join("; ")
-            ));
+        let reasons = label_key_errors(&key);
+        if !reasons.is_empty() {
+            return Err(SelectorError::InvalidKey { key, reasons });
         }
         if matches!(self.peek(true), Tok::End | Tok::Comma) || negated {
-            return Ok((
-                key,
-                if negated {
-                    Op::DoesNotExist
-                } else {
-                    Op::Exists
-                },
-            ));
+            let op = if negated {
+                Op::DoesNotExist
+            } else {
+                Op::Exists
+            };
+            return Ok((key, op));
         }
         let op = self.next(false);
         let values = match op {
@@ -261,120 +313,116 @@ impl Parser {
             Tok::Equals | Tok::DoubleEquals | Tok::NotEquals | Tok::Gt | Tok::Lt => {
                 self.exact_value()?
             }
-            t => {
-                return Err(format!(
-                    "found '{}', expected: in, notin, =, ==, !=, gt, lt",
-                    t.literal()
-                ))
-            }
+            t => return Err(t.unexpected("in, notin, =, ==, !=, gt, lt")),
         };
-        for (i, v) in values.iter().enumerate() {
-            let errs = label_value_errors(v);
-            if !errs.is_empty() && !matches!(op, Tok::Gt | Tok::Lt) {
-                return Err(format!(
-                    "values[{i}]: Invalid value: {v:?}: {}",
-                    errs.join("; ")
-                ));
-            }
-        }
-        let int_value = || -> Result<i64, String> {
-            values
-                .first()
-                .and_then(|v| v.parse().ok())
-                .ok_or_else(|| format!("values[0]: Invalid value: {:?}: for 'Gt', 'Lt' operators, the value must be an integer", values.first().cloned().unwrap_or_default()))
-        };
-        Ok((
-            key,
-            match op {
-                Tok::In => Op::In(values),
-                Tok::NotIn => Op::NotIn(values),
-                Tok::NotEquals => Op::NotIn(values),
-                Tok::Gt => Op::Gt(int_value()?),
-                Tok::Lt => Op::Lt(int_value()?),
-                _ => Op::In(values),
-            },
-        ))
+        Ok((key, requirement_op(&op, values)?))
     }
 
-    fn exact_value(&mut self) -> Result<Vec<String>, String> {
+    fn exact_value(&mut self) -> Result<Vec<String>, SelectorError> {
         match self.peek(true) {
             Tok::End | Tok::Comma => Ok(vec![String::new()]),
             _ => match self.next(true) {
                 Tok::Ident(v) => Ok(vec![v]),
-                t => Err(format!("found '{}', expected: identifier", t.literal())),
+                t => Err(t.unexpected("identifier")),
             },
         }
     }
 
-    fn set_values(&mut self) -> Result<Vec<String>, String> {
+    /// `(a, b, ...)`: de-duplicated, with empty strings where commas leave a gap.
+    fn set_values(&mut self) -> Result<Vec<String>, SelectorError> {
         let t = self.next(true);
         if t != Tok::Open {
-            return Err(format!("found '{}' expected: '('", t.literal()));
+            return Err(SelectorError::MissingOpenParen {
+                found: t.literal().to_string(),
+            });
         }
-        let mut values: Vec<String> = Vec::new();
-        let insert = |values: &mut Vec<String>, v: String| {
-            if !values.contains(&v) {
-                values.push(v);
-            }
-        };
         match self.peek(true) {
             Tok::Close => {
                 self.next(true);
                 return Ok(vec![String::new()]);
             }
             Tok::Ident(_) | Tok::Comma => {}
-            t => {
-                return Err(format!(
-                    "found '{}', expected: ',', ')' or identifier",
-                    t.literal()
-                ))
-            }
+            t => return Err(t.unexpected("',', ')' or identifier")),
         }
-        loop {
-            match self.next(true) {
-                Tok::Ident(v) => {
-                    insert(&mut values, v);
-                    match self.peek(true) {
-                        Tok::Comma => continue,
-                        Tok::Close => break,
-                        t => return Err(format!("found '{}', expected: ',' or ')'", t.literal())),
-                    }
-                }
-                Tok::Comma => {
-                    if values.is_empty() {
-                        insert(&mut values, String::new());
-                    }
-                    match self.peek(true) {
-                        Tok::Close => {
-                            insert(&mut values, String::new());
-                            break;
-                        }
-                        Tok::Comma => {
-                            self.next(true);
-                            insert(&mut values, String::new());
-                        }
-                        _ => {}
-                    }
-                }
-                t => {
-                    return Err(format!(
-                        "found '{}', expected: ',', or identifier",
-                        t.literal()
-                    ))
-                }
-            }
-        }
+        let mut values: Vec<String> = Vec::new();
+        while !self.set_value(&mut values)? {}
         match self.next(true) {
             Tok::Close => Ok(values),
-            t => Err(format!("found '{}', expected: ')'", t.literal())),
+            t => Err(t.unexpected("')'")),
         }
     }
+
+    /// One value of a set, or a comma; true when the `)` is next.
+    fn set_value(&mut self, values: &mut Vec<String>) -> Result<bool, SelectorError> {
+        let insert = |values: &mut Vec<String>, v: String| {
+            if !values.contains(&v) {
+                values.push(v);
+            }
+        };
+        match self.next(true) {
+            Tok::Ident(v) => {
+                insert(values, v);
+                match self.peek(true) {
+                    Tok::Comma => Ok(false),
+                    Tok::Close => Ok(true),
+                    t => Err(t.unexpected("',' or ')'")),
+                }
+            }
+            Tok::Comma => {
+                if values.is_empty() {
+                    insert(values, String::new());
+                }
+                match self.peek(true) {
+                    Tok::Close => {
+                        insert(values, String::new());
+                        Ok(true)
+                    }
+                    Tok::Comma => {
+                        self.next(true);
+                        insert(values, String::new());
+                        Ok(false)
+                    }
+                    _ => Ok(false),
+                }
+            }
+            t => Err(t.unexpected("',', or identifier")),
+        }
+    }
+}
+
+/// The requirement of operator `op` on `values`, which must be label values (integers for
+/// `Gt`/`Lt`).
+fn requirement_op(op: &Tok, values: Vec<String>) -> Result<Op, SelectorError> {
+    if !matches!(op, Tok::Gt | Tok::Lt) {
+        for (index, value) in values.iter().enumerate() {
+            let reasons = label_value_errors(value);
+            if !reasons.is_empty() {
+                return Err(SelectorError::InvalidValue {
+                    index,
+                    value: value.clone(),
+                    reasons,
+                });
+            }
+        }
+    }
+    let int_value = || {
+        let first = values.first().cloned().unwrap_or_default();
+        first
+            .parse()
+            .map_err(|_| SelectorError::NotAnInteger { value: first })
+    };
+    Ok(match op {
+        Tok::NotIn | Tok::NotEquals => Op::NotIn(values),
+        Tok::Gt => Op::Gt(int_value()?),
+        Tok::Lt => Op::Lt(int_value()?),
+        _ => Op::In(values),
+    })
 }
 
 impl LabelSelector {
     /// Parses a `labelSelector` query value. The error is the message of the 400 the apiserver
     /// returns.
-    pub fn parse(s: &str) -> Result<Self, String> {
+    pub fn parse(s: &str) -> Result<Self, SelectorError> {
         let requirements = Parser {
             toks: lex(s),
             pos: 0,
@@ -429,7 +477,7 @@ impl FieldSelector {
         s: &str,
         supported: &[&str],
         unsupported: fn(&str, &[&str]) -> String,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, SelectorError> {
         let mut requirements = Vec::new();
         if s.trim().is_empty() {
             return Ok(FieldSelector { requirements });
@@ -441,11 +489,16 @@ impl FieldSelector {
             } else if let Some((f, v)) = req.split_once("==").or_else(|| req.split_once('=')) {
                 (f, true, v)
             } else {
-                return Err(format!("invalid selector: '{s}'; can't understand '{req}'"));
+                return Err(SelectorError::Unparsable {
+                    selector: s.to_string(),
+                    requirement: req.to_string(),
+                });
             };
             let field = field.trim();
             if !supported.contains(&field) {
-                return Err(unsupported(field, supported));
+                return Err(SelectorError::UnsupportedField(unsupported(
+                    field, supported,
+                )));
             }
             requirements.push((field.to_string(), eq, value.trim().to_string()));
         }
@@ -522,7 +575,7 @@ mod tests {
             ("k=-v", "unable to parse requirement: values[0]: Invalid value: \"-v\": a valid label must be an empty string"),
         ];
         for (sel, want) in cases {
-            let err = LabelSelector::parse(sel).expect_err(sel);
+            let err = LabelSelector::parse(sel).expect_err(sel).to_string();
             assert!(err.starts_with(want), "{sel}: {err}");
         }
     }
@@ -553,16 +606,36 @@ mod tests {
             .expect("p")
             .matches(&obj));
         assert_eq!(
-            parse("spec.x=1").expect_err("unsupported"),
+            parse("spec.x=1").expect_err("unsupported").to_string(),
             "\"spec.x\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
         );
         assert_eq!(
-            parse("nonsense").expect_err("bad"),
+            parse("nonsense").expect_err("bad").to_string(),
             "invalid selector: 'nonsense'; can't understand 'nonsense'"
         );
         assert_eq!(
-            FieldSelector::parse("spec.x=1", &sup, builtin_unsupported_field).expect_err("x"),
+            FieldSelector::parse("spec.x=1", &sup, builtin_unsupported_field)
+                .expect_err("x")
+                .to_string(),
             "field label not supported: spec.x"
         );
+    }
+
+    #[test]
+    fn requirement_operators() {
+        let v = |xs: &[&str]| xs.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let cases = [
+            (Tok::Equals, v(&["a"]), Ok(Op::In(v(&["a"])))),
+            (Tok::DoubleEquals, v(&["a"]), Ok(Op::In(v(&["a"])))),
+            (Tok::NotEquals, v(&["a"]), Ok(Op::NotIn(v(&["a"])))),
+            (Tok::NotIn, v(&["a", ""]), Ok(Op::NotIn(v(&["a", ""])))),
+            (Tok::Gt, v(&["-3"]), Ok(Op::Gt(-3))),
+            (Tok::Lt, v(&["x"]), Err("values[0]: Invalid value: \"x\": for 'Gt', 'Lt' operators, the value must be an integer")),
+            (Tok::In, v(&["a", "-b"]), Err("values[1]: Invalid value: \"-b\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")),
+        ];
+        for (op, values, want) in cases {
+            let got = requirement_op(&op, values).map_err(|e| e.to_string());
+            assert_eq!(got, want.map_err(str::to_string), "{op:?}");
+        }
     }
 }
