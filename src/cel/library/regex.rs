@@ -40,7 +40,8 @@ pub(super) const FUNCTIONS: &[Function] = &[
 
 /// Compiles a CEL (RE2) regular expression.
 pub fn compile_regex(p: &str) -> Result<Regex, InvalidRegex> {
-    let translated = crate::schema::pattern::translate(p).map_err(InvalidRegex)?;
+    let translated =
+        crate::schema::pattern::translate(p).map_err(|e| InvalidRegex(e.to_string()))?;
     regex::RegexBuilder::new(&translated)
         .size_limit(1 << 22)
         .build()
