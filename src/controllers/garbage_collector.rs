@@ -17,6 +17,7 @@ use serde_json::Value;
 use super::{enqueue, Work};
 use crate::context::Context;
 use crate::registry::object_meta::{finalizers, meta_str};
+use crate::registry::resource::ApiResource;
 use crate::registry::store::{self as rest, DeleteOptions, Propagation, Target, UpdateSource};
 use crate::state::State;
 use crate::store::{GroupResource, ObjectKey};
@@ -101,26 +102,13 @@ pub async fn process_dependent(state: &State, ctx: &Context, gr: &GroupResource,
     }
     if solid > 0 {
         // Another owner still holds it: only the references to gone owners go.
-        let remove = |current: &Value| {
-            let mut out = current.clone();
-            if let Some(list) = out["metadata"]["ownerReferences"].as_array_mut() {
+        let remove = |obj: &mut Value| {
+            if let Some(list) = obj["metadata"]["ownerReferences"].as_array_mut() {
                 list.retain(|r| !stale_uids.iter().any(|u| r["uid"] == u.as_str()));
             }
-            Ok(out)
         };
-        if let Err(e) = rest::update(
-            state,
-            ctx,
-            &res,
-            &key.namespace,
-            &key.name,
-            Target::Main,
-            UpdateSource::Patch(&remove),
-        )
-        .await
-        {
-            tracing::warn!(error = %e, object = %key.name, "garbage collector: removing dangling owner references");
-        }
+        let why = "removing dangling owner references";
+        edit(state, ctx, &res, key, why, &remove).await;
         return;
     }
     if obj.metadata().get("deletionTimestamp").is_some() {
@@ -187,28 +175,12 @@ pub async fn process_owner(state: &State, ctx: &Context, uid: &str) {
             let Some(dres) = state.registry().by_group_resource(dgr) else {
                 continue;
             };
-            let unlink = |current: &Value| {
-                let mut out = current.clone();
-                if let Some(list) = out["metadata"]["ownerReferences"].as_array_mut() {
+            let unlink = |obj: &mut Value| {
+                if let Some(list) = obj["metadata"]["ownerReferences"].as_array_mut() {
                     list.retain(|r| r["uid"] != uid);
                 }
-                Ok(out)
             };
-            if let Err(e) = rest::update(
-                state,
-                ctx,
-                &dres,
-                &dkey.namespace,
-                &dkey.name,
-                Target::Main,
-                UpdateSource::Patch(&unlink),
-            )
-            .await
-            {
-                if e.code != 404 {
-                    tracing::warn!(error = %e, object = %dkey.name, "garbage collector: orphaning a dependent");
-                }
-            }
+            edit(state, ctx, &dres, dkey, "orphaning a dependent", &unlink).await;
         }
         release(state, ctx, &res, &key, ORPHAN_FINALIZER).await;
         return;
@@ -246,30 +218,48 @@ pub async fn process_owner(state: &State, ctx: &Context, uid: &str) {
 async fn release(
     state: &State,
     ctx: &Context,
-    res: &crate::registry::catalog::ApiResource,
+    res: &ApiResource,
     key: &ObjectKey,
     finalizer: &str,
 ) {
-    let drop_finalizer = |current: &Value| {
-        let mut out = current.clone();
-        if let Some(list) = out["metadata"]["finalizers"].as_array_mut() {
+    let drop_finalizer = |obj: &mut Value| {
+        if let Some(list) = obj["metadata"]["finalizers"].as_array_mut() {
             list.retain(|f| f != finalizer);
         }
+    };
+    let why = format!("releasing {finalizer}");
+    edit(state, ctx, res, key, &why, &drop_finalizer).await;
+}
+
+/// Changes an object through the store (a patch, retried on conflicts). An object that went
+/// meanwhile is fine; any other failure is logged.
+async fn edit(
+    state: &State,
+    ctx: &Context,
+    res: &ApiResource,
+    key: &ObjectKey,
+    why: &str,
+    change: &(dyn Fn(&mut Value) + Sync),
+) {
+    let patch = |current: &Value| {
+        let mut out = current.clone();
+        change(&mut out);
         Ok(out)
     };
-    if let Err(e) = rest::update(
+    let updated = rest::update(
         state,
         ctx,
         res,
         &key.namespace,
         &key.name,
         Target::Main,
-        UpdateSource::Patch(&drop_finalizer),
+        UpdateSource::Patch(&patch),
     )
-    .await
+    .await;
+    if let Err(e) = updated
+        .map(|_| ())
+        .or_else(|e| if e.code == 404 { Ok(()) } else { Err(e) })
     {
-        if e.code != 404 {
-            tracing::warn!(error = %e, object = %key.name, "garbage collector: releasing {finalizer}");
-        }
+        tracing::warn!(error = %e, object = %key.name, "garbage collector: {why}");
     }
 }

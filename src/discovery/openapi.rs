@@ -353,15 +353,16 @@ impl OpenApi {
 /// The v3 document of a group-version of custom resources.
 fn rendered_v3(list: &[Arc<ApiResource>], kubernetes_version: &str) -> V3Document {
     let mut schemas = Map::new();
-    schemas.insert(OBJECT_META.into(), object_meta_schema());
-    schemas.insert(LIST_META.into(), list_meta_schema());
     let mut paths_v3 = Map::new();
     for res in list {
-        let def = &res.openapi.name;
-        let list_def = &res.openapi.list_name;
-        schemas.insert(def.clone(), res.openapi.schema.clone());
-        schemas.insert(list_def.clone(), list_schema(res, def, true));
-        paths(res, def, list_def, true, &mut paths_v3);
+        add_definitions(&mut schemas, res, true);
+        paths(
+            res,
+            &res.openapi.name,
+            &res.openapi.list_name,
+            true,
+            &mut paths_v3,
+        );
     }
     let doc = json!({
         "openapi": "3.0.0",
@@ -372,6 +373,24 @@ fn rendered_v3(list: &[Arc<ApiResource>], kubernetes_version: &str) -> V3Documen
     let body = Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
     let hash = hash(&body);
     V3Document::Rendered { body, hash }
+}
+
+/// A custom resource's definitions (its kind, its list kind, and ObjectMeta and ListMeta when
+/// no published ones are there): built-in kinds' definitions are published already.
+fn add_definitions(defs: &mut Map<String, Value>, res: &ApiResource, v3: bool) {
+    if res.openapi.schema.is_null() {
+        return;
+    }
+    let def = &res.openapi.name;
+    let schema = if v3 {
+        res.openapi.schema.clone()
+    } else {
+        to_v2(&res.openapi.schema)
+    };
+    defs.insert(def.clone(), schema);
+    defs.insert(res.openapi.list_name.clone(), list_schema(res, def, v3));
+    defs.entry(OBJECT_META).or_insert_with(object_meta_schema);
+    defs.entry(LIST_META).or_insert_with(list_meta_schema);
 }
 
 /// The v2 definitions of every built-in type (their structural schemas), converted once per
@@ -391,16 +410,15 @@ fn render_v2(
 ) -> Bytes {
     let mut v2_paths = Map::new();
     let mut v2_defs = BUILTIN_V2_DEFINITIONS.clone();
-    v2_defs.insert(OBJECT_META.into(), object_meta_schema());
-    v2_defs.insert(LIST_META.into(), list_meta_schema());
     for res in resources.values().flatten() {
-        let def = &res.openapi.name;
-        let list_def = &res.openapi.list_name;
-        if !res.openapi.schema.is_null() {
-            v2_defs.insert(def.clone(), to_v2(&res.openapi.schema));
-            v2_defs.insert(list_def.clone(), list_schema(res, def, false));
-        }
-        paths(res, def, list_def, false, &mut v2_paths);
+        add_definitions(&mut v2_defs, res, false);
+        paths(
+            res,
+            &res.openapi.name,
+            &res.openapi.list_name,
+            false,
+            &mut v2_paths,
+        );
     }
     let v2 = json!({
         "swagger": "2.0",

@@ -603,27 +603,20 @@ fn check_preconditions(
     old: &Value,
     opts: &DeleteOptions,
 ) -> Result<(), ApiError> {
-    if let Some(uid) = &opts.uid {
-        let actual = meta_str(old, "uid");
-        if uid != actual {
+    let checks = [
+        ("UID", "uid", &opts.uid),
+        ("ResourceVersion", "resourceVersion", &opts.resource_version),
+    ];
+    for (label, field, wanted) in checks {
+        let actual = meta_str(old, field);
+        if let Some(wanted) = wanted.as_deref().filter(|w| *w != actual) {
             return Err(ApiError::conflict(
                 &res.group,
                 &res.plural,
                 name,
                 &format!(
-                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {actual}"
+                    "Precondition failed: {label} in precondition: {wanted}, {label} in object meta: {actual}"
                 ),
-            ));
-        }
-    }
-    if let Some(rv) = &opts.resource_version {
-        let actual = meta_str(old, "resourceVersion");
-        if rv != actual {
-            return Err(ApiError::conflict(
-                &res.group,
-                &res.plural,
-                name,
-                &format!("Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {actual}"),
             ));
         }
     }

@@ -111,20 +111,6 @@ fn resource(crd: &Arc<Crd>, v: &Version, previous: Option<&Registry>) -> ApiReso
     };
     let mut builder =
         ResourceBuilder::new(group, &v.name, &names.plural, &names.kind, strategy.clone())
-            .short_names(
-                &names
-                    .short_names
-                    .iter()
-                    .map(String::as_str)
-                    .collect::<Vec<_>>(),
-            )
-            .categories(
-                &names
-                    .categories
-                    .iter()
-                    .map(String::as_str)
-                    .collect::<Vec<_>>(),
-            )
             .verbs(if crd.terminating {
                 TERMINATING_VERBS
             } else {
@@ -150,6 +136,8 @@ fn resource(crd: &Arc<Crd>, v: &Version, previous: Option<&Registry>) -> ApiReso
     builder
         .with(|r| {
             r.singular = names.singular.clone();
+            r.short_names = names.short_names.clone();
+            r.categories = names.categories.clone();
             r.list_kind = names.list_kind.clone();
             r.namespaced = crd.namespaced();
             r.storage_version_hash = storage_version_hash(group, &storage_version, &names.kind);

@@ -158,26 +158,19 @@ fn structural_form(mut out: Map<String, Value>) -> Value {
 mod tests {
     use super::*;
 
+    fn at<'a>(schema: &'a Schema, path: &str) -> &'a crate::schema::structural::Node {
+        path.split('.')
+            .try_fold(schema.root(), |n, f| n.field(f))
+            .unwrap_or_else(|| panic!("{path}"))
+    }
+
     #[test]
     fn kinds_compile_with_their_list_types() {
         let deploy = compile("io.k8s.api.apps.v1.Deployment").expect("compiles");
-        let containers = deploy
-            .root()
-            .field("spec")
-            .and_then(|n| n.field("template"))
-            .and_then(|n| n.field("spec"))
-            .and_then(|n| n.field("containers"))
-            .expect("containers");
+        let containers = at(&deploy, "spec.template.spec.containers");
         assert_eq!(containers.list_type.as_deref(), Some("map"));
         assert_eq!(containers.list_map_keys, ["name"]);
-        let max_surge = deploy
-            .root()
-            .field("spec")
-            .and_then(|n| n.field("strategy"))
-            .and_then(|n| n.field("rollingUpdate"))
-            .and_then(|n| n.field("maxSurge"))
-            .expect("maxSurge");
-        assert!(max_surge.int_or_string);
+        assert!(at(&deploy, "spec.strategy.rollingUpdate.maxSurge").int_or_string);
         // A recursive type is cut where it recurs, not expanded forever.
         assert!(compile(
             "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition"
