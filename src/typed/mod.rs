@@ -3,7 +3,7 @@
 //! [`model`] is the table `scripts/gen-k8s-data` generates by reflection over client-go's
 //! scheme (per struct field: JSON name, Go kind and type, pointer / omitempty / omitzero /
 //! inline, protobuf number and wire type), embedded and parsed once per process. The protobuf
-//! transcoder ([`crate::endpoints::protobuf`]) and [`normalize`] are built on it.
+//! transcoder ([`crate::endpoints::protobuf`]) and [`normalize()`] are built on it.
 //!
 //! [`normalize()`] is the apiserver's JSON round trip for a built-in kind: it decodes a body
 //! into the kind's Go struct and encodes it again, and kubefake, which keeps objects as JSON
@@ -11,6 +11,27 @@
 //! the strict decoder reports them), Go's omission rules per field, canonical quantities and
 //! times, and Go's error texts for values of the wrong type. [`quantity`] and [`gotime`] are
 //! the hand-written JSON forms of `resource.Quantity` and the `metav1` time types.
+//!
+//! # Verification against Go
+//!
+//! `src/data/k8s-1.36/testdata/typed-cases.jsonl` holds 304 inputs chosen by hand (54 kinds of
+//! 20 groups, core included: the objects of `scripts/gen-k8s-data/objects.jsonl`, sparse and empty versions,
+//! unknown fields at every depth, nulls and zero values, odd quantities, times,
+//! IntOrStrings and base64, and values of the wrong type) with what Go made of each:
+//! sigs.k8s.io/json's `UnmarshalStrict` into the scheme's typed object, then encoding/json's
+//! `Marshal`, as the apiserver does. The unit tests check every one. Ignored tests compare
+//! files of further Go answers (see `tests.rs`); on 15,200 generated objects (apimachinery's
+//! fuzzer for every kind plus mutations: sparse, nulls, unknown keys, odd and invalid values
+//! per Go type), 18,623 random quantities and 10,253 random times the only differences left
+//! are the known ones: number literals serde_json does not keep (`1e3`, `-0.0`, integers beyond
+//! 64 bits in error texts), and `meta.k8s.io/v1 Table`, which has no entry in the table.
+//!
+//! # Costs
+//!
+//! Linear in the input; a struct's fields flattened with their inline structs' and indexed
+//! on first use. A Deployment (2.7 KB) normalizes in about 19 µs, against 16 µs for
+//! `serde_json::from_slice` of the same text; a sparse one (a name, a selector, a container)
+//! in about 2.5 µs (release build, `cargo bench --bench protobuf`, shared 2-core machine).
 
 pub mod error;
 pub mod gotime;

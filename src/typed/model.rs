@@ -1,6 +1,6 @@
 //! The Go type model of the built-in kinds (`src/data/k8s-1.36/protobuf.table`), embedded and
 //! parsed once per process. The protobuf transcoder ([`crate::endpoints::protobuf`]) and the
-//! JSON normalizer ([`super::normalize`]) both walk it.
+//! JSON normalizer ([`super::normalize()`]) both walk it.
 //!
 //! # Format
 //!
@@ -34,7 +34,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 /// How deeply messages (Go structs) may nest before an input is refused. Shared by the
 /// protobuf transcoder and the normalizer so that a body either passes both or neither; no
@@ -89,8 +89,45 @@ pub struct Message {
     pub by_number: Vec<u16>,
     /// Field number -> index into `fields` + 1 (0: no such field): the decode lookup.
     number_slots: Vec<u8>,
-    /// Indexes into `fields` but the inline ones, sorted by JSON name: the encode lookup.
-    pub by_json: Vec<u16>,
+    /// (signature of the JSON name, index into `fields`) for every field but the inline ones,
+    /// sorted: the lookup by JSON key, which compares integers and then one name.
+    lookup: Vec<(u32, u16)>,
+    /// The Go type's name (`Deployment`), cut from `name` once.
+    short: &'static str,
+    /// Its fields as JSON sees them, built on first use.
+    json: OnceLock<JsonFields>,
+}
+
+/// A struct's fields as encoding/json sees them: its own, the JSON-only ones and those of its
+/// inline structs, flattened; with a lookup by JSON key. What a JSON walker needs per object.
+pub struct JsonFields {
+    /// In declaration order, each inline struct's fields where the inline field is.
+    pub fields: Vec<JsonField>,
+    /// (signature of the JSON name, index into `fields`), sorted.
+    lookup: Vec<(u32, u16)>,
+}
+
+/// One field of [`JsonFields`].
+pub struct JsonField {
+    /// The field, as its struct declares it.
+    pub field: Field,
+    /// The names of the inline structs it is reached through (`VolumeSource`), outermost
+    /// first: encoding/json names them in its error context.
+    pub via: Vec<&'static str>,
+}
+
+impl JsonFields {
+    /// The index in `fields` of a JSON key (exact, as the apiserver's case-sensitive decoder
+    /// matches).
+    pub fn index(&self, json: &str) -> Option<usize> {
+        let sig = signature(json);
+        let from = self.lookup.partition_point(|&(s, _)| s < sig);
+        self.lookup[from..]
+            .iter()
+            .take_while(|&&(s, _)| s == sig)
+            .map(|&(_, i)| usize::from(i))
+            .find(|&i| self.fields[i].field.json == json)
+    }
 }
 
 /// The most fields a message may have (the encoder keeps one slot per field on the stack).
@@ -289,6 +326,40 @@ impl Table {
         })
     }
 
+    /// A message's fields as JSON sees them (inline structs flattened), built on first use.
+    pub fn json_fields(&self, id: MsgId) -> &JsonFields {
+        self.message(id).json.get_or_init(|| {
+            let m = self.message(id);
+            let mut fields = Vec::new();
+            for f in m.fields.iter().chain(&m.json_only) {
+                match (f.mode, f.ty) {
+                    (Mode::Inline, Ty::One(Scalar::Message(inner))) => {
+                        let name = self.message(inner).short_name();
+                        for g in &self.json_fields(inner).fields {
+                            let mut via = vec![name];
+                            via.extend_from_slice(&g.via);
+                            fields.push(JsonField {
+                                field: g.field,
+                                via,
+                            });
+                        }
+                    }
+                    _ => fields.push(JsonField {
+                        field: *f,
+                        via: Vec::new(),
+                    }),
+                }
+            }
+            let mut lookup: Vec<(u32, u16)> = fields
+                .iter()
+                .enumerate()
+                .map(|(i, f)| (signature(f.field.json), i as u16))
+                .collect();
+            lookup.sort_unstable();
+            JsonFields { fields, lookup }
+        })
+    }
+
     /// Parses the table text. Errors name the line.
     pub fn parse(text: &'static str) -> Result<Table, String> {
         let mut messages: Vec<Message> = Vec::with_capacity(1200);
@@ -368,11 +439,12 @@ impl Table {
                 m.number_slots[f.number as usize] = (i + 1) as u8;
             }
             m.by_number = order;
-            let mut by_json: Vec<u16> = (0..m.fields.len() as u16)
+            let mut lookup: Vec<(u32, u16)> = (0..m.fields.len() as u16)
                 .filter(|&i| m.fields[i as usize].mode != Mode::Inline)
+                .map(|i| (signature(m.fields[i as usize].json), i))
                 .collect();
-            by_json.sort_by_key(|&i| m.fields[i as usize].json);
-            m.by_json = by_json;
+            lookup.sort_unstable();
+            m.lookup = lookup;
             check_special(m)?;
         }
         self.check_inline()
@@ -403,7 +475,7 @@ impl Message {
     /// The message name without its package, which is the Go type's name (`Deployment`), for
     /// error texts.
     pub fn short_name(&self) -> &'static str {
-        self.name.rsplit('.').next().unwrap_or(self.name)
+        self.short
     }
 
     /// The Go type as `reflect.Type.String()` spells it (`v1.Deployment`,
@@ -419,10 +491,13 @@ impl Message {
 
     /// The index in `fields` of a (not inline) field's JSON name.
     pub fn json_index(&self, json: &str) -> Option<usize> {
-        self.by_json
-            .binary_search_by_key(&json, |&i| self.fields[i as usize].json)
-            .ok()
-            .map(|at| self.by_json[at] as usize)
+        let sig = signature(json);
+        let from = self.lookup.partition_point(|&(s, _)| s < sig);
+        self.lookup[from..]
+            .iter()
+            .take_while(|&&(s, _)| s == sig)
+            .map(|&(_, i)| usize::from(i))
+            .find(|&i| self.fields[i].json == json)
     }
 
     /// The index in `fields` of a field number.
@@ -442,6 +517,15 @@ impl Message {
                 _ => None,
             })
     }
+}
+
+/// A JSON name's signature for [`Message::json_index`]: its length, first and last bytes.
+fn signature(s: &str) -> u32 {
+    let b = s.as_bytes();
+    let (first, last) = (b.first().copied(), b.last().copied());
+    (b.len().min(0xffff) as u32) << 16
+        | u32::from(first.unwrap_or(0)) << 8
+        | u32::from(last.unwrap_or(0))
 }
 
 /// `M <index> <name> [<special>]`.
@@ -476,7 +560,9 @@ fn parse_message(
         json_only: Vec::new(),
         by_number: Vec::new(),
         number_slots: Vec::new(),
-        by_json: Vec::new(),
+        lookup: Vec::new(),
+        json: OnceLock::new(),
+        short: name.rsplit('.').next().unwrap_or(name),
     })
 }
 

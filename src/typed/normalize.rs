@@ -26,7 +26,7 @@
 //! [`MAX_DEPTH`].
 
 use std::borrow::Cow;
-use std::fmt::Write as _;
+use std::sync::LazyLock;
 
 use base64::Engine;
 use serde_json::{Map, Number, Value};
@@ -35,6 +35,12 @@ use super::error::TypedError;
 use super::gotime::{format_duration, format_time, parse_duration, parse_time, GO_ZERO_TIME_UNIX};
 use super::model::{Field, Mode, MsgId, Scalar, Special, Table, Ty, MAX_DEPTH, TABLE};
 use super::quantity;
+
+/// The walk's result: errors boxed, so that the values passed up stay small.
+type Walked<T> = Result<T, Box<TypedError>>;
+
+/// The object of an absent struct.
+static EMPTY: LazyLock<Map<String, Value>> = LazyLock::new(Map::new);
 
 /// The most unknown-field paths reported, as the apiserver's decoder caps its strict errors.
 pub const MAX_UNKNOWN: usize = 100;
@@ -73,14 +79,14 @@ pub fn normalize_as(table: &Table, id: MsgId, obj: &Value) -> Result<Normalized,
         table,
         saved: None,
         unknown: Vec::new(),
-        path: String::new(),
+        path: Vec::new(),
         strukt: "",
         stack: Vec::new(),
     };
     let value = match obj {
-        Value::Object(o) => Value::Object(w.object(id, o, 0)?),
+        Value::Object(o) => Value::Object(w.object(id, o, 0).map_err(|e| *e)?),
         // Go leaves the zero value for a JSON null.
-        Value::Null => Value::Object(w.object(id, &Map::new(), 0)?),
+        Value::Null => Value::Object(w.object(id, &EMPTY, 0).map_err(|e| *e)?),
         other => {
             return Err(TypedError::Type {
                 value: json_kind(other).into(),
@@ -106,129 +112,98 @@ enum TypeName<'a> {
     Named(&'static str),
 }
 
-/// Inline struct names between a struct and a field found through them (Go's error context
-/// names them: `Volume.spec.volumes.VolumeSource.hostPath`).
-#[derive(Clone, Copy, Default)]
-struct Via {
-    names: [&'static str; 4],
-    len: usize,
-}
-
-/// The state of one walk.
-struct Walker<'t> {
+/// The state of one walk over a value borrowed for `'v`.
+struct Walker<'t, 'v> {
     table: &'t Table,
     /// The first type mismatch, which Go reports once it has read everything.
     saved: Option<TypedError>,
     unknown: Vec<String>,
-    /// The strict decoder's path: JSON names, `[i]`, `.key`.
-    path: String,
+    /// The strict decoder's path to the current value: keys and indexes, written out
+    /// (`spec.containers[0].name`) only for an unknown field.
+    path: Vec<Seg<'v>>,
     /// encoding/json's error context: the innermost struct whose field is being read...
     strukt: &'static str,
     /// ...and the JSON names (and embedded struct names) from the root, without indexes.
     stack: Vec<&'static str>,
 }
 
-impl<'t> Walker<'t> {
+impl<'t, 'v> Walker<'t, 'v> {
     /// A struct that arrived as an object: its known keys converted, unknown ones reported,
     /// absent fields as Go writes their zero values.
     fn object(
         &mut self,
         id: MsgId,
-        obj: &Map<String, Value>,
+        obj: &'v Map<String, Value>,
         depth: usize,
-    ) -> Result<Map<String, Value>, TypedError> {
+    ) -> Walked<Map<String, Value>> {
         if depth > MAX_DEPTH {
-            return Err(TypedError::TooDeep);
+            return Err(Box::new(TypedError::TooDeep));
         }
         let table = self.table;
-        let m = table.message(id);
+        let strukt = table.message(id).short_name();
+        let fields = table.json_fields(id);
         let mut out = Map::new();
+        // Which fields arrived, one bit each (the largest struct has far fewer than 128).
+        let mut arrived = 0u128;
         for (key, val) in obj {
-            let Some((f, via)) = self.find(id, key) else {
+            let Some(i) = fields.index(key) else {
                 self.unknown_field(key);
                 continue;
             };
-            let (strukt, stack, path) = (self.strukt, self.stack.len(), self.path.len());
-            self.strukt = m.short_name();
-            self.stack.extend_from_slice(&via.names[..via.len]);
-            self.stack.push(f.json);
-            push_key(&mut self.path, key);
-            let v = self.field(f, val, depth)?;
+            arrived |= 1u128.checked_shl(i as u32).unwrap_or(0);
+            let jf = &fields.fields[i];
+            let (outer, stack) = (self.strukt, self.stack.len());
             self.strukt = strukt;
+            self.stack.extend_from_slice(&jf.via);
+            self.stack.push(jf.field.json);
+            self.path.push(Seg::Key(key));
+            let v = self.field(&jf.field, val, depth)?;
+            self.strukt = outer;
             self.stack.truncate(stack);
-            self.path.truncate(path);
+            self.path.pop();
             if let Some(v) = v {
                 out.insert(key.clone(), v);
             }
         }
-        self.fill_absent(id, &mut out, depth)?;
-        Ok(out)
-    }
-
-    /// The field a key names, its own or an inline struct's (the generator guarantees that the
-    /// names are distinct).
-    fn find(&self, id: MsgId, key: &str) -> Option<(&'t Field, Via)> {
-        let table = self.table;
-        let m = table.message(id);
-        if let Some(i) = m.json_index(key) {
-            return Some((&m.fields[i], Via::default()));
-        }
-        for f in m.fields.iter().chain(&m.json_only) {
-            match (f.mode, f.ty) {
-                (Mode::Inline, Ty::One(Scalar::Message(inner))) => {
-                    if let Some((g, mut via)) = self.find(inner, key) {
-                        if via.len == via.names.len() {
-                            return None;
-                        }
-                        via.names.copy_within(..via.len, 1);
-                        via.names[0] = table.message(inner).short_name();
-                        via.len += 1;
-                        return Some((g, via));
-                    }
+        // The zero values Go writes for the fields that did not arrive.
+        for (i, jf) in fields.fields.iter().enumerate() {
+            let came = match 1u128.checked_shl(i as u32) {
+                Some(bit) => arrived & bit != 0,
+                None => out.contains_key(jf.field.json),
+            };
+            if !came {
+                if let Some(v) = self.absent(&jf.field, depth)? {
+                    out.insert(jf.field.json.to_string(), v);
                 }
-                (Mode::Inline, _) => {}
-                _ if f.number == 0 && f.json == key => return Some((f, Via::default())),
-                _ => {}
             }
         }
-        None
+        Ok(out)
     }
 
     fn unknown_field(&mut self, key: &str) {
         if self.unknown.len() < MAX_UNKNOWN {
-            let mut p = self.path.clone();
-            push_key(&mut p, key);
+            let mut p = String::new();
+            for seg in self.path.iter().chain([&Seg::Key(key)]) {
+                match seg {
+                    Seg::Key(k) => {
+                        if !p.is_empty() {
+                            p.push('.');
+                        }
+                        p.push_str(k);
+                    }
+                    Seg::Index(i) => {
+                        p.push('[');
+                        p.push_str(&i.to_string());
+                        p.push(']');
+                    }
+                }
+            }
             self.unknown.push(p);
         }
     }
 
-    /// Writes the zero values Go writes for the fields that did not arrive. (A field that
-    /// arrived but was left out, an omitempty zero, is also left out when absent.)
-    fn fill_absent(
-        &mut self,
-        id: MsgId,
-        out: &mut Map<String, Value>,
-        depth: usize,
-    ) -> Result<(), TypedError> {
-        let table = self.table;
-        let m = table.message(id);
-        for f in m.fields.iter().chain(&m.json_only) {
-            if let (Mode::Inline, Ty::One(Scalar::Message(inner))) = (f.mode, f.ty) {
-                self.fill_absent(inner, out, depth)?;
-                continue;
-            }
-            if out.contains_key(f.json) {
-                continue;
-            }
-            if let Some(v) = self.absent(f, depth)? {
-                out.insert(f.json.to_string(), v);
-            }
-        }
-        Ok(())
-    }
-
     /// What Go writes for a field left at its zero value.
-    fn absent(&mut self, f: &Field, depth: usize) -> Result<Option<Value>, TypedError> {
+    fn absent(&mut self, f: &Field, depth: usize) -> Walked<Option<Value>> {
         Ok(match (f.ty, f.mode) {
             (_, Mode::Pointer | Mode::OmitZero | Mode::Inline) => None,
             (_, Mode::NullablePointer) => Some(Value::Null),
@@ -247,9 +222,9 @@ impl<'t> Walker<'t> {
     }
 
     /// The JSON of a message's zero value.
-    fn zero(&mut self, id: MsgId, depth: usize) -> Result<Value, TypedError> {
+    fn zero(&mut self, id: MsgId, depth: usize) -> Walked<Value> {
         Ok(match self.table.message(id).special {
-            Special::None => Value::Object(self.object(id, &Map::new(), depth + 1)?),
+            Special::None => Value::Object(self.object(id, &EMPTY, depth + 1)?),
             Special::Duration => Value::String("0s".into()),
             Special::Quantity => Value::String("0".into()),
             Special::IntOrString => Value::from(0),
@@ -262,12 +237,7 @@ impl<'t> Walker<'t> {
     }
 
     /// A field that arrived; None when Go leaves it out.
-    fn field(
-        &mut self,
-        f: &'t Field,
-        val: &Value,
-        depth: usize,
-    ) -> Result<Option<Value>, TypedError> {
+    fn field(&mut self, f: &'t Field, val: &'v Value, depth: usize) -> Walked<Option<Value>> {
         match f.ty {
             Ty::One(s) => self.one(s, f.mode, val, TypeName::Field(f), depth),
             Ty::List(s) => self.list(s, f.mode, val, TypeName::Field(f), TypeName::Elem(f), depth),
@@ -280,10 +250,10 @@ impl<'t> Walker<'t> {
         &mut self,
         s: Scalar,
         mode: Mode,
-        val: &Value,
+        val: &'v Value,
         ty: TypeName<'t>,
         depth: usize,
-    ) -> Result<Option<Value>, TypedError> {
+    ) -> Walked<Option<Value>> {
         if let Scalar::Message(id) = s {
             return self.message(id, mode, val, depth);
         }
@@ -308,9 +278,9 @@ impl<'t> Walker<'t> {
         &mut self,
         id: MsgId,
         mode: Mode,
-        val: &Value,
+        val: &'v Value,
         depth: usize,
-    ) -> Result<Option<Value>, TypedError> {
+    ) -> Walked<Option<Value>> {
         let table = self.table;
         let m = table.message(id);
         if val.is_null() {
@@ -320,7 +290,7 @@ impl<'t> Walker<'t> {
                 (Mode::Pointer, _) => None,
                 (Mode::NullablePointer, _) => Some(Value::Null),
                 (_, Special::Duration) => {
-                    return Err(TypedError::Invalid(duration_error("")));
+                    return Err(Box::new(TypedError::Invalid(duration_error(""))));
                 }
                 (Mode::Value, Special::Wrapper) => Some(Value::Null),
                 (Mode::OmitZero, _) | (_, Special::Wrapper) => None,
@@ -356,14 +326,14 @@ impl<'t> Walker<'t> {
             }
             (Special::Time | Special::MicroTime, Value::String(s)) => {
                 let micros = m.special == Special::MicroTime;
-                let (secs, nanos) = parse_time(s, micros).map_err(TypedError::Invalid)?;
+                let (secs, nanos) = parse_time(s, micros).map_err(invalid)?;
                 if secs == GO_ZERO_TIME_UNIX && nanos == 0 {
                     return Ok((!omit_zero).then_some(Value::Null));
                 }
                 Value::String(format_time(secs, nanos, micros))
             }
             (Special::Duration, Value::String(s)) => {
-                let d = parse_duration(s).map_err(TypedError::Invalid)?;
+                let d = parse_duration(s).map_err(invalid)?;
                 if omit_zero && d == 0 {
                     return Ok(None);
                 }
@@ -371,7 +341,9 @@ impl<'t> Walker<'t> {
             }
             (Special::Time | Special::MicroTime | Special::Duration, other) => {
                 // Their UnmarshalJSON reads a Go string first.
-                return Err(self.type_err(json_kind(other).into(), "string".into()));
+                return Err(Box::new(
+                    self.type_err(json_kind(other).into(), "string".into()),
+                ));
             }
             (Special::Quantity, val) => {
                 let text = match val {
@@ -380,7 +352,7 @@ impl<'t> Walker<'t> {
                     // Go parses the raw JSON: quotes, an escape, `true`, `{`, `[`.
                     _ => Err(quantity::ERR_FORMAT),
                 };
-                let text = text.map_err(|e| TypedError::Invalid(e.into()))?;
+                let text = text.map_err(|e| invalid(e.into()))?;
                 if omit_zero && text == "0" {
                     return Ok(None);
                 }
@@ -390,11 +362,15 @@ impl<'t> Walker<'t> {
             (Special::IntOrString, Value::Number(n)) => match go_integer(Scalar::Int32, n) {
                 Ok(v) => v,
                 Err(literal) => {
-                    return Err(self.type_err(format!("number {literal}"), "int32".into()))
+                    return Err(Box::new(
+                        self.type_err(format!("number {literal}"), "int32".into()),
+                    ))
                 }
             },
             (Special::IntOrString, other) => {
-                return Err(self.type_err(json_kind(other).into(), "int32".into()));
+                return Err(Box::new(
+                    self.type_err(json_kind(other).into(), "int32".into()),
+                ));
             }
             (Special::RawExtension | Special::FieldsV1, val) => val.clone(),
         };
@@ -406,20 +382,19 @@ impl<'t> Walker<'t> {
         &mut self,
         s: Scalar,
         mode: Mode,
-        val: &Value,
+        val: &'v Value,
         ty: TypeName<'t>,
         elem: TypeName<'t>,
         depth: usize,
-    ) -> Result<Option<Value>, TypedError> {
+    ) -> Walked<Option<Value>> {
         match val {
             Value::Null => Ok(nil_collection(mode)),
             Value::Array(items) => {
                 let mut out = Vec::with_capacity(items.len());
                 for (i, item) in items.iter().enumerate() {
-                    let len = self.path.len();
-                    let _ = write!(self.path, "[{i}]");
+                    self.path.push(Seg::Index(i));
                     let v = self.one(s, Mode::Value, item, elem, depth)?;
-                    self.path.truncate(len);
+                    self.path.pop();
                     out.push(v.unwrap_or(Value::Null));
                 }
                 if out.is_empty() && !matches!(mode, Mode::Value | Mode::NullablePointer) {
@@ -439,20 +414,19 @@ impl<'t> Walker<'t> {
         &mut self,
         s: Scalar,
         mode: Mode,
-        val: &Value,
+        val: &'v Value,
         ty: TypeName<'t>,
         elem: TypeName<'t>,
         depth: usize,
-    ) -> Result<Option<Value>, TypedError> {
+    ) -> Walked<Option<Value>> {
         match val {
             Value::Null => Ok(nil_collection(mode)),
             Value::Object(entries) => {
                 let mut out = Map::new();
                 for (k, item) in entries {
-                    let len = self.path.len();
-                    push_key(&mut self.path, k);
+                    self.path.push(Seg::Key(k));
                     let v = self.one(s, Mode::Value, item, elem, depth)?;
-                    self.path.truncate(len);
+                    self.path.pop();
                     out.insert(k.clone(), v.unwrap_or(Value::Null));
                 }
                 if out.is_empty() && !matches!(mode, Mode::Value | Mode::NullablePointer) {
@@ -569,12 +543,12 @@ impl<'t> Walker<'t> {
     }
 }
 
-/// Appends `key` to a strict-decoder path (`.key`, or `key` at the root).
-fn push_key(path: &mut String, key: &str) {
-    if !path.is_empty() {
-        path.push('.');
-    }
-    path.push_str(key);
+/// One step of the strict decoder's path.
+enum Seg<'v> {
+    /// A struct field or map key: `.key` (`key` at the root).
+    Key(&'v str),
+    /// A slice element: `[i]`.
+    Index(usize),
 }
 
 /// A nil slice or map: `null` unless omitted.
@@ -685,6 +659,10 @@ fn go_float(s: Scalar, n: &Number) -> Option<Value> {
 /// parses a quantity from the raw JSON bytes, saw a backslash).
 fn escaped_in_json(s: &str) -> bool {
     s.bytes().any(|c| c == b'"' || c == b'\\' || c < 0x20)
+}
+
+fn invalid(text: String) -> Box<TypedError> {
+    Box::new(TypedError::Invalid(text))
 }
 
 /// `time.ParseDuration`'s error for an empty string, which `metav1.Duration` gets for `null`.
