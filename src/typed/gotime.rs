@@ -379,7 +379,8 @@ pub fn parse_duration(orig: &str) -> Result<i64, String> {
                 return Err(invalid());
             }
         }
-        total += v;
+        // Go's uint64 addition wraps (2^63 + 2^63 is 0, which it accepts).
+        total = total.wrapping_add(v);
         if total > LIMIT {
             return Err(invalid());
         }

@@ -269,7 +269,7 @@ fn strip_int_factors(value: i64, base: i64) -> (i64, i32) {
         times += 1;
     }
     let v = v as i64;
-    (if value < 0 { -v } else { v }, times)
+    (if value < 0 { v.wrapping_neg() } else { v }, times)
 }
 
 /// An integer in base-1024 form: `1536Mi`, `1025`, `-8Mi`.

@@ -287,6 +287,34 @@ fn documented_divergences_from_number_literals() {
 }
 
 #[test]
+fn durations_parse_and_format_like_go_including_its_overflow_quirks() {
+    use gotime::{format_duration, parse_duration};
+    for (input, want) in [
+        ("1h2m3.5s", Ok("1h2m3.5s")),
+        ("1.5µs", Ok("1.5µs")),
+        ("1.5μs", Ok("1.5µs")),
+        ("-0", Ok("0s")),
+        ("-9223372036854775808ns", Ok("-2562047h47m16.854775808s")),
+        // Go's uint64 sum wraps to 0 here, and it accepts the result.
+        ("9223372036854775808ns9223372036854775808ns", Ok("0s")),
+        (
+            "9223372036854775808ns1ns",
+            Err("time: invalid duration \"9223372036854775808ns1ns\""),
+        ),
+        ("1", Err("time: missing unit in duration \"1\"")),
+        ("1x", Err("time: unknown unit \"x\" in duration \"1x\"")),
+        ("", Err("time: invalid duration \"\"")),
+    ] {
+        let got = parse_duration(input).map(format_duration);
+        assert_eq!(
+            got.as_deref(),
+            want.map_err(String::from).as_deref(),
+            "{input}"
+        );
+    }
+}
+
+#[test]
 fn kinds_without_a_go_type_here_are_refused_and_depth_is_capped() {
     assert_eq!(
         error("example.com/v1", "CronTab", json!({})),
