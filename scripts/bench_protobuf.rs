@@ -1,6 +1,8 @@
-//! Protobuf benchmark: the one-time load of the generated field table, then decode and encode
-//! of one Deployment (the client-go test vector, 1.2 KB of protobuf) on one core, with
-//! serde_json on the same object for scale. Run with `cargo bench --bench protobuf`.
+//! Protobuf and typed-JSON benchmark: the one-time load of the generated type table, then
+//! protobuf decode and encode of one Deployment (the client-go test vector, 1.2 KB of
+//! protobuf) and its typed JSON normalization (`kubefake::typed::normalize`, the apiserver's
+//! decode into the Go struct and encode again), on one core, with serde_json on the same
+//! object for scale. Run with `cargo bench --bench protobuf`.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -11,6 +13,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use base64::Engine;
 use kubefake::endpoints::protobuf;
+use kubefake::typed;
 use serde_json::Value;
 
 const VECTORS: &str = include_str!("../src/data/k8s-1.36/testdata/protobuf-vectors.jsonl");
@@ -69,6 +72,32 @@ fn main() {
     let to_json = per_call(n, || {
         black_box(serde_json::to_vec(black_box(&json)).ok());
     });
+    assert_eq!(
+        typed::normalize("apps/v1", "Deployment", &json)
+            .expect("normalize")
+            .value,
+        json
+    );
+    let normalize = per_call(n, || {
+        black_box(typed::normalize("apps/v1", "Deployment", black_box(&json)).ok());
+    });
+    let parse_and_normalize = per_call(n, || {
+        let v: Value = serde_json::from_slice(black_box(&text)).expect("json");
+        black_box(typed::normalize("apps/v1", "Deployment", &v).ok());
+    });
+    // A sparse body, as a client sends it: Go's zero values fill in the rest.
+    let sparse: Value = serde_json::from_str(
+        r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},
+            "spec":{"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":
+            {"app":"web"}},"spec":{"containers":[{"name":"web","image":"nginx"}]}}}}"#,
+    )
+    .expect("json");
+    let normalize_sparse = per_call(n, || {
+        black_box(typed::normalize("apps/v1", "Deployment", black_box(&sparse)).ok());
+    });
+    let clone = per_call(n, || {
+        black_box(black_box(&json).clone());
+    });
 
     println!("kubefake protobuf benchmark (one core)");
     println!(
@@ -84,4 +113,8 @@ fn main() {
     println!("  protobuf watch frame:               {watch:>7.2} us");
     println!("  serde_json from_slice, for scale:   {from_json:>7.2} us");
     println!("  serde_json to_vec, for scale:       {to_json:>7.2} us");
+    println!("  typed normalize (Value -> Value):   {normalize:>7.2} us");
+    println!("  from_slice + normalize:             {parse_and_normalize:>7.2} us");
+    println!("  typed normalize, sparse Deployment: {normalize_sparse:>7.2} us");
+    println!("  Value clone, for scale:             {clone:>7.2} us");
 }

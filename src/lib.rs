@@ -75,6 +75,7 @@ pub mod schema;
 pub mod server;
 pub mod state;
 pub mod store;
+pub mod typed;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};

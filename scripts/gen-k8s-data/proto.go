@@ -126,10 +126,19 @@ func crossCheck(tb *table) {
 		if !ok {
 			fail("message %s is not in any generated.proto", m.name)
 		}
-		if len(pm) != len(m.fields) {
-			fail("%s: %d fields in generated.proto, %d in the table", m.name, len(pm), len(m.fields))
+		wire := 0
+		for _, f := range m.fields {
+			if !f.jsonOnly {
+				wire++
+			}
+		}
+		if len(pm) != wire {
+			fail("%s: %d fields in generated.proto, %d in the table", m.name, len(pm), wire)
 		}
 		for _, f := range m.fields {
+			if f.jsonOnly {
+				continue
+			}
 			pf, ok := pm[f.number]
 			typ, repeated := protoTypeOf(f.kind)
 			switch {

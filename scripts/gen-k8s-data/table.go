@@ -6,6 +6,7 @@ package main
 // inline) from the `json:` tags and the Go field types. See writeTable for the format.
 
 import (
+	"encoding"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -43,6 +44,8 @@ var (
 	protoCodecType     = reflect.TypeFor[protoCodec]()
 	jsonMarshalerType  = reflect.TypeFor[json.Marshaler]()
 	jsonUnmarshalerTyp = reflect.TypeFor[json.Unmarshaler]()
+	textMarshalerType  = reflect.TypeFor[encoding.TextMarshaler]()
+	textUnmarshalerTyp = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
 type field struct {
@@ -51,6 +54,11 @@ type field struct {
 	kind   string // int32, int64, bool, string, bytes, float64, @N, []T, map[K]V
 	json   string
 	mode   string // P pointer, N pointer without omitempty, O omitempty, Z omitzero, V value, I inline
+
+	// The Go type of the field and of its elements (slices, maps), pointers removed, as Go's
+	// reflect.Type.String() spells them: encoding/json names them in its type errors.
+	goType, elemType string
+	jsonOnly         bool // a field protobuf does not carry (the embedded TypeMeta): a J line
 
 	protoName string // the tag's name=, for the cross-check
 }
@@ -184,14 +192,15 @@ func (tb *table) field(t reflect.Type, sf reflect.StructField) (field, bool) {
 	js := sf.Tag.Get("json")
 	jsonName, opts, _ := strings.Cut(js, ",")
 	tag := sf.Tag.Get("protobuf")
-	if tag == "" || tag == "-" {
-		if js != "-" && !(sf.Anonymous && sf.Type == reflect.TypeFor[metav1.TypeMeta]()) && sf.IsExported() {
-			tb.notes = append(tb.notes, fmt.Sprintf("JSON-only field (not in protobuf): %s.%s", protoName(t), sf.Name))
-		}
-		return field{}, false
+	jsonOnly := tag == "" || tag == "-"
+	if jsonOnly && (js == "-" || !sf.IsExported() && !sf.Anonymous) {
+		return field{}, false // encoding/json does not see it either
 	}
 	if js == "-" {
 		fail("%s.%s: protobuf field without JSON", t, sf.Name)
+	}
+	if jsonOnly && !(sf.Anonymous && sf.Type == reflect.TypeFor[metav1.TypeMeta]()) {
+		tb.notes = append(tb.notes, fmt.Sprintf("JSON-only field (not in protobuf): %s.%s", protoName(t), sf.Name))
 	}
 	for _, o := range strings.Split(opts, ",") {
 		switch o {
@@ -200,13 +209,20 @@ func (tb *table) field(t reflect.Type, sf reflect.StructField) (field, bool) {
 			fail("%s.%s: json option %q is not supported", t, sf.Name, o)
 		}
 	}
-	p := parseProtoTag(t, sf)
-	f := field{number: p.number, wire: p.wire, json: jsonName}
+	var p protoTag
+	if !jsonOnly {
+		p = parseProtoTag(t, sf)
+	}
+	f := field{number: p.number, wire: p.wire, json: jsonName, jsonOnly: jsonOnly}
+	f.goType, f.elemType = goTypes(sf.Type)
 	hasOpt := func(o string) bool { return strings.Contains(","+opts+",", ","+o+",") }
 	switch {
 	case sf.Anonymous && jsonName == "":
 		if sf.Type.Kind() == reflect.Pointer {
 			fail("%s.%s: embedded pointer", t, sf.Name)
+		}
+		if sf.Name != sf.Type.Name() {
+			fail("%s.%s: an embedded field named otherwise than its type", t, sf.Name)
 		}
 		f.mode, f.json = "I", "-"
 	case sf.Type.Kind() == reflect.Pointer && (hasOpt("omitempty") || hasOpt("omitzero")):
@@ -224,6 +240,9 @@ func (tb *table) field(t reflect.Type, sf reflect.StructField) (field, bool) {
 		f.json = sf.Name // Go's encoding/json uses the field name
 	}
 	f.kind = tb.kind(sf.Type, p)
+	if jsonOnly {
+		return f, true
+	}
 	// The tag's opt/rep is hand-written and not always right (`[]string` tagged `opt`); the
 	// Go type decides.
 	// The tag's wire type is hand-written too (`*int64` tagged `bytes`); gogo's generated code
@@ -237,6 +256,101 @@ func (tb *table) field(t reflect.Type, sf reflect.StructField) (field, bool) {
 	}
 	f.protoName = p.name
 	return f, true
+}
+
+// goTypes: the Go type of a field and of its elements (for slices other than []byte, and maps),
+// pointers removed, as reflect.Type.String() spells them. Types with a hand-written text form
+// are refused (encoding/json would use it), and so are pointer elements (the table has no way
+// to say that an element may be nil).
+func goTypes(t reflect.Type) (string, string) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	check := func(t reflect.Type) {
+		if specials[t] == "" && (t.Implements(textMarshalerType) || reflect.PointerTo(t).Implements(textUnmarshalerTyp)) {
+			fail("%s has a text form the normalizer does not know", t)
+		}
+	}
+	check(t)
+	switch {
+	case t.Kind() == reflect.Map, t.Kind() == reflect.Slice && t.Elem().Kind() != reflect.Uint8:
+		if t.Elem().Kind() == reflect.Pointer {
+			fail("%s: pointer elements are not supported", t)
+		}
+		check(t.Elem())
+		return t.String(), t.Elem().String()
+	}
+	return t.String(), ""
+}
+
+// goTypeName: the Go type of a message (`v1.Deployment`) as the Rust side derives it from the
+// message name: the last element of the package path, then the type's name.
+func goTypeName(name string) string {
+	parts := strings.Split(name, ".")
+	return strings.Join(parts[len(parts)-2:], ".")
+}
+
+// defaultGoType: the Go type the Rust side assumes for a kind when the table names none: the
+// Go kind itself for scalars (`[]uint8` for bytes), the message's type, `[]T`, `map[string]T`.
+func defaultGoType(kind string) string {
+	if k, ok := strings.CutPrefix(kind, "[]"); ok {
+		return "[]" + defaultGoType(k)
+	}
+	if k, ok := strings.CutPrefix(kind, "map[string]"); ok {
+		return "map[string]" + defaultGoType(k)
+	}
+	if k, ok := strings.CutPrefix(kind, "@"); ok {
+		return goTypeName(k)
+	}
+	if kind == "bytes" {
+		return "[]uint8"
+	}
+	return kind
+}
+
+// defaultElemType: the element type the Rust side assumes when the table names none: the
+// field's Go type without its `[]` or `map[K]`, or else (a named slice or map type) the
+// element of its kind.
+func defaultElemType(kind, goType string) string {
+	if e, ok := strings.CutPrefix(goType, "[]"); ok {
+		return e
+	}
+	if strings.HasPrefix(goType, "map[") {
+		if _, e, ok := strings.Cut(goType, "]"); ok {
+			return e
+		}
+	}
+	k := strings.TrimPrefix(kind, "[]")
+	k = strings.TrimPrefix(k, "map[string]")
+	return defaultGoType(k)
+}
+
+// checkJSONNames: every struct's JSON names, its inline structs' included, are distinct, so that
+// Go's rules for conflicting embedded names never apply.
+func checkJSONNames(tb *table) {
+	byName := map[string]*message{}
+	for _, m := range tb.messages {
+		byName[m.name] = m
+	}
+	var names func(m *message, seen map[string]bool)
+	names = func(m *message, seen map[string]bool) {
+		for _, f := range m.fields {
+			if f.mode == "I" {
+				names(byName[strings.TrimPrefix(f.kind, "@")], seen)
+				continue
+			}
+			if seen[f.json] {
+				fail("%s: JSON name %q appears twice (inline structs included)", m.name, f.json)
+			}
+			seen[f.json] = true
+		}
+	}
+	for _, m := range tb.messages {
+		if goTypeName(m.name) != m.typ.String() {
+			fail("%s: Go type %s is not derivable from the message name", m.name, m.typ)
+		}
+		names(m, map[string]bool{})
+	}
 }
 
 // wireOf: the wire type of one value of a Go type (of an element, for slices and maps).
@@ -314,11 +428,15 @@ func (tb *table) scalarKind(t reflect.Type) string {
 	return ""
 }
 
-// writeTable writes the table in its line format (documented in src/endpoints/protobuf/table.rs):
+// writeTable writes the table in its line format (documented in src/typed/model.rs):
 //
 //	M <index> <full name> [<special>]
 //	K <Kind> <apiVersion>...
-//	<number> <wire type> <Go kind> <JSON name> <mode>
+//	<number> <wire type> <Go kind> <JSON name> <mode> [<Go type> [<element Go type>]]
+//	J <Go kind> <JSON name> <mode> [<Go type> [<element Go type>]]    (a JSON-only field)
+//
+// The Go types are written only where they differ from what the kind implies (see
+// defaultGoType and defaultElemType); `.` stands for the implied type before an element type.
 func writeTable(w io.Writer, tb *table, header []string) {
 	msgs := make([]*message, 0, len(tb.messages))
 	for _, m := range tb.messages {
@@ -360,7 +478,25 @@ func writeTable(w io.Writer, tb *table, header []string) {
 			fmt.Fprintf(w, "K %s %s\n", k, strings.Join(versions, " "))
 		}
 		for _, f := range m.fields {
-			fmt.Fprintf(w, "%d %d %s %s %s\n", f.number, f.wire, ref(f.kind), f.json, f.mode)
+			head := fmt.Sprintf("%d %d", f.number, f.wire)
+			if f.jsonOnly {
+				head = "J"
+			}
+			line := fmt.Sprintf("%s %s %s %s", head, ref(f.kind), f.json, f.mode)
+			goType, elemType := ".", ""
+			if f.goType != "" && f.goType != defaultGoType(f.kind) {
+				goType = f.goType
+			}
+			if f.elemType != "" && f.elemType != defaultElemType(f.kind, f.goType) {
+				elemType = f.elemType
+			}
+			switch {
+			case elemType != "":
+				line += " " + goType + " " + elemType
+			case goType != ".":
+				line += " " + goType
+			}
+			fmt.Fprintln(w, line)
 		}
 	}
 }

@@ -141,13 +141,15 @@ Regenerate (needs Go and the Go module proxy) with:
 
 Running it again gives identical files.
 
-- ` + "`protobuf.table`" + `: the protobuf field table kubefake's protobuf transcoder embeds
-  (src/endpoints/protobuf/; the format is described in its table.rs), by reflection over
-  client-go's ` + "`scheme.Scheme`" + `: field numbers from the ` + "`protobuf:`" + ` struct tags, wire types
-  and kinds from the Go field types, JSON names and the pointer / omitempty / omitzero / inline
-  modes from the ` + "`json:`" + ` tags and the Go field types. Every message and field is checked
-  against the modules' generated.proto files (the struct tags' wire types are wrong for about
-  60 fields, so they are not used).
+- ` + "`protobuf.table`" + `: the Go type model of every built-in kind, which kubefake's protobuf
+  transcoder (src/endpoints/protobuf/) and typed JSON normalizer (src/typed/) embed; the format
+  is described in src/typed/model.rs. By reflection over client-go's ` + "`scheme.Scheme`" + `: field
+  numbers from the ` + "`protobuf:`" + ` struct tags, wire types and kinds from the Go field types, JSON
+  names and the pointer / omitempty / omitzero / inline modes from the ` + "`json:`" + ` tags and the
+  Go field types, Go type names as encoding/json spells them in its errors, plus the fields only
+  JSON sees (the embedded TypeMeta). Every message and field is checked against the modules'
+  generated.proto files (the struct tags' wire types are wrong for about 60 fields, so they are
+  not used).
 - ` + "`testdata/protobuf-vectors.jsonl`" + `: for the objects of scripts/gen-k8s-data/objects.jsonl, the
   canonical JSON client-go's encoding/json writes and the protobuf bytes client-go's serializer
   writes; for three of them a protobuf watch frame as the apiserver writes it.

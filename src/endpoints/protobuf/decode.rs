@@ -6,9 +6,9 @@ use serde_json::{Map, Value};
 
 use super::error::ProtobufError;
 use super::special::{check_quantity, format_duration, format_time, GO_ZERO_TIME_UNIX};
-use super::table::{Field, Message, Mode, MsgId, Scalar, Special, Table, Ty};
 use super::wire::{go_string, packed_varints, Reader, Wire, LEN};
 use super::{envelope, MAX_DEPTH};
+use crate::typed::model::{Field, Message, Mode, MsgId, Scalar, Special, Table, Ty};
 
 /// Field occurrences of one message: (index into `fields`, value), sorted by index.
 type Occurrences<'a> = Vec<(u16, Wire<'a>)>;

@@ -7,9 +7,9 @@ use serde_json::Value;
 
 use super::error::ProtobufError;
 use super::special::{check_quantity, parse_duration, parse_time, GO_ZERO_TIME_UNIX};
-use super::table::{Field, Mode, MsgId, Scalar, Special, Table, Ty, MAX_FIELDS};
 use super::wire::{put_bytes, put_key, put_nested, put_varint, FIXED32, FIXED64, LEN, VARINT};
 use super::MAX_DEPTH;
+use crate::typed::model::{Field, Mode, MsgId, Scalar, Special, Table, Ty, MAX_FIELDS};
 
 /// Encodes messages of one table.
 pub(super) struct Encoder<'t> {

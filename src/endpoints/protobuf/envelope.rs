@@ -11,8 +11,8 @@ use serde_json::{Map, Value};
 use super::decode::Decoder;
 use super::encode::Encoder;
 use super::error::ProtobufError;
-use super::table::{MsgId, Table};
 use super::wire::{go_string, put_bytes, put_nested, Reader, Wire};
+use crate::typed::model::{MsgId, Table};
 
 /// `k8s\0`: the protobuf serializer's prefix, whose last byte selects the `runtime.Unknown`
 /// envelope.

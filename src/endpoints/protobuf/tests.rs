@@ -7,9 +7,9 @@ use serde_json::{json, Value};
 use super::special::{
     check_quantity, format_duration, format_time, parse_duration, GO_ZERO_TIME_UNIX,
 };
-use super::table::{Table, TABLE};
 use super::wire::go_string;
 use super::*;
+use crate::typed::model::{Table, TABLE};
 
 fn err(body: &[u8]) -> String {
     decode(body).unwrap_err().to_string()

@@ -1,11 +1,8 @@
 //! The protobuf wire format: a bounds-checked field reader with gogo's error texts, and the
 //! writing helpers. Nothing here knows about messages.
 
-/// Wire type numbers.
-pub(super) const VARINT: u8 = 0;
-pub(super) const FIXED64: u8 = 1;
-pub(super) const LEN: u8 = 2;
-pub(super) const FIXED32: u8 = 5;
+/// Wire type numbers (the type model records them per field).
+pub(super) use crate::typed::model::{FIXED32, FIXED64, LEN, VARINT};
 
 /// One field occurrence as it was on the wire (groups are skipped while reading).
 #[derive(Clone, Copy, Debug)]
