@@ -144,6 +144,9 @@ impl Codec {
 
     /// The bytes a reader in this version gets for a stored object.
     pub async fn encode(&self, obj: &Arc<StoredObject>) -> Result<Bytes, ApiError> {
+        if let Some(bytes) = self.cached(obj) {
+            return Ok(bytes);
+        }
         let mut out = self.encode_all(std::slice::from_ref(obj)).await?;
         out.pop()
             .ok_or_else(|| ApiError::internal("conversion returned no object"))

@@ -136,7 +136,8 @@ pub fn negotiate(
     include_object: Option<&str>,
 ) -> Result<Output, ApiError> {
     let supported = formats(res, stream);
-    if accept.trim().is_empty() {
+    // What most clients send: no header, or plain JSON.
+    if matches!(accept.trim(), "" | JSON | "*/*" | "application/json, */*") {
         return Ok(Output {
             format: supported[0],
             table: None,

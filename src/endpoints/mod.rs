@@ -84,8 +84,7 @@ async fn route(state: &Arc<State>, req: &Request, ctx: &mut Context) -> Result<R
 
 /// A random (version 4) UUID, as the apiserver's audit IDs are.
 fn new_audit_id() -> String {
-    let bytes: [u8; 16] = std::array::from_fn(|_| fastrand::u8(..));
-    uuid::Builder::from_random_bytes(bytes)
+    uuid::Builder::from_random_bytes(fastrand::u128(..).to_le_bytes())
         .into_uuid()
         .to_string()
 }

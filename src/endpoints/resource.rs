@@ -135,7 +135,9 @@ pub async fn serve(
         None => Target::Main,
     };
     check_verb(&res, info, &target)?;
-    options::set_write_options(ctx, req)?;
+    if !reads {
+        options::set_write_options(ctx, req)?;
+    }
     let delete_opts = match info.verb {
         Verb::Delete | Verb::DeleteCollection => options::delete_options(req, ctx)?,
         _ => Default::default(),
