@@ -135,6 +135,18 @@ impl Codec {
         Ok(out)
     }
 
+    /// One stored object as this version shows it, borrowed when it reads as stored (the
+    /// common case: updates and deletes then copy nothing).
+    pub async fn view<'a>(
+        &self,
+        obj: &'a Arc<StoredObject>,
+    ) -> Result<std::borrow::Cow<'a, Value>, ApiError> {
+        if self.is_identity_for(obj) {
+            return Ok(std::borrow::Cow::Borrowed(&obj.value));
+        }
+        self.from_storage_one(obj).await.map(std::borrow::Cow::Owned)
+    }
+
     /// One stored object as this version shows it.
     pub async fn from_storage_one(&self, obj: &Arc<StoredObject>) -> Result<Value, ApiError> {
         let mut out = self.from_storage(std::slice::from_ref(obj)).await?;

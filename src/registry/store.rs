@@ -330,7 +330,7 @@ pub async fn update(
     let retry_on_conflict = matches!(source, UpdateSource::Patch(_));
     loop {
         let old = get(state, res, namespace, name)?;
-        let old_view = res.codec.from_storage_one(&old).await?;
+        let old_view = res.codec.view(&old).await?;
         let obj = match &source {
             UpdateSource::Replace(body) => body.clone(),
             UpdateSource::Patch(f) => f(&old_view)?,
@@ -551,7 +551,7 @@ pub async fn delete(
     loop {
         let old = get(state, res, namespace, name)?;
         check_preconditions(res, name, &old.value, opts)?;
-        let old_view = res.codec.from_storage_one(&old).await?;
+        let old_view = res.codec.view(&old).await?;
         let attrs = attributes(
             ctx,
             res,
