@@ -144,7 +144,9 @@ impl Codec {
         if self.is_identity_for(obj) {
             return Ok(std::borrow::Cow::Borrowed(&obj.value));
         }
-        self.from_storage_one(obj).await.map(std::borrow::Cow::Owned)
+        self.from_storage_one(obj)
+            .await
+            .map(std::borrow::Cow::Owned)
     }
 
     /// One stored object as this version shows it.

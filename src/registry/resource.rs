@@ -177,7 +177,7 @@ pub struct ApiResource {
     pub storage_version_hash: String,
     /// The structural schema of the kind in this version (typed merges of server-side apply),
     /// compiled on first use for built-in kinds.
-    pub schema: LazySchema,
+    pub schema: Arc<LazySchema>,
     /// The kind's OpenAPI definitions.
     pub openapi: OpenApiDefinition,
     /// How request bodies are decoded.
@@ -294,7 +294,7 @@ impl ResourceBuilder {
                 strategy: strategy.clone(),
                 table: Arc::new(Columns::default_columns()),
                 storage_version_hash: storage_version_hash(group, version, kind),
-                schema: LazySchema::Ready(None),
+                schema: Arc::new(LazySchema::Ready(None)),
                 openapi: OpenApiDefinition {
                     name: String::new(),
                     list_name: String::new(),
@@ -373,7 +373,7 @@ impl ResourceBuilder {
 
     /// The structural schema.
     pub fn schema(mut self, schema: Option<Arc<Schema>>) -> Self {
-        self.res.schema = LazySchema::Ready(schema);
+        self.res.schema = Arc::new(LazySchema::Ready(schema));
         self
     }
 

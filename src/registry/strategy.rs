@@ -92,6 +92,10 @@ pub trait Strategy: Send + Sync {
         Ok(())
     }
 
+    /// The kind's defaulting code (the apiserver's `SetDefaults_*` functions), run on every
+    /// decoded body of a built-in kind after its declarative defaults.
+    fn defaults(&self, _obj: &mut Value) {}
+
     /// Defaults for an object read from storage that was written before a default existed.
     /// Returns whether anything changed (reads then serialise the defaulted copy).
     fn default_on_read(&self, _obj: &mut Value) -> bool {

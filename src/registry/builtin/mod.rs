@@ -10,6 +10,7 @@
 
 pub mod data;
 pub mod schema;
+pub mod typed;
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
@@ -63,6 +64,15 @@ pub fn kind(group: &str, version: &str, plural: &str, strategy: Arc<dyn Strategy
     let group_version = api_version(group, version);
     let info = data::discovery().resource(&group_version, plural);
     let kind_name = info.map_or("", |i| i.kind.as_str());
+    let name = definition_name(group, version, kind_name).unwrap_or_default();
+    let schema = Arc::new(schema::LazySchema::builtin(name));
+    let strategy = Arc::new(typed::Typed::new(
+        strategy,
+        &group_version,
+        kind_name,
+        version,
+        schema.clone(),
+    ));
     let mut builder = ResourceBuilder::new(group, version, plural, kind_name, strategy);
     if let Some(info) = info {
         builder = builder.with(|r| {
@@ -78,10 +88,9 @@ pub fn kind(group: &str, version: &str, plural: &str, strategy: Arc<dyn Strategy
     } else {
         tracing::error!(%group_version, plural, "a built-in kind missing from the API definitions");
     }
-    let name = definition_name(group, version, kind_name).unwrap_or_default();
     let list_name =
         definition_name(group, version, &format!("{kind_name}List")).unwrap_or_default();
-    builder = builder.with(|r| r.schema = schema::LazySchema::builtin(name));
+    builder = builder.with(|r| r.schema = schema);
     builder = builder.openapi(OpenApiDefinition {
         name: name.to_string(),
         list_name: list_name.to_string(),

@@ -12,6 +12,7 @@ use std::sync::{Arc, OnceLock};
 use serde_json::{json, Map, Value};
 
 use super::data;
+use crate::schema::structural::{Additional, Node};
 use crate::schema::Schema;
 
 const REF_PREFIX: &str = "#/components/schemas/";
@@ -154,6 +155,52 @@ fn structural_form(mut out: Map<String, Value>) -> Value {
     Value::Object(out)
 }
 
+/// Applies the declarative defaults a built-in type publishes (`+default` markers, as its
+/// generated defaulters do) where a field is absent: only defaults other than the zero value,
+/// since a Go field's zero value is what decoding left there already. Recurses into present
+/// objects, list items and map values.
+pub fn apply_declared_defaults(node: &Node, obj: &mut Value) {
+    match obj {
+        Value::Object(map) => {
+            for (name, child) in &node.properties {
+                match map.get_mut(name) {
+                    Some(v) => apply_declared_defaults(child, v),
+                    None => {
+                        if let Some(d) = child.default.as_ref().filter(|d| !is_zero(d)) {
+                            map.insert(name.clone(), d.clone());
+                        }
+                    }
+                }
+            }
+            if let Some(Additional::Schema(values)) = &node.additional {
+                for v in map.values_mut() {
+                    apply_declared_defaults(values, v);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item) = &node.items {
+                for v in items {
+                    apply_declared_defaults(item, v);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whether a default is its type's zero value (`{}`, `""`, `0`, `false`, `[]`).
+fn is_zero(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,6 +218,14 @@ mod tests {
         assert_eq!(containers.list_type.as_deref(), Some("map"));
         assert_eq!(containers.list_map_keys, ["name"]);
         assert!(at(&deploy, "spec.strategy.rollingUpdate.maxSurge").int_or_string);
+        let mut d = serde_json::json!({"spec": {"template": {"spec": {"containers": [
+            {"name": "a", "ports": [{"containerPort": 80}]}]}}}});
+        apply_declared_defaults(deploy.root(), &mut d);
+        assert_eq!(
+            d["spec"]["template"]["spec"]["containers"][0]["ports"][0]["protocol"],
+            "TCP"
+        );
+        assert!(d["spec"].get("paused").is_none(), "zero defaults stay out");
         // A recursive type is cut where it recurs, not expanded forever.
         assert!(compile(
             "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition"

@@ -1,0 +1,141 @@
+//! The decode step every built-in kind shares: what the apiserver's typed codec does to a body
+//! before the kind's strategy sees it. The body is decoded into the kind's Go type and encoded
+//! again ([`crate::typed::normalize()`]: unknown fields dropped and reported per
+//! `fieldValidation`, Go's omission rules, canonical quantities and times, Go's error texts for
+//! values of the wrong type), then defaulted: first the declarative defaults Kubernetes
+//! publishes in its schemas (`+default` markers: a container port's `protocol: TCP`), then the
+//! kind's own defaulting code ([`Strategy::defaults`]).
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::schema::LazySchema;
+use crate::context::Context;
+use crate::controllers::Work;
+use crate::error::{ApiError, StatusCause};
+use crate::registry::object_meta::NameRule;
+use crate::registry::strategy::Strategy;
+use crate::store::StoredObject;
+use crate::typed::{self, error::TypedError};
+
+/// A built-in kind's strategy behind its typed decode. Every other step is the kind's own.
+pub struct Typed {
+    inner: Arc<dyn Strategy>,
+    api_version: String,
+    kind: String,
+    version: String,
+    schema: Arc<LazySchema>,
+}
+
+impl Typed {
+    /// Wraps a kind's strategy.
+    pub fn new(
+        inner: Arc<dyn Strategy>,
+        api_version: &str,
+        kind: &str,
+        version: &str,
+        schema: Arc<LazySchema>,
+    ) -> Typed {
+        Typed {
+            inner,
+            api_version: api_version.to_string(),
+            kind: kind.to_string(),
+            version: version.to_string(),
+            schema,
+        }
+    }
+
+    fn decode_error(&self, e: &TypedError) -> ApiError {
+        ApiError::bad_request(format!(
+            "{} in version {:?} cannot be handled as a {}: {e}",
+            self.kind, self.version, self.kind
+        ))
+    }
+}
+
+impl Strategy for Typed {
+    fn decode(&self, obj: &mut Value, ctx: &Context) -> Result<(), ApiError> {
+        let normalized = match typed::normalize(&self.api_version, &self.kind, obj) {
+            Ok(n) => Some(n),
+            // A kind the Go model does not describe keeps its JSON as sent.
+            Err(TypedError::NotRegistered { .. }) => None,
+            Err(e) => return Err(self.decode_error(&e)),
+        };
+        if let Some(n) = normalized {
+            ctx.field_validation.report(
+                ctx,
+                "unknown field",
+                &n.unknown,
+                &self.kind,
+                &self.version,
+            )?;
+            *obj = n.value;
+        }
+        if let Some(schema) = self.schema.get() {
+            super::schema::apply_declared_defaults(schema.root(), obj);
+        }
+        self.inner.defaults(obj);
+        self.inner.decode(obj, ctx)
+    }
+
+    fn name_rule(&self) -> NameRule {
+        self.inner.name_rule()
+    }
+
+    fn track_generation(&self) -> bool {
+        self.inner.track_generation()
+    }
+
+    fn allow_unconditional_update(&self) -> bool {
+        self.inner.allow_unconditional_update()
+    }
+
+    fn defaults(&self, obj: &mut Value) {
+        self.inner.defaults(obj);
+    }
+
+    fn default_on_read(&self, obj: &mut Value) -> bool {
+        self.inner.default_on_read(obj)
+    }
+
+    fn prepare_for_create(&self, obj: &mut Value) {
+        self.inner.prepare_for_create(obj);
+    }
+
+    fn prepare_for_update(&self, obj: &mut Value, old: &Value) {
+        self.inner.prepare_for_update(obj, old);
+    }
+
+    fn validate(&self, obj: &Value) -> Vec<StatusCause> {
+        self.inner.validate(obj)
+    }
+
+    fn validate_update(&self, obj: &Value, old: &Value) -> Vec<StatusCause> {
+        self.inner.validate_update(obj, old)
+    }
+
+    fn warnings_on_create(&self, obj: &Value) -> Vec<String> {
+        self.inner.warnings_on_create(obj)
+    }
+
+    fn warnings_on_update(&self, obj: &Value, old: &Value) -> Vec<String> {
+        self.inner.warnings_on_update(obj, old)
+    }
+
+    fn prepare_for_delete(&self, obj: &mut Value) -> bool {
+        self.inner.prepare_for_delete(obj)
+    }
+
+    fn pending_finalizers(&self, obj: &Value) -> bool {
+        self.inner.pending_finalizers(obj)
+    }
+
+    fn after_commit(&self, obj: &StoredObject) -> Vec<Work> {
+        self.inner.after_commit(obj)
+    }
+
+    fn after_remove(&self, obj: &StoredObject) -> Vec<Work> {
+        self.inner.after_remove(obj)
+    }
+}
