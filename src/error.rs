@@ -384,6 +384,16 @@ pub mod field {
         }
     }
 
+    /// `field: Too long: may not be more than <max> bytes` (the value is omitted).
+    pub fn too_long(field: &str, max: usize) -> StatusCause {
+        let unit = if max == 1 { "byte" } else { "bytes" };
+        StatusCause {
+            reason: "FieldValueTooLong".into(),
+            message: format!("Too long: may not be more than {max} {unit}"),
+            field: field.into(),
+        }
+    }
+
     /// `field: Forbidden: <detail>`.
     pub fn forbidden(field: &str, detail: &str) -> StatusCause {
         StatusCause {

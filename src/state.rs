@@ -95,9 +95,12 @@ impl State {
     pub async fn bootstrap(&self) {
         let ctx = Context::internal();
         for res in &self.kinds {
-            for obj in &res.bootstrap {
-                let namespace = obj["metadata"]["namespace"].as_str().unwrap_or("");
-                if let Err(e) = rest::create(self, &ctx, res, namespace, obj.clone()).await {
+            for obj in (res.bootstrap)(&self.server_address) {
+                let namespace = obj["metadata"]["namespace"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string();
+                if let Err(e) = rest::create(self, &ctx, res, &namespace, obj).await {
                     tracing::error!(error = %e, kind = %res.kind, "creating a bootstrap object");
                 }
             }

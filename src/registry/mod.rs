@@ -12,3 +12,4 @@ pub mod scale;
 pub mod store;
 pub mod strategy;
 pub mod table;
+pub mod validation;

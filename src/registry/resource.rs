@@ -195,8 +195,9 @@ pub struct ApiResource {
     pub response_kind_has_version: bool,
     /// Create is refused: the CRD behind the resource is being deleted.
     pub terminating: bool,
-    /// Objects every cluster starts with (created once, through the store, at start).
-    pub bootstrap: Vec<Value>,
+    /// Objects every cluster starts with (created once, through the store, at start), given
+    /// the server's address (`host:port`; the `kubernetes` Service points at it).
+    pub bootstrap: fn(&str) -> Vec<Value>,
     /// The CRD a custom resource comes from; read only by the apiextensions code.
     pub crd: Option<Arc<Crd>>,
     /// A custom resource version's compiled CEL rules (reused while its CRD is unchanged);
@@ -310,7 +311,7 @@ impl ResourceBuilder {
                 unserved_verb: UnservedVerb::MethodNotAllowed,
                 response_kind_has_version: false,
                 terminating: false,
-                bootstrap: Vec::new(),
+                bootstrap: |_| Vec::new(),
                 crd: None,
                 rules: None,
             },
@@ -383,8 +384,8 @@ impl ResourceBuilder {
         self
     }
 
-    /// Objects every cluster starts with.
-    pub fn bootstrap(mut self, objects: Vec<Value>) -> Self {
+    /// Objects every cluster starts with, given the server's address.
+    pub fn bootstrap(mut self, objects: fn(&str) -> Vec<Value>) -> Self {
         self.res.bootstrap = objects;
         self
     }

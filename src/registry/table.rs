@@ -43,6 +43,8 @@ enum Cell {
     CreatedAt,
     /// A printer column: JSONPath and type.
     Path(JsonPath, String),
+    /// A cell computed by the kind's printer (`kubectl get`'s columns of built-in kinds).
+    Computed(fn(&Value) -> Value),
 }
 
 /// One column: its definition in the Table and how its cells are computed.
@@ -85,6 +87,23 @@ impl Column {
         Column {
             definition: definition(name, type_, format, description, priority),
             cell: Cell::Path(JsonPath::parse(json_path), type_.to_string()),
+        }
+    }
+}
+
+impl Column {
+    /// A column whose cells the kind computes, as the apiserver's printers of built-in kinds do
+    /// (a ConfigMap's number of data entries, a Pod's ready containers).
+    pub fn computed(
+        name: &str,
+        type_: &str,
+        priority: i64,
+        description: &str,
+        cell: fn(&Value) -> Value,
+    ) -> Column {
+        Column {
+            definition: definition(name, type_, "", description, priority),
+            cell: Cell::Computed(cell),
         }
     }
 }
@@ -142,6 +161,7 @@ impl Columns {
                 Cell::Name => meta["name"].clone(),
                 Cell::Age => json!(age(meta["creationTimestamp"].as_str())),
                 Cell::CreatedAt => meta["creationTimestamp"].clone(),
+                Cell::Computed(f) => f(obj),
                 Cell::Path(path, type_) => match path.first(obj) {
                     None | Some(Value::Null) => Value::Null,
                     Some(v) => typed_cell(type_, v),

@@ -472,7 +472,9 @@ pub fn generic_unsupported_field(field: &str, supported: &[&str]) -> String {
 
 impl FieldSelector {
     /// Parses a `fieldSelector`, accepting only `supported` field names (the apiserver rejects the
-    /// rest with 400, worded by `unsupported`).
+    /// rest with 400, worded by `unsupported`). A supported entry is a dotted path into the
+    /// object (`status.phase`), or `label=path` where the selector's name is not the object's
+    /// path (events select `source` by `source.component`).
     pub fn parse(
         s: &str,
         supported: &[&str],
@@ -495,12 +497,20 @@ impl FieldSelector {
                 });
             };
             let field = field.trim();
-            if !supported.contains(&field) {
-                return Err(SelectorError::UnsupportedField(unsupported(
-                    field, supported,
-                )));
-            }
-            requirements.push((field.to_string(), eq, value.trim().to_string()));
+            let Some(path) = supported
+                .iter()
+                .find_map(|entry| match entry.split_once('=') {
+                    Some((label, path)) => (label == field).then_some(path),
+                    None => (*entry == field).then_some(*entry),
+                })
+            else {
+                let labels: Vec<&str> = supported
+                    .iter()
+                    .map(|e| e.split_once('=').map_or(*e, |(l, _)| l))
+                    .collect();
+                return Err(SelectorError::UnsupportedField(unsupported(field, &labels)));
+            };
+            requirements.push((path.to_string(), eq, value.trim().to_string()));
         }
         Ok(FieldSelector { requirements })
     }
@@ -510,15 +520,19 @@ impl FieldSelector {
         self.requirements.is_empty()
     }
 
-    /// Matches an object; fields are dotted paths into it (`metadata.name`, `status.phase`).
+    /// Matches an object; fields are dotted paths into it (`metadata.name`, `status.phase`),
+    /// whose value is compared as the apiserver's field sets print it (strings as they are,
+    /// booleans and numbers in their decimal form, an absent field as "").
     pub fn matches(&self, obj: &Value) -> bool {
-        self.requirements.iter().all(|(field, eq, value)| {
-            let actual = field
-                .split('.')
-                .try_fold(obj, |v, part| v.get(part))
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            (actual == value) == *eq
+        self.requirements.iter().all(|(path, eq, value)| {
+            let actual = path.split('.').try_fold(obj, |v, part| v.get(part));
+            let equal = match actual {
+                Some(Value::String(s)) => s == value,
+                Some(Value::Bool(b)) => b.to_string() == *value,
+                Some(Value::Number(n)) => n.to_string() == *value,
+                _ => value.is_empty(),
+            };
+            equal == *eq
         })
     }
 }

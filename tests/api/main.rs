@@ -3,6 +3,7 @@
 
 mod apply;
 mod cel;
+mod configmaps;
 mod crd;
 mod crud;
 mod discovery;

@@ -21,7 +21,12 @@ use super::strategy::Strategy;
 use super::{apiextensions, core};
 
 /// Every built-in kind, in discovery order within its group.
-const KINDS: &[fn() -> ApiResource] = &[core::namespace::resource, apiextensions::crd::resource];
+#[rustfmt::skip]
+const KINDS: &[fn() -> ApiResource] = &[
+    core::namespace::resource,
+    core::configmap::resource,
+    apiextensions::crd::resource,
+];
 
 static RESOURCES: LazyLock<Vec<Arc<ApiResource>>> =
     LazyLock::new(|| KINDS.iter().map(|kind| Arc::new(kind())).collect());

@@ -1,3 +1,4 @@
 //! Kinds of the core (legacy, `/api/v1`) group.
 
+pub mod configmap;
 pub mod namespace;

@@ -20,10 +20,6 @@ pub const INITIAL_NAMESPACES: [&str; 4] =
 
 /// The served resource.
 pub fn resource() -> ApiResource {
-    let bootstrap = INITIAL_NAMESPACES
-        .iter()
-        .map(|name| json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}))
-        .collect();
     builtin::kind("", "v1", "namespaces", Arc::new(NamespaceStrategy))
         .part("finalize", Arc::new(NamespaceFinalizeStrategy))
         .part("status", Arc::new(NamespaceStatusStrategy))
@@ -42,7 +38,12 @@ pub fn resource() -> ApiResource {
                     Column::age("string"),
                 ]))
                 .delete_returns_object()
-                .bootstrap(bootstrap)
+                .bootstrap(|_| {
+                    INITIAL_NAMESPACES
+                        .iter()
+                        .map(|name| json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}))
+                        .collect()
+                })
         })
         .build()
 }

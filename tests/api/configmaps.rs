@@ -1,0 +1,179 @@
+//! core/v1 ConfigMaps through kube-rs's typed API: CRUD, watch, the apiserver's validation,
+//! strategic merge patch and server-side apply, and the typed decode (unknown fields).
+
+use std::collections::BTreeMap;
+
+use futures_util::StreamExt;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{
+    Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
+};
+use rstest::rstest;
+use serde_json::json;
+
+use crate::harness::{api_error, server, TestServer};
+
+fn config_map(name: &str, data: &[(&str, &str)]) -> ConfigMap {
+    ConfigMap {
+        metadata: kube::api::ObjectMeta {
+            name: Some(name.into()),
+            ..Default::default()
+        },
+        data: Some(
+            data.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<BTreeMap<_, _>>(),
+        ),
+        ..Default::default()
+    }
+}
+
+#[rstest]
+#[tokio::test]
+async fn crud_and_watch(#[future(awt)] server: TestServer) {
+    let api: Api<ConfigMap> = Api::namespaced(server.client.clone(), "default");
+    let created = api
+        .create(
+            &PostParams::default(),
+            &config_map("settings", &[("a", "1")]),
+        )
+        .await
+        .expect("create");
+    assert_eq!(created.metadata.namespace.as_deref(), Some("default"));
+    assert!(created.metadata.uid.is_some());
+    let rv = created
+        .metadata
+        .resource_version
+        .clone()
+        .unwrap_or_default();
+
+    let mut watch = api
+        .watch(&WatchParams::default(), &rv)
+        .await
+        .expect("watch")
+        .boxed();
+    let mut changed = created.clone();
+    changed.data = Some(BTreeMap::from([("a".into(), "2".into())]));
+    let updated = api
+        .replace("settings", &PostParams::default(), &changed)
+        .await
+        .expect("replace");
+    assert_eq!(
+        updated
+            .data
+            .as_ref()
+            .and_then(|d| d.get("a"))
+            .map(String::as_str),
+        Some("2")
+    );
+    match watch.next().await {
+        Some(Ok(WatchEvent::Modified(cm))) => {
+            assert_eq!(cm.metadata.name.as_deref(), Some("settings"))
+        }
+        other => panic!("expected MODIFIED, got {other:?}"),
+    }
+
+    let listed = api.list(&ListParams::default()).await.expect("list");
+    assert_eq!(listed.items.len(), 1);
+    api.delete("settings", &DeleteParams::default())
+        .await
+        .expect("delete");
+    assert_eq!(
+        api_error(api.get("settings").await.expect_err("gone")).code,
+        404
+    );
+}
+
+#[rstest]
+#[tokio::test]
+async fn validation_as_the_apiserver_words_it(#[future(awt)] server: TestServer) {
+    let api: Api<ConfigMap> = Api::namespaced(server.client.clone(), "default");
+    let rv = server.rv();
+    let err = api_error(
+        api.create(&PostParams::default(), &config_map("bad", &[("a/b", "x")]))
+            .await
+            .expect_err("invalid key"),
+    );
+    assert_eq!(err.code, 422);
+    assert_eq!(
+        err.message,
+        "ConfigMap \"bad\" is invalid: data[a/b]: Invalid value: \"a/b\": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"
+    );
+    assert_eq!(server.rv(), rv, "a rejected create changes nothing");
+
+    let mut frozen = config_map("frozen", &[("a", "1")]);
+    frozen.immutable = Some(true);
+    let mut stored = api
+        .create(&PostParams::default(), &frozen)
+        .await
+        .expect("create");
+    stored.data = Some(BTreeMap::from([("a".into(), "2".into())]));
+    let err = api_error(
+        api.replace("frozen", &PostParams::default(), &stored)
+            .await
+            .expect_err("immutable"),
+    );
+    assert_eq!(
+        err.message,
+        "ConfigMap \"frozen\" is invalid: data: Forbidden: field is immutable when `immutable` is set"
+    );
+}
+
+#[rstest]
+#[tokio::test]
+async fn patches_apply_and_unknown_fields(#[future(awt)] server: TestServer) {
+    let api: Api<ConfigMap> = Api::namespaced(server.client.clone(), "default");
+    api.create(
+        &PostParams::default(),
+        &config_map("p", &[("a", "1"), ("b", "2")]),
+    )
+    .await
+    .expect("create");
+    let patched = api
+        .patch(
+            "p",
+            &PatchParams::default(),
+            &Patch::Strategic(json!({"data": {"a": null, "c": "3"}})),
+        )
+        .await
+        .expect("strategic merge patch");
+    let keys: Vec<&String> = patched
+        .data
+        .as_ref()
+        .map(|d| d.keys().collect())
+        .unwrap_or_default();
+    assert_eq!(keys, ["b", "c"]);
+
+    let applied = api
+        .patch(
+            "q",
+            &PatchParams::apply("tester"),
+            &Patch::Apply(json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "q"}, "data": {"x": "y"}})),
+        )
+        .await
+        .expect("server-side apply creates");
+    let managers: Vec<String> = applied
+        .metadata
+        .managed_fields
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|m| m.manager)
+        .collect();
+    assert_eq!(managers, ["tester"]);
+
+    // An unknown field is dropped with a warning (fieldValidation=Warn), refused when Strict.
+    let resp = server
+        .http
+        .post(server.url("/api/v1/namespaces/default/configmaps?fieldValidation=Strict"))
+        .json(&json!({"metadata": {"name": "u"}, "bogus": 1}))
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(resp.status().as_u16(), 400);
+    let body: serde_json::Value = resp.json().await.expect("json");
+    assert_eq!(
+        body["message"],
+        "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: strict decoding error: unknown field \"bogus\""
+    );
+}
