@@ -15,7 +15,8 @@
 //!    and measure until (a) the response carries `Established=True` (kubefake sets it
 //!    synchronously) and (b) the new resource's collection answers 200.
 //!    Target: established under 5 ms.
-//! 4. **Throughput** of create, get and list (a collection of 100 objects) over HTTP/1.1
+//! 4. **Throughput** of create, get and list (a collection of 100 objects) of CronTabs,
+//!    ConfigMaps and Deployments over HTTP/1.1
 //!    keep-alive with 1 and 8 concurrent clients, each its own `reqwest::Client`. The server runs
 //!    in this process on the same multi-threaded tokio runtime as the clients, so both share the
 //!    machine's CPUs: the numbers are a lower bound of what the server alone could do.
@@ -156,10 +157,12 @@ async fn run(threads: usize, sections: &[Section]) -> Result<()> {
     let mut throughput = Vec::new();
     if selected(Section::Throughput) {
         eprintln!("measuring throughput ({THROUGHPUT_DURATION:?} per row)...");
-        for op in [Op::Create, Op::Get, Op::List] {
-            for clients in [1, 8] {
-                let rate = bench_throughput(&crd, op, clients).await?;
-                throughput.push((op, clients, rate));
+        for subject in [Subject::CronTab, Subject::ConfigMap, Subject::Deployment] {
+            for op in [Op::Create, Op::Get, Op::List] {
+                for clients in [1, 8] {
+                    let rate = bench_throughput(&crd, subject, op, clients).await?;
+                    throughput.push((subject, op, clients, rate));
+                }
             }
         }
     }
@@ -229,18 +232,19 @@ async fn run(threads: usize, sections: &[Section]) -> Result<()> {
             "{:<36} {:>8} {:>10} {:>12}  {:<18} result",
             "operation", "clients", "requests", "req/s", "target"
         );
-        for (op, clients, rate) in &throughput {
-            let (target, result) = if *op == Op::Get && *clients == 8 {
-                (
-                    format!("> {TARGET_GET_RPS_8_CLIENTS:.0} req/s"),
-                    pass_fail(rate.per_second() > TARGET_GET_RPS_8_CLIENTS),
-                )
-            } else {
-                (String::new(), "")
-            };
+        for (subject, op, clients, rate) in &throughput {
+            let (target, result) =
+                if *op == Op::Get && *clients == 8 && *subject == Subject::CronTab {
+                    (
+                        format!("> {TARGET_GET_RPS_8_CLIENTS:.0} req/s"),
+                        pass_fail(rate.per_second() > TARGET_GET_RPS_8_CLIENTS),
+                    )
+                } else {
+                    (String::new(), "")
+                };
             let row = format!(
                 "{:<36} {:>8} {:>10} {:>12.0}  {:<18} {}",
-                op.describe(),
+                op.describe(*subject),
                 clients,
                 rate.requests,
                 rate.per_second(),
@@ -249,9 +253,10 @@ async fn run(threads: usize, sections: &[Section]) -> Result<()> {
             );
             println!("{}", row.trim_end());
         }
-        if let Some((_, _, rate)) = throughput.first() {
+        for (subject, _, _, rate) in throughput.iter().filter(|t| t.1 == Op::List && t.2 == 1) {
             println!(
-                "  (a list response of {LIST_SIZE} CronTabs is {} bytes of JSON)",
+                "  (a list response of {LIST_SIZE} {}s is {} bytes of JSON)",
+                subject.kind(),
                 rate.list_bytes
             );
         }
@@ -559,11 +564,55 @@ enum Op {
 }
 
 impl Op {
-    fn describe(self) -> String {
+    fn describe(self, subject: Subject) -> String {
+        let kind = subject.kind().to_ascii_lowercase();
         match self {
-            Op::Create => "create (POST crontab)".to_string(),
-            Op::Get => "get (GET one crontab)".to_string(),
-            Op::List => format!("list (GET {LIST_SIZE} crontabs)"),
+            Op::Create => format!("create (POST {kind})"),
+            Op::Get => format!("get (GET one {kind})"),
+            Op::List => format!("list (GET {LIST_SIZE} {kind}s)"),
+        }
+    }
+}
+
+/// What the throughput rows create, get and list: a custom resource and two built-in kinds.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Subject {
+    /// The CronTab of the CRD walkthrough (schema pipeline).
+    CronTab,
+    /// A core/v1 ConfigMap with two keys.
+    ConfigMap,
+    /// An apps/v1 Deployment with one container (typed decode and defaulting).
+    Deployment,
+}
+
+impl Subject {
+    fn kind(self) -> &'static str {
+        match self {
+            Subject::CronTab => "CronTab",
+            Subject::ConfigMap => "ConfigMap",
+            Subject::Deployment => "Deployment",
+        }
+    }
+
+    fn collection(self) -> &'static str {
+        match self {
+            Subject::CronTab => CRONTABS,
+            Subject::ConfigMap => "/api/v1/namespaces/default/configmaps",
+            Subject::Deployment => "/apis/apps/v1/namespaces/default/deployments",
+        }
+    }
+
+    fn object(self, name: &str) -> Value {
+        match self {
+            Subject::CronTab => crontab(name),
+            Subject::ConfigMap => json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": name}, "data": {"mode": "fast", "level": "3"}}),
+            Subject::Deployment => json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": name, "labels": {"app": "web"}},
+                "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                    "template": {"metadata": {"labels": {"app": "web"}},
+                        "spec": {"containers": [{"name": "web", "image": "nginx:1.27",
+                            "ports": [{"containerPort": 80}]}]}}}}),
         }
     }
 }
@@ -583,8 +632,8 @@ impl Rate {
 }
 
 /// Runs `op` with `clients` concurrent clients for `THROUGHPUT_DURATION` against a fresh server
-/// holding the CronTab CRD and `LIST_SIZE` CronTabs.
-async fn bench_throughput(crd: &Value, op: Op, clients: usize) -> Result<Rate> {
+/// holding the CronTab CRD and `LIST_SIZE` objects of the subject.
+async fn bench_throughput(crd: &Value, subject: Subject, op: Op, clients: usize) -> Result<Rate> {
     let server = kubefake::Server::start()
         .await
         .map_err(|e| format!("starting the server: {e}"))?;
@@ -600,22 +649,23 @@ async fn bench_throughput(crd: &Value, op: Op, clients: usize) -> Result<Rate> {
         "POST of the CRD",
     )
     .await?;
+    let collection = subject.collection();
     for i in 0..LIST_SIZE {
         expect_status(
             setup
-                .post(format!("{base}{CRONTABS}"))
-                .json(&crontab(&format!("seed-{i}")))
+                .post(format!("{base}{collection}"))
+                .json(&subject.object(&format!("seed-{i}")))
                 .send()
                 .await,
             201,
-            "POST of a seed CronTab",
+            "POST of a seed object",
         )
         .await?;
     }
 
     // Guard the list numbers: the collection must hold exactly the seeded objects.
     let list_body = setup
-        .get(format!("{base}{CRONTABS}"))
+        .get(format!("{base}{collection}"))
         .send()
         .await
         .map_err(|e| format!("GET of the seeded collection: {e}"))?
@@ -638,12 +688,12 @@ async fn bench_throughput(crd: &Value, op: Op, clients: usize) -> Result<Rate> {
         tasks.push(tokio::spawn(async move {
             let client = keep_alive_client()?;
             let mut seq = 0u64;
-            one_request(&client, &base, op, id, &mut seq).await?;
+            one_request(&client, &base, subject, op, id, &mut seq).await?;
             barrier.wait().await;
             let t0 = Instant::now();
             let mut done = 0u64;
             while t0.elapsed() < THROUGHPUT_DURATION {
-                one_request(&client, &base, op, id, &mut seq).await?;
+                one_request(&client, &base, subject, op, id, &mut seq).await?;
                 done += 1;
             }
             Ok::<_, Box<dyn Error + Send + Sync>>((done, t0.elapsed()))
@@ -669,27 +719,32 @@ async fn bench_throughput(crd: &Value, op: Op, clients: usize) -> Result<Rate> {
 async fn one_request(
     client: &reqwest::Client,
     base: &str,
+    subject: Subject,
     op: Op,
     client_id: usize,
     seq: &mut u64,
 ) -> Result<()> {
+    let collection = subject.collection();
     match op {
         Op::Create => {
             *seq += 1;
             let name = format!("bench-{client_id}-{seq}");
             let response = client
-                .post(format!("{base}{CRONTABS}"))
-                .json(&crontab(&name))
+                .post(format!("{base}{collection}"))
+                .json(&subject.object(&name))
                 .send()
                 .await;
             expect_status(response, 201, "create").await
         }
         Op::Get => {
-            let response = client.get(format!("{base}{CRONTABS}/seed-0")).send().await;
+            let response = client
+                .get(format!("{base}{collection}/seed-0"))
+                .send()
+                .await;
             expect_status(response, 200, "get").await
         }
         Op::List => {
-            let response = client.get(format!("{base}{CRONTABS}")).send().await;
+            let response = client.get(format!("{base}{collection}")).send().await;
             expect_status(response, 200, "list").await
         }
     }
