@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod core;
 pub mod jsonpath;
 pub mod object_meta;
+pub mod rbac;
 pub mod resource;
 pub mod scale;
 pub mod store;

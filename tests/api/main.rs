@@ -15,6 +15,7 @@ mod list;
 mod negotiation;
 mod openapi;
 mod printing;
+mod rbac;
 mod schema;
 mod server;
 mod subresources;

@@ -18,13 +18,17 @@ use std::sync::{Arc, LazyLock};
 use super::apiextensions::ScaleSubresource;
 use super::resource::{api_version, ApiResource, OpenApiDefinition, ResourceBuilder, Subresource};
 use super::strategy::Strategy;
-use super::{apiextensions, core};
+use super::{apiextensions, core, rbac};
 
 /// Every built-in kind, in discovery order within its group.
 #[rustfmt::skip]
 const KINDS: &[fn() -> ApiResource] = &[
     core::namespace::resource,
     core::configmap::resource,
+    rbac::clusterrolebinding::resource,
+    rbac::clusterrole::resource,
+    rbac::rolebinding::resource,
+    rbac::role::resource,
     apiextensions::crd::resource,
 ];
 
