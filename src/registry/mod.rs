@@ -10,6 +10,7 @@ pub mod object_meta;
 pub mod rbac;
 pub mod resource;
 pub mod scale;
+pub mod scheduling;
 pub mod store;
 pub mod strategy;
 pub mod table;

@@ -16,6 +16,7 @@ mod negotiation;
 mod openapi;
 mod printing;
 mod rbac;
+mod scheduling;
 mod schema;
 mod server;
 mod subresources;

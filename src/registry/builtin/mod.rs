@@ -18,7 +18,7 @@ use std::sync::{Arc, LazyLock};
 use super::apiextensions::ScaleSubresource;
 use super::resource::{api_version, ApiResource, OpenApiDefinition, ResourceBuilder, Subresource};
 use super::strategy::Strategy;
-use super::{apiextensions, core, rbac};
+use super::{apiextensions, core, rbac, scheduling};
 
 /// Every built-in kind, in discovery order within its group.
 #[rustfmt::skip]
@@ -30,6 +30,7 @@ const KINDS: &[fn() -> ApiResource] = &[
     rbac::rolebinding::resource,
     rbac::role::resource,
     apiextensions::crd::resource,
+    scheduling::priorityclass::resource,
 ];
 
 static RESOURCES: LazyLock<Vec<Arc<ApiResource>>> =
