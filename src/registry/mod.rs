@@ -11,6 +11,7 @@ pub mod rbac;
 pub mod resource;
 pub mod scale;
 pub mod scheduling;
+pub mod storage;
 pub mod store;
 pub mod strategy;
 pub mod table;

@@ -19,5 +19,6 @@ mod rbac;
 mod scheduling;
 mod schema;
 mod server;
+mod storage;
 mod subresources;
 mod watch;

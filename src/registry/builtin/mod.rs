@@ -18,7 +18,7 @@ use std::sync::{Arc, LazyLock};
 use super::apiextensions::ScaleSubresource;
 use super::resource::{api_version, ApiResource, OpenApiDefinition, ResourceBuilder, Subresource};
 use super::strategy::Strategy;
-use super::{apiextensions, core, rbac, scheduling};
+use super::{apiextensions, core, rbac, scheduling, storage};
 
 /// Every built-in kind, in discovery order within its group.
 #[rustfmt::skip]
@@ -29,6 +29,7 @@ const KINDS: &[fn() -> ApiResource] = &[
     rbac::clusterrole::resource,
     rbac::rolebinding::resource,
     rbac::role::resource,
+    storage::storageclass::resource,
     apiextensions::crd::resource,
     scheduling::priorityclass::resource,
 ];
