@@ -6,6 +6,7 @@ pub mod builtin;
 pub mod catalog;
 pub mod core;
 pub mod jsonpath;
+pub mod networking;
 pub mod object_meta;
 pub mod rbac;
 pub mod resource;

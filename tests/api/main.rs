@@ -13,6 +13,7 @@ mod harness;
 mod lifecycle;
 mod list;
 mod negotiation;
+mod networking;
 mod openapi;
 mod printing;
 mod rbac;

@@ -18,13 +18,16 @@ use std::sync::{Arc, LazyLock};
 use super::apiextensions::ScaleSubresource;
 use super::resource::{api_version, ApiResource, OpenApiDefinition, ResourceBuilder, Subresource};
 use super::strategy::Strategy;
-use super::{apiextensions, core, rbac, scheduling, storage};
+use super::{apiextensions, core, networking, rbac, scheduling, storage};
 
 /// Every built-in kind, in discovery order within its group.
 #[rustfmt::skip]
 const KINDS: &[fn() -> ApiResource] = &[
     core::namespace::resource,
     core::configmap::resource,
+    networking::ingressclass::resource,
+    networking::ingress::resource,
+    networking::networkpolicy::resource,
     rbac::clusterrolebinding::resource,
     rbac::clusterrole::resource,
     rbac::rolebinding::resource,
