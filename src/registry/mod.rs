@@ -8,6 +8,7 @@ pub mod core;
 pub mod jsonpath;
 pub mod networking;
 pub mod object_meta;
+pub mod policy;
 pub mod rbac;
 pub mod resource;
 pub mod scale;

@@ -15,6 +15,7 @@ mod list;
 mod negotiation;
 mod networking;
 mod openapi;
+mod policy;
 mod printing;
 mod rbac;
 mod scheduling;

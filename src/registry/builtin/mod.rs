@@ -18,7 +18,7 @@ use std::sync::{Arc, LazyLock};
 use super::apiextensions::ScaleSubresource;
 use super::resource::{api_version, ApiResource, OpenApiDefinition, ResourceBuilder, Subresource};
 use super::strategy::Strategy;
-use super::{apiextensions, core, networking, rbac, scheduling, storage};
+use super::{apiextensions, core, networking, policy, rbac, scheduling, storage};
 
 /// Every built-in kind, in discovery order within its group.
 #[rustfmt::skip]
@@ -28,6 +28,7 @@ const KINDS: &[fn() -> ApiResource] = &[
     networking::ingressclass::resource,
     networking::ingress::resource,
     networking::networkpolicy::resource,
+    policy::poddisruptionbudget::resource,
     rbac::clusterrolebinding::resource,
     rbac::clusterrole::resource,
     rbac::rolebinding::resource,
