@@ -1,6 +1,7 @@
 //! The generic registry: one store implementation of every verb for every resource, the
 //! per-kind strategies that plug into it, and the catalog of served resources.
 
+pub mod admissionregistration;
 pub mod apiextensions;
 pub mod builtin;
 pub mod catalog;

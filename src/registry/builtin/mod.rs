@@ -18,7 +18,9 @@ use std::sync::{Arc, LazyLock};
 use super::apiextensions::ScaleSubresource;
 use super::resource::{api_version, ApiResource, OpenApiDefinition, ResourceBuilder, Subresource};
 use super::strategy::Strategy;
-use super::{apiextensions, core, networking, policy, rbac, scheduling, storage};
+use super::{
+    admissionregistration, apiextensions, core, networking, policy, rbac, scheduling, storage,
+};
 
 /// Every built-in kind, in discovery order within its group.
 #[rustfmt::skip]
@@ -34,6 +36,12 @@ const KINDS: &[fn() -> ApiResource] = &[
     rbac::rolebinding::resource,
     rbac::role::resource,
     storage::storageclass::resource,
+    admissionregistration::mutatingadmissionpolicy::resource,
+    admissionregistration::mutatingadmissionpolicybinding::resource,
+    admissionregistration::mutatingwebhookconfiguration::resource,
+    admissionregistration::validatingadmissionpolicy::resource,
+    admissionregistration::validatingadmissionpolicybinding::resource,
+    admissionregistration::validatingwebhookconfiguration::resource,
     apiextensions::crd::resource,
     scheduling::priorityclass::resource,
 ];
