@@ -104,6 +104,12 @@ async fn crud_watch_status_and_generation(#[future(awt)] server: TestServer) {
             .expect_err("updates must name a resourceVersion"),
     );
     assert_eq!(err.code, 422);
+    assert!(
+        err.message.starts_with("poddisruptionbudgets.policy \"zk\" is invalid: metadata.resourceVersion: Invalid value: ")
+            && err.message.ends_with(": must be specified for an update"),
+        "{}",
+        err.message
+    );
     api.delete("zk", &DeleteParams::default())
         .await
         .expect("delete");
