@@ -6,10 +6,11 @@
 //!
 //! The chain runs for creates, updates and deletes of every resource, in the apiserver's order:
 //! mutating plugins in turn, then the strategy's own defaulting and validation, then validating
-//! plugins. Today's plugins: [`namespace_lifecycle`]. Webhooks and admission policies plug in
+//! plugins. Today's plugins: [`namespace_lifecycle`], [`priority`]. Webhooks and admission policies plug in
 //! here.
 
 pub mod namespace_lifecycle;
+pub mod priority;
 
 use std::sync::Arc;
 
@@ -99,7 +100,10 @@ impl Default for Chain {
     fn default() -> Chain {
         Chain {
             mutating: Vec::new(),
-            validating: vec![Arc::new(namespace_lifecycle::NamespaceLifecycle)],
+            validating: vec![
+                Arc::new(namespace_lifecycle::NamespaceLifecycle),
+                Arc::new(priority::Priority),
+            ],
         }
     }
 }

@@ -1,14 +1,20 @@
 //! The generic registry: one store implementation of every verb for every resource, the
 //! per-kind strategies that plug into it, and the catalog of served resources.
 
+pub mod admissionregistration;
 pub mod apiextensions;
 pub mod builtin;
 pub mod catalog;
 pub mod core;
 pub mod jsonpath;
+pub mod networking;
 pub mod object_meta;
+pub mod policy;
+pub mod rbac;
 pub mod resource;
 pub mod scale;
+pub mod scheduling;
+pub mod storage;
 pub mod store;
 pub mod strategy;
 pub mod table;

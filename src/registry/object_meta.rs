@@ -13,6 +13,9 @@ pub enum NameRule {
     Subdomain,
     /// RFC 1123 label (namespaces).
     Label,
+    /// Anything usable as one URL path segment (`content.IsPathSegmentName`): RBAC roles and
+    /// bindings (`system:controller:x`), PodDisruptionBudgets.
+    PathSegment,
 }
 
 const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
@@ -53,8 +56,21 @@ pub fn name_errors(name: &str, rule: NameRule) -> Vec<String> {
                 errs.push(LABEL_MSG.to_string());
             }
         }
+        NameRule::PathSegment => errs.extend(path_segment_errors(name)),
     }
     errs
+}
+
+/// `content.IsPathSegmentName`: not `.` or `..`, no `/` or `%`.
+pub fn path_segment_errors(name: &str) -> Vec<String> {
+    if name == "." || name == ".." {
+        return vec![format!("may not be '{name}'")];
+    }
+    ["/", "%"]
+        .iter()
+        .filter(|c| name.contains(**c))
+        .map(|c| format!("may not contain '{c}'"))
+        .collect()
 }
 
 /// RFC 3339 time in whole seconds, UTC: the format of every `metav1.Time`.
@@ -316,6 +332,15 @@ mod tests {
         assert!(is_dns1123_label("kube-system"));
         assert!(!is_dns1123_label("a.b"));
         assert_eq!(name_errors(&"a".repeat(64), NameRule::Label).len(), 1);
+        assert!(name_errors("system:controller:x", NameRule::PathSegment).is_empty());
+        assert_eq!(
+            name_errors("a/b%", NameRule::PathSegment),
+            ["may not contain '/'", "may not contain '%'"]
+        );
+        assert_eq!(
+            name_errors("..", NameRule::PathSegment),
+            ["may not be '..'"]
+        );
     }
 
     #[test]

@@ -66,6 +66,15 @@ impl Column {
         }
     }
 
+    /// The Name column with a cell the kind computes (a default class's name marked
+    /// `(default)`, as kubectl shows it).
+    pub fn name_computed(cell: fn(&Value) -> Value) -> Column {
+        Column {
+            definition: definition("Name", "string", "name", NAME_DESCRIPTION, 0),
+            cell: Cell::Computed(cell),
+        }
+    }
+
     /// An Age column (`metadata.creationTimestamp` as kubectl prints durations), declared with
     /// the given column type (`date` for the default columns, `string` for some built-ins).
     pub fn age(type_: &str) -> Column {

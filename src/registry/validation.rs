@@ -1,8 +1,11 @@
 //! Validation helpers the built-in kinds share, worded as
 //! `k8s.io/apimachinery/pkg/util/validation` and `pkg/apis/core/validation` word them.
 
-use serde_json::Value;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+use serde_json::{json, Value};
+
+use super::object_meta::{is_dns1123_label, is_dns1123_subdomain};
 use crate::error::{field, StatusCause};
 
 /// `IsConfigMapKey`: the keys of ConfigMap and Secret data.
@@ -61,6 +64,562 @@ pub fn immutable_data_errors(obj: &Value, old: &Value, fields: &[&str]) -> Vec<S
     out
 }
 
+/// `RegexError`: a format's message with examples and the regex.
+pub fn regex_error(msg: &str, re: &str, examples: &[&str]) -> String {
+    if examples.is_empty() {
+        return format!("{msg} (regex used for validation is '{re}')");
+    }
+    let listed: Vec<String> = examples.iter().map(|e| format!("'{e}', ")).collect();
+    format!(
+        "{msg} (e.g. {}regex used for validation is '{re}')",
+        listed.join(" or ")
+    )
+}
+
+const DNS1123_LABEL_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+const DNS1123_SUBDOMAIN_FMT: &str =
+    "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
+const DNS1123_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+const LABEL_KEY_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
+const LABEL_KEY_MSG: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+
+/// `IsDNS1123Label`.
+pub fn dns1123_label_errors(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > 63 {
+        errs.push("must be no more than 63 characters".to_string());
+    }
+    if !is_dns1123_label(value) {
+        if is_dns1123_subdomain(value) {
+            errs.push("must not contain dots".to_string());
+        } else {
+            errs.push(regex_error(
+                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+                DNS1123_LABEL_FMT,
+                &["my-name", "123-abc"],
+            ));
+        }
+    }
+    errs
+}
+
+/// `IsDNS1123Subdomain` (`max` words the length error: "characters" in `util/validation`,
+/// "bytes" in `api/validate/content`).
+fn subdomain_errors(value: &str, unit: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > 253 {
+        errs.push(format!("must be no more than 253 {unit}"));
+    }
+    if !is_dns1123_subdomain(value) {
+        errs.push(regex_error(
+            DNS1123_SUBDOMAIN_MSG,
+            DNS1123_SUBDOMAIN_FMT,
+            &["example.com"],
+        ));
+    }
+    errs
+}
+
+/// `IsDNS1123Subdomain`.
+pub fn dns1123_subdomain_errors(value: &str) -> Vec<String> {
+    subdomain_errors(value, "characters")
+}
+
+/// `IsDNS1035Label`: a lower-case letter first.
+pub fn dns1035_label_errors(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > 63 {
+        errs.push("must be no more than 63 characters".to_string());
+    }
+    if !value.starts_with(|c: char| c.is_ascii_lowercase()) || !is_dns1123_label(value) {
+        errs.push(regex_error(
+            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
+            "[a-z]([-a-z0-9]*[a-z0-9])?",
+            &["my-name", "abc-123"],
+        ));
+    }
+    errs
+}
+
+/// `IsWildcardDNS1123Subdomain`: `*.` and a subdomain.
+pub fn wildcard_dns1123_subdomain_errors(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > 253 {
+        errs.push("must be no more than 253 characters".to_string());
+    }
+    if !value.strip_prefix("*.").is_some_and(is_dns1123_subdomain) {
+        errs.push(regex_error(
+            "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character",
+            &format!("\\*\\.{DNS1123_SUBDOMAIN_FMT}"),
+            &["*.example.com"],
+        ));
+    }
+    errs
+}
+
+fn is_label_key_name(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+}
+
+/// `IsQualifiedName` (a label key): `[prefix/]name`, the prefix a DNS subdomain.
+pub fn qualified_name_errors(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    let parts: Vec<&str> = value.split('/').collect();
+    let name = match parts.as_slice() {
+        [name] => *name,
+        [prefix, name] => {
+            if prefix.is_empty() {
+                errs.push("prefix part must be non-empty".to_string());
+            } else {
+                let msgs = subdomain_errors(prefix, "bytes");
+                errs.extend(msgs.into_iter().map(|m| format!("prefix part {m}")));
+            }
+            *name
+        }
+        _ => {
+            return vec![format!(
+                "a valid label key {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+                regex_error(LABEL_KEY_MSG, LABEL_KEY_FMT, &["MyName", "my.name", "123-abc"])
+            )]
+        }
+    };
+    if name.is_empty() {
+        errs.push("name part must be non-empty".to_string());
+    } else if name.len() > 63 {
+        errs.push("name part must be no more than 63 bytes".to_string());
+    }
+    if !is_label_key_name(name) {
+        errs.push(format!(
+            "name part {}",
+            regex_error(
+                LABEL_KEY_MSG,
+                LABEL_KEY_FMT,
+                &["MyName", "my.name", "123-abc"]
+            )
+        ));
+    }
+    errs
+}
+
+/// `IsValidLabelValue`: empty, or a label key's name part.
+pub fn label_value_errors(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > 63 {
+        errs.push("must be no more than 63 bytes".to_string());
+    }
+    if !value.is_empty() && !is_label_key_name(value) {
+        errs.push(regex_error(
+            "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+            &format!("({LABEL_KEY_FMT})?"),
+            &["MyValue", "my_value", "12345"],
+        ));
+    }
+    errs
+}
+
+/// `IsValidPortNum`.
+pub fn port_number_errors(port: i64) -> Vec<String> {
+    if (1..=65535).contains(&port) {
+        Vec::new()
+    } else {
+        vec!["must be between 1 and 65535, inclusive".to_string()]
+    }
+}
+
+/// `IsValidPortName`: an IANA service name.
+pub fn port_name_errors(port: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if port.len() > 15 {
+        errs.push("must be no more than 15 characters".to_string());
+    }
+    if !port
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        || port.is_empty()
+    {
+        errs.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".into());
+    }
+    if !port.bytes().any(|b| b.is_ascii_lowercase()) {
+        errs.push("must contain at least one letter (a-z)".into());
+    }
+    if port.contains("--") {
+        errs.push("must not contain consecutive hyphens".into());
+    }
+    if port.starts_with('-') || port.ends_with('-') {
+        errs.push("must not begin or end with a hyphen".into());
+    }
+    errs
+}
+
+/// One `Invalid` cause per message, all about `value` at `path`.
+pub fn invalid_each(path: &str, value: &Value, msgs: Vec<String>) -> Vec<StatusCause> {
+    msgs.iter()
+        .map(|m| field::invalid(path, value, m))
+        .collect()
+}
+
+/// `ValidateLabels` of a map at `path` (keys qualified names, values label values).
+pub fn labels_errors(labels: &Value, path: &str) -> Vec<StatusCause> {
+    let mut errs = Vec::new();
+    for (k, v) in labels.as_object().into_iter().flatten() {
+        errs.extend(invalid_each(path, &json!(k), qualified_name_errors(k)));
+        let v = v.as_str().unwrap_or("");
+        errs.extend(invalid_each(path, &json!(v), label_value_errors(v)));
+    }
+    errs
+}
+
+/// `metav1validation.ValidateLabelSelector` at `path`; `allow_invalid_values` when the stored
+/// object already had invalid values (the update ratchet).
+pub fn label_selector_errors(
+    selector: &Value,
+    path: &str,
+    allow_invalid_values: bool,
+) -> Vec<StatusCause> {
+    if !selector.is_object() {
+        return Vec::new();
+    }
+    let mut errs = labels_errors(&selector["matchLabels"], &format!("{path}.matchLabels"));
+    let exprs = selector["matchExpressions"].as_array();
+    for (i, expr) in exprs.into_iter().flatten().enumerate() {
+        let p = format!("{path}.matchExpressions[{i}]");
+        let values = expr["values"].as_array().map_or(&[][..], Vec::as_slice);
+        match expr["operator"].as_str().unwrap_or("") {
+            "In" | "NotIn" if values.is_empty() => errs.push(field::required(
+                &format!("{p}.values"),
+                "must be specified when `operator` is 'In' or 'NotIn'",
+            )),
+            "Exists" | "DoesNotExist" if !values.is_empty() => errs.push(field::forbidden(
+                &format!("{p}.values"),
+                "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+            )),
+            "In" | "NotIn" | "Exists" | "DoesNotExist" => {}
+            other => errs.push(field::invalid(
+                &format!("{p}.operator"),
+                &json!(other),
+                "not a valid selector operator",
+            )),
+        }
+        let key = expr["key"].as_str().unwrap_or("");
+        errs.extend(invalid_each(
+            &format!("{p}.key"),
+            &json!(key),
+            qualified_name_errors(key),
+        ));
+        if !allow_invalid_values {
+            for (j, v) in values.iter().enumerate() {
+                let v = v.as_str().unwrap_or("");
+                errs.extend(invalid_each(
+                    &format!("{p}.values[{j}]"),
+                    &json!(v),
+                    label_value_errors(v),
+                ));
+            }
+        }
+    }
+    errs
+}
+
+/// Whether a label selector has a value that is not a valid label value (the stored object's
+/// test of the apiserver's `AllowInvalidLabelValueInSelector` ratchet).
+pub fn selector_has_invalid_values(selector: &Value) -> bool {
+    !label_selector_errors(selector, "", false).is_empty()
+}
+
+/// `metav1.LabelSelectorAsSelector` then `String()`: the selector's requirements sorted by key
+/// (`key=value`, `key in (a,b)`, `key notin (a,b)`, `key`, `!key`), `None` when it does not
+/// convert (an unknown operator, an invalid key or value).
+pub fn label_selector_string(selector: &Value) -> Option<String> {
+    let mut reqs: Vec<(String, String)> = Vec::new();
+    for (k, v) in selector["matchLabels"].as_object().into_iter().flatten() {
+        let v = v.as_str().unwrap_or("");
+        if !qualified_name_errors(k).is_empty() || !label_value_errors(v).is_empty() {
+            return None;
+        }
+        reqs.push((k.clone(), format!("{k}={v}")));
+    }
+    for expr in selector["matchExpressions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        let key = expr["key"].as_str().unwrap_or("");
+        let mut values: Vec<&str> = expr["values"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|v| v.as_str().unwrap_or(""))
+            .collect();
+        let bad_values = values.iter().any(|v| !label_value_errors(v).is_empty());
+        if !qualified_name_errors(key).is_empty() || bad_values {
+            return None;
+        }
+        values.sort_unstable();
+        let text = match (expr["operator"].as_str(), values.is_empty()) {
+            (Some("In"), false) => format!("{key} in ({})", values.join(",")),
+            (Some("NotIn"), false) => format!("{key} notin ({})", values.join(",")),
+            (Some("Exists"), true) => key.to_string(),
+            (Some("DoesNotExist"), true) => format!("!{key}"),
+            _ => return None,
+        };
+        reqs.push((key.to_string(), text));
+    }
+    reqs.sort_by(|a, b| a.0.cmp(&b.0));
+    Some(
+        reqs.into_iter()
+            .map(|(_, t)| t)
+            .collect::<Vec<_>>()
+            .join(","),
+    )
+}
+
+/// `metav1.FormatLabelSelector`: the selector's string, `<none>` when it selects everything,
+/// `<error>` when it does not convert.
+pub fn format_label_selector(selector: &Value) -> String {
+    match label_selector_string(selector) {
+        None => "<error>".into(),
+        Some(s) if s.is_empty() => "<none>".into(),
+        Some(s) => s,
+    }
+}
+
+/// `ValidateNonnegativeField`.
+pub fn nonnegative_errors(value: &Value, path: &str) -> Vec<StatusCause> {
+    match value.as_i64() {
+        Some(n) if n < 0 => vec![field::invalid(
+            path,
+            value,
+            "must be greater than or equal to 0",
+        )],
+        _ => Vec::new(),
+    }
+}
+
+/// `ValidatePositiveIntOrPercent` and `IsNotMoreThan100Percent` of an int-or-string at `path`.
+pub fn int_or_percent_errors(value: &Value, path: &str) -> Vec<StatusCause> {
+    match value {
+        Value::String(s) => {
+            let digits = s.strip_suffix('%').unwrap_or("");
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                let msg = regex_error(
+                    "a valid percent string must be a numeric string followed by an ending '%'",
+                    "[0-9]+%",
+                    &["1%", "93%"],
+                );
+                return vec![field::invalid(path, value, &msg)];
+            }
+            match digits.parse::<u64>() {
+                Ok(n) if n <= 100 => Vec::new(),
+                _ => vec![field::invalid(path, value, "must not be greater than 100%")],
+            }
+        }
+        Value::Number(_) => nonnegative_errors(value, path),
+        _ => Vec::new(),
+    }
+}
+
+/// `metav1validation.ValidateConditions` of a list of `metav1.Condition` at `path`.
+pub fn conditions_errors(conditions: &Value, path: &str) -> Vec<StatusCause> {
+    let mut errs = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (i, c) in conditions.as_array().into_iter().flatten().enumerate() {
+        let p = format!("{path}[{i}]");
+        let type_ = c["type"].as_str().unwrap_or("");
+        if !seen.insert(type_) {
+            errs.push(field::duplicate(&format!("{p}.type"), &json!(type_)));
+        }
+        errs.extend(invalid_each(
+            &format!("{p}.type"),
+            &json!(type_),
+            qualified_name_errors(type_),
+        ));
+        let status = c["status"].as_str().unwrap_or("");
+        if !matches!(status, "True" | "False" | "Unknown") {
+            errs.push(field::not_supported(
+                &format!("{p}.status"),
+                &json!(status),
+                &["False", "True", "Unknown"],
+            ));
+        }
+        if c["observedGeneration"].as_i64().is_some_and(|g| g < 0) {
+            errs.push(field::invalid(
+                &format!("{p}.observedGeneration"),
+                &c["observedGeneration"],
+                "must be greater than or equal to zero",
+            ));
+        }
+        if c["lastTransitionTime"].as_str().is_none_or(str::is_empty) {
+            errs.push(field::required(&format!("{p}.lastTransitionTime"), ""));
+        }
+        errs.extend(condition_reason_errors(
+            &c["reason"],
+            &format!("{p}.reason"),
+        ));
+        if c["message"].as_str().is_some_and(|m| m.len() > 32768) {
+            errs.push(field::too_long(&format!("{p}.message"), 32768));
+        }
+    }
+    errs
+}
+
+/// A condition's reason: required, CamelCase-ish, at most 1024 bytes.
+fn condition_reason_errors(reason: &Value, path: &str) -> Vec<StatusCause> {
+    let r = reason.as_str().unwrap_or("");
+    if r.is_empty() {
+        return vec![field::required(path, "")];
+    }
+    let mut errs = Vec::new();
+    let b = r.as_bytes();
+    let valid = b[0].is_ascii_alphabetic()
+        && (b.len() == 1 || b[b.len() - 1].is_ascii_alphanumeric() || b[b.len() - 1] == b'_')
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b',' | b':'));
+    if !valid {
+        let msg = regex_error(
+            "a condition reason must start with alphabetic character, optionally followed by a string of alphanumeric characters or '_,:', and must end with an alphanumeric character or '_'",
+            "[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?",
+            &["my_name", "MY_NAME", "MyName", "ReasonA,ReasonB", "ReasonA:ReasonB"],
+        );
+        errs.push(field::invalid(path, reason, &msg));
+    }
+    if r.len() > 1024 {
+        errs.push(field::too_long(path, 1024));
+    }
+    errs
+}
+
+/// `netutils.ParseIPSloppy`: IPv4 octets may have leading zeros (read as decimal).
+pub fn parse_ip_sloppy(s: &str) -> Option<IpAddr> {
+    if s.contains(':') {
+        return s.parse::<Ipv6Addr>().ok().map(IpAddr::V6);
+    }
+    let parts: Vec<&str> = s.split('.').collect();
+    if parts.len() != 4 {
+        return None;
+    }
+    let mut octets = [0u8; 4];
+    for (i, p) in parts.iter().enumerate() {
+        if p.is_empty() || p.len() > 3 || !p.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        octets[i] = p.parse().ok()?;
+    }
+    Some(IpAddr::V4(Ipv4Addr::from(octets)))
+}
+
+/// The bits of an address, for prefix arithmetic.
+fn ip_bits(ip: &IpAddr) -> (u128, u32) {
+    match ip {
+        IpAddr::V4(a) => (u128::from(u32::from(*a)), 32),
+        IpAddr::V6(a) => (u128::from(*a), 128),
+    }
+}
+
+/// A parsed CIDR: the address as written and the prefix length.
+#[derive(Debug, Clone, Copy)]
+pub struct Cidr {
+    /// The address part, as written.
+    pub ip: IpAddr,
+    /// The prefix length.
+    pub prefix: u32,
+}
+
+impl Cidr {
+    /// The network address (the written address with the host bits cleared).
+    fn network(&self) -> u128 {
+        let (bits, width) = ip_bits(&self.ip);
+        let host = width - self.prefix;
+        if host >= 128 {
+            0
+        } else {
+            bits >> host << host
+        }
+    }
+
+    /// Whether `other`'s address lies in this network (same family).
+    pub fn contains(&self, other: &Cidr) -> bool {
+        let (bits, width) = ip_bits(&other.ip);
+        if width != ip_bits(&self.ip).1 {
+            return false;
+        }
+        let host = width - self.prefix;
+        let net = if host >= 128 { 0 } else { bits >> host << host };
+        net == self.network()
+    }
+}
+
+/// `netutils.ParseCIDRSloppy`.
+pub fn parse_cidr_sloppy(s: &str) -> Option<Cidr> {
+    let (ip, bits) = s.split_once('/')?;
+    let ip = parse_ip_sloppy(ip)?;
+    if bits.is_empty() || bits.len() > 3 || !bits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let prefix: u32 = bits.parse().ok()?;
+    (prefix <= ip_bits(&ip).1).then_some(Cidr { ip, prefix })
+}
+
+/// `IsValidIPForLegacyField` with strict validation (the 1.36 default), `old` values allowed.
+pub fn legacy_ip_errors(path: &str, value: &str, old: &[&str]) -> Vec<StatusCause> {
+    if old.contains(&value) {
+        return Vec::new();
+    }
+    let v = json!(value);
+    let Some(ip) = parse_ip_sloppy(value) else {
+        return vec![field::invalid(
+            path,
+            &v,
+            "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+        )];
+    };
+    let mut errs = Vec::new();
+    if value.parse::<IpAddr>().is_err() {
+        errs.push(field::invalid(path, &v, "must not have leading 0s"));
+    }
+    if matches!(ip, IpAddr::V6(a) if a.to_ipv4_mapped().is_some()) {
+        errs.push(field::invalid(
+            path,
+            &v,
+            "must not be an IPv4-mapped IPv6 address",
+        ));
+    }
+    errs
+}
+
+/// `IsValidCIDRForLegacyField` with strict validation (the 1.36 default), `old` values
+/// allowed.
+pub fn legacy_cidr_errors(path: &str, value: &str, old: &[&str]) -> Vec<StatusCause> {
+    if old.contains(&value) {
+        return Vec::new();
+    }
+    let v = json!(value);
+    let Some(cidr) = parse_cidr_sloppy(value) else {
+        return vec![field::invalid(
+            path,
+            &v,
+            "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)",
+        )];
+    };
+    let strict_ok = value.split_once('/').is_some_and(|(ip, bits)| {
+        ip.parse::<IpAddr>().is_ok() && (bits == "0" || !bits.starts_with('0'))
+    });
+    let msg = if !strict_ok {
+        "must not have leading 0s in IP or prefix length"
+    } else if matches!(cidr.ip, IpAddr::V6(a) if a.to_ipv4_mapped().is_some()) {
+        "must not have an IPv4-mapped IPv6 address"
+    } else if cidr.network() != ip_bits(&cidr.ip).0 {
+        "must not have bits set beyond the prefix length"
+    } else {
+        return Vec::new();
+    };
+    vec![field::invalid(path, &v, msg)]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,5 +631,134 @@ mod tests {
         assert_eq!(config_map_key_errors("..a"), ["must not start with '..'"]);
         assert_eq!(config_map_key_errors("a/b").len(), 1);
         assert_eq!(config_map_key_errors(&"a".repeat(254)).len(), 1);
+    }
+
+    #[test]
+    fn qualified_names_and_label_values_as_go_words_them() {
+        assert!(qualified_name_errors("ok.io/Na_me").is_empty());
+        assert_eq!(
+            qualified_name_errors("/x"),
+            ["prefix part must be non-empty"]
+        );
+        let errs = qualified_name_errors("x/");
+        assert_eq!(errs[0], "name part must be non-empty");
+        assert_eq!(errs[1], "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')");
+        assert!(qualified_name_errors("a/b/c")[0].starts_with("a valid label key must consist"));
+        assert!(qualified_name_errors("Exa_mple.com/x")[0]
+            .starts_with("prefix part a lowercase RFC 1123 subdomain"));
+        assert_eq!(label_value_errors("-x")[0], "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')");
+        assert_eq!(dns1035_label_errors("1abc")[0], "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')");
+        assert_eq!(dns1123_label_errors("a.b"), ["must not contain dots"]);
+        assert_eq!(wildcard_dns1123_subdomain_errors("*").len(), 1);
+        assert!(wildcard_dns1123_subdomain_errors("*.example.com").is_empty());
+        assert_eq!(port_name_errors("A--").len(), 4);
+        assert!(port_name_errors("http-alt").is_empty());
+        assert_eq!(
+            port_number_errors(0),
+            ["must be between 1 and 65535, inclusive"]
+        );
+    }
+
+    #[test]
+    fn label_selectors_validate_and_print_as_go() {
+        let sel = json!({"matchLabels": {"z": "1", "a": "2"}, "matchExpressions": [
+            {"key": "m", "operator": "In", "values": ["y", "x"]},
+            {"key": "b", "operator": "DoesNotExist"}]});
+        assert_eq!(format_label_selector(&sel), "a=2,!b,m in (x,y),z=1");
+        assert_eq!(format_label_selector(&json!({})), "<none>");
+        let bad = json!({"matchExpressions": [{"key": "k", "operator": "In"},
+            {"key": "k", "operator": "Exists", "values": ["v"]}, {"key": "k", "operator": "Gt"}]});
+        assert_eq!(format_label_selector(&bad), "<error>");
+        let errs: Vec<String> = label_selector_errors(&bad, "s", false)
+            .iter()
+            .map(|e| format!("{}: {}", e.field, e.message))
+            .collect();
+        assert_eq!(
+            errs,
+            [
+                "s.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'",
+                "s.matchExpressions[1].values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+                "s.matchExpressions[2].operator: Invalid value: \"Gt\": not a valid selector operator",
+            ]
+        );
+    }
+
+    #[test]
+    fn percents_and_conditions() {
+        assert!(int_or_percent_errors(&json!("50%"), "p").is_empty());
+        assert_eq!(
+            int_or_percent_errors(&json!("150%"), "p")[0].message,
+            "Invalid value: \"150%\": must not be greater than 100%"
+        );
+        assert!(int_or_percent_errors(&json!("5"), "p")[0]
+            .message
+            .contains("a valid percent string must be a numeric string followed by an ending '%'"));
+        assert_eq!(
+            int_or_percent_errors(&json!(-1), "p")[0].message,
+            "Invalid value: -1: must be greater than or equal to 0"
+        );
+        let conds = json!([{"type": "Ready", "status": "Maybe", "reason": "1x"}]);
+        let fields: Vec<String> = conditions_errors(&conds, "status.conditions")
+            .iter()
+            .map(|e| e.field.clone())
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                "status.conditions[0].status",
+                "status.conditions[0].lastTransitionTime",
+                "status.conditions[0].reason"
+            ]
+        );
+    }
+
+    #[test]
+    fn cidrs_and_ips_with_strict_validation() {
+        let msg = |v: &str| {
+            legacy_cidr_errors("f", v, &[])
+                .first()
+                .map(|e| e.message.clone())
+                .unwrap_or_default()
+        };
+        assert_eq!(msg("10.0.0.0/8"), "");
+        assert_eq!(
+            msg("10.0.0.1/8"),
+            "Invalid value: \"10.0.0.1/8\": must not have bits set beyond the prefix length"
+        );
+        assert_eq!(
+            msg("010.0.0.0/8"),
+            "Invalid value: \"010.0.0.0/8\": must not have leading 0s in IP or prefix length"
+        );
+        assert_eq!(
+            msg("10.0.0.0/08"),
+            "Invalid value: \"10.0.0.0/08\": must not have leading 0s in IP or prefix length"
+        );
+        assert_eq!(
+            msg("::ffff:1.2.3.0/120"),
+            "Invalid value: \"::ffff:1.2.3.0/120\": must not have an IPv4-mapped IPv6 address"
+        );
+        assert_eq!(msg("1.2.3.4"), "Invalid value: \"1.2.3.4\": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)");
+        assert_eq!(msg("10.0.0.0/33"), "Invalid value: \"10.0.0.0/33\": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)");
+        assert!(legacy_cidr_errors("f", "10.0.0.1/8", &["10.0.0.1/8"]).is_empty());
+        let ip = |v: &str| {
+            legacy_ip_errors("f", v, &[])
+                .first()
+                .map(|e| e.message.clone())
+        };
+        assert_eq!(
+            ip("010.1.1.1").as_deref(),
+            Some("Invalid value: \"010.1.1.1\": must not have leading 0s")
+        );
+        assert_eq!(
+            ip("::ffff:1.2.3.4").as_deref(),
+            Some("Invalid value: \"::ffff:1.2.3.4\": must not be an IPv4-mapped IPv6 address")
+        );
+        assert!(ip("1.2.3").is_some_and(|m| m.contains("must be a valid IP address")));
+        assert_eq!(ip("2001:db8::1"), None);
+        let net = parse_cidr_sloppy("10.0.0.0/8");
+        let sub = parse_cidr_sloppy("10.1.0.0/16");
+        assert!(net
+            .zip(sub)
+            .is_some_and(|(n, s)| n.contains(&s) && !s.contains(&n)));
     }
 }

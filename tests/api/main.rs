@@ -1,6 +1,7 @@
 //! Integration tests: one fresh kubefake server per test, driven over HTTP by kube-rs (and by a
 //! raw HTTP client where the exact status code, headers or error body is the point).
 
+mod admissionregistration;
 mod apply;
 mod cel;
 mod configmaps;
@@ -13,9 +14,14 @@ mod harness;
 mod lifecycle;
 mod list;
 mod negotiation;
+mod networking;
 mod openapi;
+mod policy;
 mod printing;
+mod rbac;
+mod scheduling;
 mod schema;
 mod server;
+mod storage;
 mod subresources;
 mod watch;

@@ -18,14 +18,32 @@ use std::sync::{Arc, LazyLock};
 use super::apiextensions::ScaleSubresource;
 use super::resource::{api_version, ApiResource, OpenApiDefinition, ResourceBuilder, Subresource};
 use super::strategy::Strategy;
-use super::{apiextensions, core};
+use super::{
+    admissionregistration, apiextensions, core, networking, policy, rbac, scheduling, storage,
+};
 
 /// Every built-in kind, in discovery order within its group.
 #[rustfmt::skip]
 const KINDS: &[fn() -> ApiResource] = &[
     core::namespace::resource,
     core::configmap::resource,
+    networking::ingressclass::resource,
+    networking::ingress::resource,
+    networking::networkpolicy::resource,
+    policy::poddisruptionbudget::resource,
+    rbac::clusterrolebinding::resource,
+    rbac::clusterrole::resource,
+    rbac::rolebinding::resource,
+    rbac::role::resource,
+    storage::storageclass::resource,
+    admissionregistration::mutatingadmissionpolicy::resource,
+    admissionregistration::mutatingadmissionpolicybinding::resource,
+    admissionregistration::mutatingwebhookconfiguration::resource,
+    admissionregistration::validatingadmissionpolicy::resource,
+    admissionregistration::validatingadmissionpolicybinding::resource,
+    admissionregistration::validatingwebhookconfiguration::resource,
     apiextensions::crd::resource,
+    scheduling::priorityclass::resource,
 ];
 
 static RESOURCES: LazyLock<Vec<Arc<ApiResource>>> =

@@ -1,0 +1,5 @@
+//! Kinds of `networking.k8s.io`.
+
+pub mod ingress;
+pub mod ingressclass;
+pub mod networkpolicy;

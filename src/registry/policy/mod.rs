@@ -1,0 +1,3 @@
+//! Kinds of `policy`.
+
+pub mod poddisruptionbudget;

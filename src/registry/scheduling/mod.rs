@@ -1,0 +1,3 @@
+//! Kinds of `scheduling.k8s.io`.
+
+pub mod priorityclass;

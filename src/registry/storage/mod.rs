@@ -1,0 +1,3 @@
+//! Kinds of `storage.k8s.io`.
+
+pub mod storageclass;
