@@ -38,6 +38,10 @@ fn data_count(obj: &Value) -> Value {
 pub struct ConfigMapStrategy;
 
 impl Strategy for ConfigMapStrategy {
+    fn track_generation(&self) -> bool {
+        false
+    }
+
     fn validate(&self, obj: &Value) -> Vec<StatusCause> {
         let mut errs = data_key_errors("data", &obj["data"]);
         if let Some(data) = obj["data"].as_object() {
