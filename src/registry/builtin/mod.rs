@@ -25,6 +25,7 @@ use super::{apiextensions, core};
 const KINDS: &[fn() -> ApiResource] = &[
     core::namespace::resource,
     core::configmap::resource,
+    core::secret::resource,
     apiextensions::crd::resource,
 ];
 

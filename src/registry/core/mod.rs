@@ -2,3 +2,4 @@
 
 pub mod configmap;
 pub mod namespace;
+pub mod secret;
