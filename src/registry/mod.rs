@@ -5,6 +5,7 @@ pub mod apiextensions;
 pub mod builtin;
 pub mod catalog;
 pub mod core;
+pub mod events;
 pub mod jsonpath;
 pub mod object_meta;
 pub mod resource;

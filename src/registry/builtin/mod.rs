@@ -18,15 +18,18 @@ use std::sync::{Arc, LazyLock};
 use super::apiextensions::ScaleSubresource;
 use super::resource::{api_version, ApiResource, OpenApiDefinition, ResourceBuilder, Subresource};
 use super::strategy::Strategy;
-use super::{apiextensions, core};
+use super::{apiextensions, core, events};
 
 /// Every built-in kind, in discovery order within its group.
 #[rustfmt::skip]
 const KINDS: &[fn() -> ApiResource] = &[
     core::namespace::resource,
     core::configmap::resource,
+    core::event::resource,
     core::secret::resource,
+    core::serviceaccount::resource,
     apiextensions::crd::resource,
+    events::event::resource,
 ];
 
 static RESOURCES: LazyLock<Vec<Arc<ApiResource>>> =

@@ -3,7 +3,9 @@
 //! through kube-rs's typed APIs, with raw HTTP where the wire form is the point (Tables,
 //! protobuf).
 
+mod events;
 mod secrets;
+mod serviceaccounts;
 
 use serde_json::Value;
 
