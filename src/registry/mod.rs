@@ -4,6 +4,7 @@
 pub mod apiextensions;
 pub mod builtin;
 pub mod catalog;
+pub mod coordination;
 pub mod core;
 pub mod events;
 pub mod jsonpath;

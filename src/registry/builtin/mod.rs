@@ -18,7 +18,7 @@ use std::sync::{Arc, LazyLock};
 use super::apiextensions::ScaleSubresource;
 use super::resource::{api_version, ApiResource, OpenApiDefinition, ResourceBuilder, Subresource};
 use super::strategy::Strategy;
-use super::{apiextensions, core, events};
+use super::{apiextensions, coordination, core, events};
 
 /// Every built-in kind, in discovery order within its group.
 #[rustfmt::skip]
@@ -29,6 +29,7 @@ const KINDS: &[fn() -> ApiResource] = &[
     core::secret::resource,
     core::serviceaccount::resource,
     apiextensions::crd::resource,
+    coordination::lease::resource,
     events::event::resource,
 ];
 

@@ -4,6 +4,7 @@
 //! protobuf).
 
 mod events;
+mod leases;
 mod secrets;
 mod serviceaccounts;
 
