@@ -6,6 +6,7 @@ pub mod builtin;
 pub mod catalog;
 pub mod coordination;
 pub mod core;
+pub mod discovery;
 pub mod events;
 pub mod jsonpath;
 pub mod object_meta;

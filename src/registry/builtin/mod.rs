@@ -18,18 +18,21 @@ use std::sync::{Arc, LazyLock};
 use super::apiextensions::ScaleSubresource;
 use super::resource::{api_version, ApiResource, OpenApiDefinition, ResourceBuilder, Subresource};
 use super::strategy::Strategy;
-use super::{apiextensions, coordination, core, events};
+use super::{apiextensions, coordination, core, discovery, events};
 
 /// Every built-in kind, in discovery order within its group.
 #[rustfmt::skip]
 const KINDS: &[fn() -> ApiResource] = &[
     core::namespace::resource,
     core::configmap::resource,
+    core::endpoints::resource,
     core::event::resource,
     core::secret::resource,
     core::serviceaccount::resource,
+    core::service::resource,
     apiextensions::crd::resource,
     coordination::lease::resource,
+    discovery::endpointslice::resource,
     events::event::resource,
 ];
 

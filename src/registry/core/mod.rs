@@ -1,7 +1,11 @@
 //! Kinds of the core (legacy, `/api/v1`) group.
 
 pub mod configmap;
+pub mod endpoints;
 pub mod event;
 pub mod namespace;
 pub mod secret;
+pub mod service;
+pub mod service_alloc;
+pub mod service_validation;
 pub mod serviceaccount;

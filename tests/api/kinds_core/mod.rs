@@ -7,6 +7,7 @@ mod events;
 mod leases;
 mod secrets;
 mod serviceaccounts;
+mod services;
 
 use serde_json::Value;
 
