@@ -520,6 +520,108 @@ mod go_json {
     }
 }
 
+/// The value of a quantity as Go canonicalizes it (`100m`, `1Gi`, `5e3`), as a float: enough to
+/// compare quantities and to test their sign. `None` when it does not parse.
+pub fn quantity_value(q: &str) -> Option<f64> {
+    let q = q.trim();
+    let split = q
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+' || c == '-'))
+        .unwrap_or(q.len());
+    let (number, suffix) = q.split_at(split);
+    let n: f64 = number.parse().ok()?;
+    let binary = |p: i32| Some(n * 1024f64.powi(p));
+    let decimal = |p: i32| Some(n * 10f64.powi(p));
+    match suffix {
+        "" => Some(n),
+        "n" => decimal(-9),
+        "u" => decimal(-6),
+        "m" => decimal(-3),
+        "k" => decimal(3),
+        "M" => decimal(6),
+        "G" => decimal(9),
+        "T" => decimal(12),
+        "P" => decimal(15),
+        "E" => decimal(18),
+        "Ki" => binary(1),
+        "Mi" => binary(2),
+        "Gi" => binary(3),
+        "Ti" => binary(4),
+        "Pi" => binary(5),
+        "Ei" => binary(6),
+        s if s.starts_with(['e', 'E']) => decimal(s[1..].parse().ok()?),
+        _ => None,
+    }
+}
+
+/// `ValidateNonnegativeQuantity`.
+pub fn nonnegative_quantity_errors(path: &str, value: &Value) -> Vec<StatusCause> {
+    let text = value.as_str().unwrap_or("");
+    if quantity_value(text).is_some_and(|v| v < 0.0) {
+        return vec![field::invalid(
+            path,
+            value,
+            "must be greater than or equal to 0",
+        )];
+    }
+    Vec::new()
+}
+
+/// `ValidatePositiveQuantityValue`.
+pub fn positive_quantity_errors(path: &str, value: &Value) -> Vec<StatusCause> {
+    let text = value.as_str().unwrap_or("");
+    if quantity_value(text).is_none_or(|v| v <= 0.0) {
+        return vec![field::invalid(path, value, "must be greater than zero")];
+    }
+    Vec::new()
+}
+
+/// Whether a canonical quantity holds a whole number (`MilliValue() % 1000 == 0`).
+pub fn is_whole_quantity(q: &str) -> bool {
+    quantity_value(q).is_some_and(|v| {
+        let scaled = v * 1000.0;
+        let milli = if (scaled - scaled.round()).abs() < 1e-6 {
+            scaled.round()
+        } else {
+            scaled.ceil()
+        };
+        milli % 1000.0 == 0.0
+    })
+}
+
+/// `ValidateResourceQuantityValue`: non-negative, and whole for resources counted in units.
+pub fn resource_quantity_errors(resource: &str, path: &str, value: &Value) -> Vec<StatusCause> {
+    let mut errs = nonnegative_quantity_errors(path, value);
+    if is_integer_resource(resource) && !is_whole_quantity(value.as_str().unwrap_or("")) {
+        errs.push(field::invalid(path, value, "must be an integer"));
+    }
+    errs
+}
+
+/// `IsIntegerResourceName`: object counts and extended resources.
+pub fn is_integer_resource(name: &str) -> bool {
+    const COUNTED: [&str; 9] = [
+        "pods",
+        "resourcequotas",
+        "services",
+        "replicationcontrollers",
+        "secrets",
+        "configmaps",
+        "persistentvolumeclaims",
+        "services.nodeports",
+        "services.loadbalancers",
+    ];
+    COUNTED.contains(&name) || is_extended_resource(name)
+}
+
+/// `IsExtendedResourceName`: a prefixed name outside `kubernetes.io/`, not `requests.`.
+pub fn is_extended_resource(name: &str) -> bool {
+    let native = !name.contains('/') || name.contains("kubernetes.io/");
+    if native || name.starts_with("requests.") {
+        return false;
+    }
+    qualified_name_messages(&format!("requests.{name}")).is_empty()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -531,6 +633,19 @@ mod tests {
         assert_eq!(config_map_key_errors("..a"), ["must not start with '..'"]);
         assert_eq!(config_map_key_errors("a/b").len(), 1);
         assert_eq!(config_map_key_errors(&"a".repeat(254)).len(), 1);
+    }
+
+    #[test]
+    fn quantities() {
+        assert_eq!(quantity_value("100m"), Some(0.1));
+        assert_eq!(quantity_value("1Gi"), Some(1073741824.0));
+        assert_eq!(quantity_value("-2"), Some(-2.0));
+        assert_eq!(quantity_value("5e3"), Some(5000.0));
+        assert!(is_whole_quantity("2k"));
+        assert!(!is_whole_quantity("1500m"));
+        assert!(is_integer_resource("pods"));
+        assert!(is_integer_resource("example.com/gpu"));
+        assert!(!is_integer_resource("cpu"));
     }
 
     #[test]

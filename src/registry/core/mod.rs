@@ -3,7 +3,12 @@
 pub mod configmap;
 pub mod endpoints;
 pub mod event;
+pub mod limitrange;
 pub mod namespace;
+pub mod node;
+pub mod persistentvolume;
+pub mod persistentvolumeclaim;
+pub mod resourcequota;
 pub mod secret;
 pub mod service;
 pub mod service_alloc;

@@ -8,6 +8,7 @@ mod leases;
 mod secrets;
 mod serviceaccounts;
 mod services;
+mod storage_quota_nodes;
 
 use serde_json::Value;
 
