@@ -6,11 +6,12 @@
 //!
 //! The chain runs for creates, updates and deletes of every resource, in the apiserver's order:
 //! mutating plugins in turn, then the strategy's own defaulting and validation, then validating
-//! plugins. Today's plugins: [`namespace_lifecycle`], [`priority`]. Webhooks and admission policies plug in
-//! here.
+//! plugins. Today's plugins: [`namespace_lifecycle`], [`priority`], [`storage_protection`].
+//! Webhooks and admission policies plug in here.
 
 pub mod namespace_lifecycle;
 pub mod priority;
+pub mod storage_protection;
 
 use std::sync::Arc;
 
@@ -99,7 +100,7 @@ impl Default for Chain {
     /// The plugins a real apiserver enables by default that kubefake implements.
     fn default() -> Chain {
         Chain {
-            mutating: Vec::new(),
+            mutating: vec![Arc::new(storage_protection::StorageObjectInUseProtection)],
             validating: vec![
                 Arc::new(namespace_lifecycle::NamespaceLifecycle),
                 Arc::new(priority::Priority),

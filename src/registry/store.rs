@@ -195,7 +195,7 @@ pub async fn create(
     // A generated name that collides is generated again, as the apiserver retries.
     let mut attempts = 0;
     loop {
-        match commit_create(state, ctx, res, namespace, &obj) {
+        match commit_create(state, ctx, res, namespace, &mut obj) {
             Ok(Some(stored)) => {
                 controllers::after_commit(state, ctx, res, &stored).await;
                 return Ok(latest(state, res, stored));
@@ -272,27 +272,29 @@ async fn prepare_create(
     Ok(obj)
 }
 
-/// Commits a create: `None` for a dry run that would have succeeded.
+/// Commits a create: `None` for a dry run that would have succeeded. The kind's allocations
+/// are made on `obj` inside the write.
 fn commit_create(
     state: &State,
     ctx: &Context,
     res: &ApiResource,
     namespace: &str,
-    obj: &Value,
+    obj: &mut Value,
 ) -> Result<Option<Arc<StoredObject>>, ApiError> {
-    let name = meta_str(obj, "name");
-    let key = key_for(res, namespace, name);
+    let name = meta_str(obj, "name").to_string();
+    let key = key_for(res, namespace, &name);
     let target = Target::Main;
-    let attrs = attributes(ctx, res, &target, Operation::Create, namespace, name, None);
+    let attrs = attributes(ctx, res, &target, Operation::Create, namespace, &name, None);
     state.store.write(|txn| {
         state.admission.check_at_commit(&attrs, txn.view())?;
         if let Some(existing) = txn.view().get(&res.gr, &key) {
-            let mut err = ApiError::already_exists(&res.group, &res.plural, name);
+            let mut err = ApiError::already_exists(&res.group, &res.plural, &name);
             if existing.metadata().get("deletionTimestamp").is_some() {
                 err.message = format!("object is being deleted: {}", err.message);
             }
             return Err(err);
         }
+        res.strategy.allocate(txn.view(), obj, None, ctx.dry_run)?;
         if ctx.dry_run {
             return Ok(None);
         }
@@ -344,6 +346,10 @@ pub async fn update(
             return Ok(old);
         }
         if ctx.dry_run {
+            let mut obj = obj;
+            let view = state.store.snapshot();
+            res.strategy
+                .allocate(&view, &mut obj, Some(&old.value), true)?;
             return Ok(Arc::new(dry_run_object(obj, old.rv)));
         }
         let finished = is_deleting(&obj) && !has_finalizers(res, &obj);
@@ -354,8 +360,10 @@ pub async fn update(
             if finished {
                 txn.remove(&res.gr, &key).map(|o| o.map(|o| (o, true)))
             } else {
-                txn.put(&res.gr, key.clone(), obj.clone())
-                    .map(|o| Some((o, false)))
+                let mut obj = obj.clone();
+                res.strategy
+                    .allocate(txn.view(), &mut obj, Some(&old.value), false)?;
+                txn.put(&res.gr, key.clone(), obj).map(|o| Some((o, false)))
             }
         })?;
         match committed {

@@ -11,7 +11,7 @@ use super::object_meta::{self, NameRule};
 use crate::context::Context;
 use crate::controllers::Work;
 use crate::error::{ApiError, StatusCause};
-use crate::store::StoredObject;
+use crate::store::{Snapshot, StoredObject};
 
 /// What unknown fields in a request body do (`fieldValidation`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -107,6 +107,22 @@ pub trait Strategy: Send + Sync {
 
     /// What a write to the main resource may not change (e.g. status), and generation bumps.
     fn prepare_for_update(&self, _obj: &mut Value, _old: &Value) {}
+
+    /// Takes what the object needs from state every object of the kind shares (a Service's
+    /// cluster IP and node ports), inside the store's write, so that no two objects ever get
+    /// the same: the apiserver's `BeginCreate`/`BeginUpdate` allocators, with the store itself
+    /// as the allocator's state. `view` is the state the write commits on, `obj` the object
+    /// about to be stored and `old` the stored one of an update (both in the storage version).
+    /// On a dry run the object shows what it would get and nothing is kept.
+    fn allocate(
+        &self,
+        _view: &Snapshot,
+        _obj: &mut Value,
+        _old: Option<&Value>,
+        _dry_run: bool,
+    ) -> Result<(), ApiError> {
+        Ok(())
+    }
 
     /// Field errors on create, beyond the shared ObjectMeta rules.
     fn validate(&self, _obj: &Value) -> Vec<StatusCause> {

@@ -1,7 +1,7 @@
 //! Validation helpers the built-in kinds share, worded as
 //! `k8s.io/apimachinery/pkg/util/validation` and `pkg/apis/core/validation` word them.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 
 use serde_json::{json, Value};
 
@@ -167,7 +167,7 @@ fn is_label_key_name(s: &str) -> bool {
 }
 
 /// `IsQualifiedName` (a label key): `[prefix/]name`, the prefix a DNS subdomain.
-pub fn qualified_name_errors(value: &str) -> Vec<String> {
+pub fn qualified_name_messages(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     let parts: Vec<&str> = value.split('/').collect();
     let name = match parts.as_slice() {
@@ -227,7 +227,7 @@ pub fn port_number_errors(port: i64) -> Vec<String> {
     if (1..=65535).contains(&port) {
         Vec::new()
     } else {
-        vec!["must be between 1 and 65535, inclusive".to_string()]
+        vec![PORT_RANGE_MSG.to_string()]
     }
 }
 
@@ -267,7 +267,7 @@ pub fn invalid_each(path: &str, value: &Value, msgs: Vec<String>) -> Vec<StatusC
 pub fn labels_errors(labels: &Value, path: &str) -> Vec<StatusCause> {
     let mut errs = Vec::new();
     for (k, v) in labels.as_object().into_iter().flatten() {
-        errs.extend(invalid_each(path, &json!(k), qualified_name_errors(k)));
+        errs.extend(invalid_each(path, &json!(k), qualified_name_messages(k)));
         let v = v.as_str().unwrap_or("");
         errs.extend(invalid_each(path, &json!(v), label_value_errors(v)));
     }
@@ -309,7 +309,7 @@ pub fn label_selector_errors(
         errs.extend(invalid_each(
             &format!("{p}.key"),
             &json!(key),
-            qualified_name_errors(key),
+            qualified_name_messages(key),
         ));
         if !allow_invalid_values {
             for (j, v) in values.iter().enumerate() {
@@ -338,7 +338,7 @@ pub fn label_selector_string(selector: &Value) -> Option<String> {
     let mut reqs: Vec<(String, String)> = Vec::new();
     for (k, v) in selector["matchLabels"].as_object().into_iter().flatten() {
         let v = v.as_str().unwrap_or("");
-        if !qualified_name_errors(k).is_empty() || !label_value_errors(v).is_empty() {
+        if !qualified_name_messages(k).is_empty() || !label_value_errors(v).is_empty() {
             return None;
         }
         reqs.push((k.clone(), format!("{k}={v}")));
@@ -356,7 +356,7 @@ pub fn label_selector_string(selector: &Value) -> Option<String> {
             .map(|v| v.as_str().unwrap_or(""))
             .collect();
         let bad_values = values.iter().any(|v| !label_value_errors(v).is_empty());
-        if !qualified_name_errors(key).is_empty() || bad_values {
+        if !qualified_name_messages(key).is_empty() || bad_values {
             return None;
         }
         values.sort_unstable();
@@ -436,7 +436,7 @@ pub fn conditions_errors(conditions: &Value, path: &str) -> Vec<StatusCause> {
         errs.extend(invalid_each(
             &format!("{p}.type"),
             &json!(type_),
-            qualified_name_errors(type_),
+            qualified_name_messages(type_),
         ));
         let status = c["status"].as_str().unwrap_or("");
         if !matches!(status, "True" | "False" | "Unknown") {
@@ -491,25 +491,6 @@ fn condition_reason_errors(reason: &Value, path: &str) -> Vec<StatusCause> {
         errs.push(field::too_long(path, 1024));
     }
     errs
-}
-
-/// `netutils.ParseIPSloppy`: IPv4 octets may have leading zeros (read as decimal).
-pub fn parse_ip_sloppy(s: &str) -> Option<IpAddr> {
-    if s.contains(':') {
-        return s.parse::<Ipv6Addr>().ok().map(IpAddr::V6);
-    }
-    let parts: Vec<&str> = s.split('.').collect();
-    if parts.len() != 4 {
-        return None;
-    }
-    let mut octets = [0u8; 4];
-    for (i, p) in parts.iter().enumerate() {
-        if p.is_empty() || p.len() > 3 || !p.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        octets[i] = p.parse().ok()?;
-    }
-    Some(IpAddr::V4(Ipv4Addr::from(octets)))
 }
 
 /// The bits of an address, for prefix arithmetic.
@@ -620,6 +601,439 @@ pub fn legacy_cidr_errors(path: &str, value: &str, old: &[&str]) -> Vec<StatusCa
     vec![field::invalid(path, &v, msg)]
 }
 
+/// `IsValidPortNum`'s message for a port outside 1-65535.
+pub const PORT_RANGE_MSG: &str = "must be between 1 and 65535, inclusive";
+
+/// `ValidatePortNumOrName`: an int-or-string port (a container port's number or name).
+pub fn port_num_or_name_errors(path: &str, port: &Value) -> Vec<StatusCause> {
+    let msgs = match port {
+        Value::String(name) => port_name_errors(name),
+        other => port_number_errors(other.as_i64().unwrap_or(0)),
+    };
+    invalid_each(path, port, msgs)
+}
+
+/// `ValidateDNS1123Label` at `path`.
+pub fn dns_label_errors(path: &str, value: &str) -> Vec<StatusCause> {
+    crate::registry::object_meta::name_errors(value, crate::registry::object_meta::NameRule::Label)
+        .iter()
+        .map(|m| field::invalid(path, &Value::String(value.into()), m))
+        .collect()
+}
+
+/// `ValidateDNS1123Subdomain` at `path`.
+pub fn dns_subdomain_errors(path: &str, value: &str) -> Vec<StatusCause> {
+    crate::registry::object_meta::name_errors(
+        value,
+        crate::registry::object_meta::NameRule::Subdomain,
+    )
+    .iter()
+    .map(|m| field::invalid(path, &Value::String(value.into()), m))
+    .collect()
+}
+
+/// `ValidateQualifiedName` at `path`.
+pub fn qualified_name_errors(path: &str, value: &str) -> Vec<StatusCause> {
+    invalid_each(
+        path,
+        &Value::String(value.into()),
+        qualified_name_messages(value),
+    )
+}
+
+/// `ValidateLabels` of a map at `path` (a Service's selector, a node selector): keys are
+/// qualified names, values label values, every error at `path` itself.
+pub fn label_map_errors(path: &str, map: &Value) -> Vec<StatusCause> {
+    let mut errs = Vec::new();
+    for (k, v) in map.as_object().into_iter().flatten() {
+        errs.extend(qualified_name_errors(path, k));
+        let value = v.as_str().unwrap_or("");
+        errs.extend(invalid_each(path, v, label_value_errors(value)));
+    }
+    errs
+}
+
+/// `netutils.ParseIPSloppy`: IPv4 octets may carry leading zeros; anything else as
+/// `net.ParseIP`.
+pub fn parse_ip_sloppy(value: &str) -> Option<IpAddr> {
+    if let Ok(ip) = value.parse::<IpAddr>() {
+        return Some(ip);
+    }
+    if value.contains(':') {
+        return None;
+    }
+    let octets: Vec<&str> = value.split('.').collect();
+    if octets.len() != 4 {
+        return None;
+    }
+    let mut out = [0u8; 4];
+    for (slot, part) in out.iter_mut().zip(&octets) {
+        if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let digits = part.trim_start_matches('0');
+        *slot = if digits.is_empty() {
+            0
+        } else {
+            digits.parse::<u8>().ok()?
+        };
+    }
+    Some(IpAddr::from(out))
+}
+
+/// `ValidateEndpointIP`: an endpoint may not be unspecified, loopback or link-local.
+pub fn endpoint_ip_errors(path: &str, value: &str) -> Vec<StatusCause> {
+    let v = Value::String(value.into());
+    let Some(ip) = parse_ip_sloppy(value) else {
+        return vec![field::invalid(path, &v, "must be a valid IP address")];
+    };
+    let ip = match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    };
+    let mut errs = Vec::new();
+    if ip.is_unspecified() {
+        errs.push(field::invalid(
+            path,
+            &v,
+            &format!("may not be unspecified ({value})"),
+        ));
+    }
+    if ip.is_loopback() {
+        errs.push(field::invalid(
+            path,
+            &v,
+            "may not be in the loopback range (127.0.0.0/8, ::1/128)",
+        ));
+    }
+    let (link_local, link_local_multicast) = match ip {
+        IpAddr::V4(a) => (a.is_link_local(), a.octets()[..3] == [224, 0, 0]),
+        IpAddr::V6(a) => (
+            a.segments()[0] & 0xffc0 == 0xfe80,
+            a.segments()[0] & 0xff0f == 0xff02,
+        ),
+    };
+    if link_local {
+        errs.push(field::invalid(
+            path,
+            &v,
+            "may not be in the link-local range (169.254.0.0/16, fe80::/10)",
+        ));
+    }
+    if link_local_multicast {
+        errs.push(field::invalid(
+            path,
+            &v,
+            "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)",
+        ));
+    }
+    errs
+}
+
+/// What `json.Unmarshal(data, &map[string]interface{}{})` reports, in Go's words: a syntax
+/// error, or the type error of valid JSON that is not an object (`null` is accepted).
+pub fn go_json_object_error(data: &[u8]) -> Option<String> {
+    if let Err(e) = go_json::check(data) {
+        return Some(e);
+    }
+    let first = data.iter().find(|b| !b" \t\r\n".contains(b)).copied();
+    let kind = match first {
+        Some(b'{') | Some(b'n') => return None,
+        Some(b'"') => "string",
+        Some(b'[') => "array",
+        Some(b't') | Some(b'f') => "bool",
+        _ => "number",
+    };
+    Some(format!(
+        "json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}"
+    ))
+}
+
+/// A checker of JSON syntax with the messages of Go's `encoding/json` scanner.
+mod go_json {
+    const END: &str = "unexpected end of JSON input";
+
+    struct Scanner<'a> {
+        data: &'a [u8],
+        pos: usize,
+    }
+
+    /// Go's `quoteChar`.
+    fn quote(c: u8) -> String {
+        match c {
+            b'\'' => "'\\''".into(),
+            b'"' => "'\"'".into(),
+            b'\n' => "'\\n'".into(),
+            b'\r' => "'\\r'".into(),
+            b'\t' => "'\\t'".into(),
+            c if c < 0x20 || c == 0x7f => format!("'\\x{c:02x}'"),
+            c => format!("'{}'", char::from(c)),
+        }
+    }
+
+    /// Checks a whole document.
+    pub fn check(data: &[u8]) -> Result<(), String> {
+        let mut s = Scanner { data, pos: 0 };
+        s.ws();
+        s.value()?;
+        s.ws();
+        match s.peek() {
+            None => Ok(()),
+            Some(c) => Err(s.invalid(c, "after top-level value")),
+        }
+    }
+
+    impl Scanner<'_> {
+        fn peek(&self) -> Option<u8> {
+            self.data.get(self.pos).copied()
+        }
+
+        fn next(&mut self) -> Result<u8, String> {
+            let c = self.peek().ok_or_else(|| END.to_string())?;
+            self.pos += 1;
+            Ok(c)
+        }
+
+        fn ws(&mut self) {
+            while matches!(self.peek(), Some(b' ' | b'\t' | b'\r' | b'\n')) {
+                self.pos += 1;
+            }
+        }
+
+        fn invalid(&self, c: u8, context: &str) -> String {
+            format!("invalid character {} {context}", quote(c))
+        }
+
+        fn value(&mut self) -> Result<(), String> {
+            match self.next()? {
+                b'{' => self.object(),
+                b'[' => self.array(),
+                b'"' => self.string(),
+                b't' => self.literal("true"),
+                b'f' => self.literal("false"),
+                b'n' => self.literal("null"),
+                c @ (b'-' | b'0'..=b'9') => self.number(c),
+                c => Err(self.invalid(c, "looking for beginning of value")),
+            }
+        }
+
+        fn object(&mut self) -> Result<(), String> {
+            self.ws();
+            if self.peek() == Some(b'}') {
+                self.pos += 1;
+                return Ok(());
+            }
+            loop {
+                match self.next()? {
+                    b'"' => self.string()?,
+                    c => return Err(self.invalid(c, "looking for beginning of object key string")),
+                }
+                self.ws();
+                match self.next()? {
+                    b':' => {}
+                    c => return Err(self.invalid(c, "after object key")),
+                }
+                self.ws();
+                self.value()?;
+                self.ws();
+                match self.next()? {
+                    b',' => self.ws(),
+                    b'}' => return Ok(()),
+                    c => return Err(self.invalid(c, "after object key:value pair")),
+                }
+            }
+        }
+
+        fn array(&mut self) -> Result<(), String> {
+            self.ws();
+            if self.peek() == Some(b']') {
+                self.pos += 1;
+                return Ok(());
+            }
+            loop {
+                self.value()?;
+                self.ws();
+                match self.next()? {
+                    b',' => self.ws(),
+                    b']' => return Ok(()),
+                    c => return Err(self.invalid(c, "after array element")),
+                }
+            }
+        }
+
+        fn string(&mut self) -> Result<(), String> {
+            loop {
+                match self.next()? {
+                    b'"' => return Ok(()),
+                    b'\\' => match self.next()? {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {}
+                        b'u' => {
+                            for _ in 0..4 {
+                                let c = self.next()?;
+                                if !c.is_ascii_hexdigit() {
+                                    return Err(
+                                        self.invalid(c, "in \\u hexadecimal character escape")
+                                    );
+                                }
+                            }
+                        }
+                        c => return Err(self.invalid(c, "in string escape code")),
+                    },
+                    c if c < 0x20 => return Err(self.invalid(c, "in string literal")),
+                    _ => {}
+                }
+            }
+        }
+
+        fn digits(&mut self) {
+            while matches!(self.peek(), Some(b'0'..=b'9')) {
+                self.pos += 1;
+            }
+        }
+
+        fn number(&mut self, first: u8) -> Result<(), String> {
+            let lead = if first == b'-' { self.next()? } else { first };
+            match lead {
+                b'0' => {}
+                b'1'..=b'9' => self.digits(),
+                c => return Err(self.invalid(c, "in numeric literal")),
+            }
+            if self.peek() == Some(b'.') {
+                self.pos += 1;
+                match self.next()? {
+                    b'0'..=b'9' => self.digits(),
+                    c => return Err(self.invalid(c, "after decimal point in numeric literal")),
+                }
+            }
+            if matches!(self.peek(), Some(b'e' | b'E')) {
+                self.pos += 1;
+                let mut c = self.next()?;
+                if c == b'+' || c == b'-' {
+                    c = self.next()?;
+                }
+                if !c.is_ascii_digit() {
+                    return Err(self.invalid(c, "in exponent of numeric literal"));
+                }
+                self.digits();
+            }
+            Ok(())
+        }
+
+        fn literal(&mut self, word: &str) -> Result<(), String> {
+            for expected in word.bytes().skip(1) {
+                let c = self.next()?;
+                if c != expected {
+                    let context = format!("in literal {word} (expecting {})", quote(expected));
+                    return Err(self.invalid(c, &context));
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The value of a quantity as Go canonicalizes it (`100m`, `1Gi`, `5e3`), as a float: enough to
+/// compare quantities and to test their sign. `None` when it does not parse.
+pub fn quantity_value(q: &str) -> Option<f64> {
+    let q = q.trim();
+    let split = q
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+' || c == '-'))
+        .unwrap_or(q.len());
+    let (number, suffix) = q.split_at(split);
+    let n: f64 = number.parse().ok()?;
+    let binary = |p: i32| Some(n * 1024f64.powi(p));
+    let decimal = |p: i32| Some(n * 10f64.powi(p));
+    match suffix {
+        "" => Some(n),
+        "n" => decimal(-9),
+        "u" => decimal(-6),
+        "m" => decimal(-3),
+        "k" => decimal(3),
+        "M" => decimal(6),
+        "G" => decimal(9),
+        "T" => decimal(12),
+        "P" => decimal(15),
+        "E" => decimal(18),
+        "Ki" => binary(1),
+        "Mi" => binary(2),
+        "Gi" => binary(3),
+        "Ti" => binary(4),
+        "Pi" => binary(5),
+        "Ei" => binary(6),
+        s if s.starts_with(['e', 'E']) => decimal(s[1..].parse().ok()?),
+        _ => None,
+    }
+}
+
+/// `ValidateNonnegativeQuantity`.
+pub fn nonnegative_quantity_errors(path: &str, value: &Value) -> Vec<StatusCause> {
+    let text = value.as_str().unwrap_or("");
+    if quantity_value(text).is_some_and(|v| v < 0.0) {
+        return vec![field::invalid(
+            path,
+            value,
+            "must be greater than or equal to 0",
+        )];
+    }
+    Vec::new()
+}
+
+/// `ValidatePositiveQuantityValue`.
+pub fn positive_quantity_errors(path: &str, value: &Value) -> Vec<StatusCause> {
+    let text = value.as_str().unwrap_or("");
+    if quantity_value(text).is_none_or(|v| v <= 0.0) {
+        return vec![field::invalid(path, value, "must be greater than zero")];
+    }
+    Vec::new()
+}
+
+/// Whether a canonical quantity holds a whole number (`MilliValue() % 1000 == 0`).
+pub fn is_whole_quantity(q: &str) -> bool {
+    quantity_value(q).is_some_and(|v| {
+        let scaled = v * 1000.0;
+        let milli = if (scaled - scaled.round()).abs() < 1e-6 {
+            scaled.round()
+        } else {
+            scaled.ceil()
+        };
+        milli % 1000.0 == 0.0
+    })
+}
+
+/// `ValidateResourceQuantityValue`: non-negative, and whole for resources counted in units.
+pub fn resource_quantity_errors(resource: &str, path: &str, value: &Value) -> Vec<StatusCause> {
+    let mut errs = nonnegative_quantity_errors(path, value);
+    if is_integer_resource(resource) && !is_whole_quantity(value.as_str().unwrap_or("")) {
+        errs.push(field::invalid(path, value, "must be an integer"));
+    }
+    errs
+}
+
+/// `IsIntegerResourceName`: object counts and extended resources.
+pub fn is_integer_resource(name: &str) -> bool {
+    const COUNTED: [&str; 9] = [
+        "pods",
+        "resourcequotas",
+        "services",
+        "replicationcontrollers",
+        "secrets",
+        "configmaps",
+        "persistentvolumeclaims",
+        "services.nodeports",
+        "services.loadbalancers",
+    ];
+    COUNTED.contains(&name) || is_extended_resource(name)
+}
+
+/// `IsExtendedResourceName`: a prefixed name outside `kubernetes.io/`, not `requests.`.
+pub fn is_extended_resource(name: &str) -> bool {
+    let native = !name.contains('/') || name.contains("kubernetes.io/");
+    if native || name.starts_with("requests.") {
+        return false;
+    }
+    qualified_name_messages(&format!("requests.{name}")).is_empty()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -635,16 +1049,16 @@ mod tests {
 
     #[test]
     fn qualified_names_and_label_values_as_go_words_them() {
-        assert!(qualified_name_errors("ok.io/Na_me").is_empty());
+        assert!(qualified_name_messages("ok.io/Na_me").is_empty());
         assert_eq!(
-            qualified_name_errors("/x"),
+            qualified_name_messages("/x"),
             ["prefix part must be non-empty"]
         );
-        let errs = qualified_name_errors("x/");
+        let errs = qualified_name_messages("x/");
         assert_eq!(errs[0], "name part must be non-empty");
         assert_eq!(errs[1], "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')");
-        assert!(qualified_name_errors("a/b/c")[0].starts_with("a valid label key must consist"));
-        assert!(qualified_name_errors("Exa_mple.com/x")[0]
+        assert!(qualified_name_messages("a/b/c")[0].starts_with("a valid label key must consist"));
+        assert!(qualified_name_messages("Exa_mple.com/x")[0]
             .starts_with("prefix part a lowercase RFC 1123 subdomain"));
         assert_eq!(label_value_errors("-x")[0], "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')");
         assert_eq!(dns1035_label_errors("1abc")[0], "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')");
@@ -760,5 +1174,102 @@ mod tests {
         assert!(net
             .zip(sub)
             .is_some_and(|(n, s)| n.contains(&s) && !s.contains(&n)));
+    }
+
+    #[test]
+    fn quantities() {
+        assert_eq!(quantity_value("100m"), Some(0.1));
+        assert_eq!(quantity_value("1Gi"), Some(1073741824.0));
+        assert_eq!(quantity_value("-2"), Some(-2.0));
+        assert_eq!(quantity_value("5e3"), Some(5000.0));
+        assert!(is_whole_quantity("2k"));
+        assert!(!is_whole_quantity("1500m"));
+        assert!(is_integer_resource("pods"));
+        assert!(is_integer_resource("example.com/gpu"));
+        assert!(!is_integer_resource("cpu"));
+    }
+
+    #[test]
+    fn go_json_messages() {
+        let cases: &[(&str, Option<&str>)] = &[
+            ("{\"auths\": {}}", None),
+            ("null", None),
+            ("", Some("unexpected end of JSON input")),
+            ("{\"a\": 1", Some("unexpected end of JSON input")),
+            (
+                "x",
+                Some("invalid character 'x' looking for beginning of value"),
+            ),
+            (
+                "{a}",
+                Some("invalid character 'a' looking for beginning of object key string"),
+            ),
+            ("{\"a\" 1}", Some("invalid character '1' after object key")),
+            (
+                "{\"a\": 1 2}",
+                Some("invalid character '2' after object key:value pair"),
+            ),
+            ("[1 2]", Some("invalid character '2' after array element")),
+            ("{} x", Some("invalid character 'x' after top-level value")),
+            ("tru", Some("unexpected end of JSON input")),
+            (
+                "trux",
+                Some("invalid character 'x' in literal true (expecting 'e')"),
+            ),
+            ("-x", Some("invalid character 'x' in numeric literal")),
+            (
+                "1.x",
+                Some("invalid character 'x' after decimal point in numeric literal"),
+            ),
+            (
+                "[]",
+                Some("json: cannot unmarshal array into Go value of type map[string]interface {}"),
+            ),
+            (
+                "\"s\"",
+                Some("json: cannot unmarshal string into Go value of type map[string]interface {}"),
+            ),
+            (
+                "12",
+                Some("json: cannot unmarshal number into Go value of type map[string]interface {}"),
+            ),
+        ];
+        for (input, want) in cases {
+            assert_eq!(
+                go_json_object_error(input.as_bytes()).as_deref(),
+                *want,
+                "{input}"
+            );
+        }
+    }
+
+    #[test]
+    fn ips_and_names() {
+        assert!(legacy_ip_errors("ip", "10.1.2.3", &[]).is_empty());
+        assert_eq!(
+            legacy_ip_errors("ip", "010.1.2.3", &[])[0].message,
+            "Invalid value: \"010.1.2.3\": must not have leading 0s"
+        );
+        assert_eq!(legacy_ip_errors("ip", "nope", &[]).len(), 1);
+        assert_eq!(
+            legacy_ip_errors("ip", "::ffff:1.2.3.4", &[])[0].message,
+            "Invalid value: \"::ffff:1.2.3.4\": must not be an IPv4-mapped IPv6 address"
+        );
+        assert_eq!(
+            endpoint_ip_errors("ip", "127.0.0.1")[0].message,
+            "Invalid value: \"127.0.0.1\": may not be in the loopback range (127.0.0.0/8, ::1/128)"
+        );
+        assert!(endpoint_ip_errors("ip", "10.0.0.1").is_empty());
+        assert_eq!(qualified_name_messages("a/b/c").len(), 1);
+        assert_eq!(
+            qualified_name_messages("/a"),
+            ["prefix part must be non-empty"]
+        );
+        assert!(qualified_name_messages("example.com/a").is_empty());
+        assert!(port_name_errors("http").is_empty());
+        assert_eq!(
+            port_name_errors("8080"),
+            ["must contain at least one letter (a-z)"]
+        );
     }
 }

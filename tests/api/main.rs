@@ -11,6 +11,7 @@ mod discovery;
 mod errors;
 mod gc;
 mod harness;
+mod kinds_core;
 mod lifecycle;
 mod list;
 mod negotiation;

@@ -23,7 +23,7 @@ use crate::error::{field, StatusCause};
 use crate::registry::object_meta::path_segment_errors;
 use crate::registry::validation::{
     dns1035_label_errors, dns1123_subdomain_errors, invalid_each, label_selector_errors,
-    qualified_name_errors,
+    qualified_name_messages,
 };
 
 /// The group.
@@ -231,7 +231,7 @@ pub fn match_conditions_errors(conditions: &Value, path: &str) -> Vec<StatusCaus
         if name.is_empty() {
             errs.push(field::required(&format!("{p}.name"), ""));
         } else {
-            let msgs = qualified_name_errors(name);
+            let msgs = qualified_name_messages(name);
             errs.extend(invalid_each(&format!("{p}.name"), &json!(name), msgs));
             if !names.insert(name) {
                 errs.push(field::duplicate(&format!("{p}.name"), &json!(name)));

@@ -19,7 +19,7 @@ use crate::registry::builtin;
 use crate::registry::resource::ApiResource;
 use crate::registry::strategy::{bump_generation, keep_only_status, Strategy};
 use crate::registry::table::{Column, Columns};
-use crate::registry::validation::{conditions_errors, invalid_each, qualified_name_errors};
+use crate::registry::validation::{conditions_errors, invalid_each, qualified_name_messages};
 use crate::store::selector::generic_unsupported_field;
 
 /// The most audit annotations a policy may have.
@@ -122,7 +122,7 @@ fn audit_annotations_errors(obj: &Value) -> Vec<StatusCause> {
             errs.extend(invalid_each(
                 &key_path,
                 &json!(full),
-                qualified_name_errors(&full),
+                qualified_name_messages(&full),
             ));
         }
         let value = a["valueExpression"].as_str().unwrap_or("").trim();

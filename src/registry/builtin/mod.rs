@@ -19,7 +19,8 @@ use super::apiextensions::ScaleSubresource;
 use super::resource::{api_version, ApiResource, OpenApiDefinition, ResourceBuilder, Subresource};
 use super::strategy::Strategy;
 use super::{
-    admissionregistration, apiextensions, core, networking, policy, rbac, scheduling, storage,
+    admissionregistration, apiextensions, coordination, core, discovery, events, networking,
+    policy, rbac, scheduling, storage,
 };
 
 /// Every built-in kind, in discovery order within its group.
@@ -27,6 +28,17 @@ use super::{
 const KINDS: &[fn() -> ApiResource] = &[
     core::namespace::resource,
     core::configmap::resource,
+    core::endpoints::resource,
+    core::event::resource,
+    core::limitrange::resource,
+    core::node::resource,
+    core::persistentvolumeclaim::resource,
+    core::persistentvolume::resource,
+    core::resourcequota::resource,
+    core::secret::resource,
+    core::serviceaccount::resource,
+    core::service::resource,
+    events::event::resource,
     networking::ingressclass::resource,
     networking::ingress::resource,
     networking::networkpolicy::resource,
@@ -44,6 +56,8 @@ const KINDS: &[fn() -> ApiResource] = &[
     admissionregistration::validatingwebhookconfiguration::resource,
     apiextensions::crd::resource,
     scheduling::priorityclass::resource,
+    coordination::lease::resource,
+    discovery::endpointslice::resource,
 ];
 
 static RESOURCES: LazyLock<Vec<Arc<ApiResource>>> =

@@ -16,7 +16,7 @@ use crate::controllers::Work;
 use crate::error::{ApiError, StatusCause};
 use crate::registry::object_meta::NameRule;
 use crate::registry::strategy::Strategy;
-use crate::store::StoredObject;
+use crate::store::{Snapshot, StoredObject};
 use crate::typed::{self, error::TypedError};
 
 /// A built-in kind's strategy behind its typed decode. Every other step is the kind's own.
@@ -105,6 +105,16 @@ impl Strategy for Typed {
 
     fn prepare_for_update(&self, obj: &mut Value, old: &Value) {
         self.inner.prepare_for_update(obj, old);
+    }
+
+    fn allocate(
+        &self,
+        view: &Snapshot,
+        obj: &mut Value,
+        old: Option<&Value>,
+        dry_run: bool,
+    ) -> Result<(), ApiError> {
+        self.inner.allocate(view, obj, old, dry_run)
     }
 
     fn validate(&self, obj: &Value) -> Vec<StatusCause> {

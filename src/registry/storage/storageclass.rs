@@ -13,7 +13,7 @@ use crate::registry::builtin;
 use crate::registry::resource::ApiResource;
 use crate::registry::strategy::Strategy;
 use crate::registry::table::{Column, Columns};
-use crate::registry::validation::{invalid_each, qualified_name_errors};
+use crate::registry::validation::{invalid_each, qualified_name_messages};
 use crate::store::selector::generic_unsupported_field;
 
 /// The annotation that makes a class the default one.
@@ -131,7 +131,11 @@ fn provisioner_errors(obj: &Value) -> Vec<StatusCause> {
         "" => vec![field::required("provisioner", "")],
         p => {
             let lower = p.to_lowercase();
-            invalid_each("provisioner", &json!(lower), qualified_name_errors(&lower))
+            invalid_each(
+                "provisioner",
+                &json!(lower),
+                qualified_name_messages(&lower),
+            )
         }
     }
 }
@@ -214,7 +218,7 @@ fn topology_errors(obj: &Value) -> Vec<StatusCause> {
             errs.extend(invalid_each(
                 &format!("{p}.key"),
                 &json!(key),
-                qualified_name_errors(key),
+                qualified_name_messages(key),
             ));
             if expressions.insert(key.to_string(), set).is_some() {
                 errs.push(field::duplicate(&format!("{p}.key"), &json!(key)));

@@ -1,0 +1,3 @@
+//! Kinds of the `coordination.k8s.io` group.
+
+pub mod lease;

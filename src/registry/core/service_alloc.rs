@@ -1,0 +1,402 @@
+//! Cluster IPs and node ports of core/v1 Services, allocated as the apiserver's allocators do
+//! (`pkg/registry/core/service/storage/alloc.go`): from the service CIDR `10.96.0.0/12` and
+//! the node port range `30000-32767`, a requested value when it is free and in range, else a
+//! random free one, from the upper part of the range first (the lower part, 256 addresses and
+//! 86 ports, is kept for static requests while the upper part has room).
+//!
+//! The allocators' state is the store itself: [`allocate`] runs inside the store's write
+//! ([`crate::registry::strategy::Strategy::allocate`]) and reads what the Services stored in
+//! that write's snapshot hold, so two Services never get the same IP or port, and a deleted
+//! Service's are free again at once, with nothing to keep in step. The apiserver keeps bitmaps
+//! (and, since MultiCIDRServiceAllocator, IPAddress objects) beside the Services and repairs them
+//! when they drift; a scan of the Services is enough here, and costs one pass over them per
+//! Service write. A dry run allocates nothing and shows what the apiserver's dry-run allocators
+//! show (the network address as the IP, node ports from 32769 up).
+
+use std::collections::{HashMap, HashSet};
+use std::net::Ipv4Addr;
+
+use serde_json::{json, Value};
+
+use super::service::{needs_health_check, strings, svc_type};
+use crate::error::{field, ApiError};
+use crate::registry::object_meta::meta_str;
+use crate::store::{GroupResource, Snapshot};
+
+/// The cluster IP of the `kubernetes` Service: the first address of the service CIDR.
+pub const HOST_SERVICE_IP: &str = "10.96.0.1";
+/// The service CIDR.
+pub const SERVICE_CIDR: &str = "10.96.0.0/12";
+const CIDR_BASE: u32 = 0x0A60_0000;
+const CIDR_SIZE: u32 = 1 << 20;
+/// Addresses at the start of the range kept for static requests (`calculateRangeOffset`).
+const IP_OFFSET: u32 = 256;
+/// The node port range.
+pub const NODE_PORTS: std::ops::RangeInclusive<i64> = 30000..=32767;
+/// Ports at the start of the node port range kept for static requests.
+const PORT_OFFSET: i64 = 86;
+
+/// The IP family of an address.
+pub fn family_of(ip: &str) -> &'static str {
+    if ip.contains(':') {
+        "IPv6"
+    } else {
+        "IPv4"
+    }
+}
+
+/// Whether the Service gets node ports (`needsNodePort` of the service storage).
+pub fn needs_node_ports(svc: &Value) -> bool {
+    match svc_type(svc) {
+        "NodePort" => true,
+        "LoadBalancer" => svc["spec"]["allocateLoadBalancerNodePorts"] != false,
+        _ => false,
+    }
+}
+
+/// The non-zero node ports of a Service's ports.
+pub fn node_ports_of(svc: &Value) -> Vec<i64> {
+    svc["spec"]["ports"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p["nodePort"].as_i64().filter(|n| *n != 0))
+        .collect()
+}
+
+/// What the other Services hold.
+struct Used {
+    ips: HashSet<u32>,
+    ports: HashSet<i64>,
+}
+
+impl Used {
+    fn scan(view: &Snapshot, svc: &Value) -> Used {
+        let namespace = meta_str(svc, "namespace");
+        let name = meta_str(svc, "name");
+        let mut used = Used {
+            ips: HashSet::new(),
+            ports: HashSet::new(),
+        };
+        for (key, other) in view.list(&GroupResource::new("", "services"), None) {
+            if key.namespace == namespace && key.name == name {
+                continue;
+            }
+            let other = &other.value;
+            for ip in strings(&other["spec"]["clusterIPs"]) {
+                if let Ok(addr) = ip.parse::<Ipv4Addr>() {
+                    used.ips.insert(u32::from(addr));
+                }
+            }
+            used.ports.extend(node_ports_of(other));
+            if let Some(hc) = other["spec"]["healthCheckNodePort"].as_i64() {
+                used.ports.insert(hc);
+            }
+        }
+        used
+    }
+}
+
+/// Allocates what a Service being created (`old` is `None`) or updated needs.
+pub fn allocate(
+    view: &Snapshot,
+    svc: &mut Value,
+    old: Option<&Value>,
+    dry_run: bool,
+) -> Result<(), ApiError> {
+    let used = Used::scan(view, svc);
+    allocate_cluster_ips(svc, old, &used, dry_run)?;
+    let mut op = PortOperation {
+        used: &used.ports,
+        taken: Vec::new(),
+        dry_run,
+    };
+    if matches!(svc_type(svc), "NodePort" | "LoadBalancer") {
+        match old {
+            None => init_node_ports(svc, &mut op)?,
+            Some(old) => update_node_ports(svc, old, &mut op)?,
+        }
+    }
+    let newly_needed = old.is_none_or(|o| !needs_health_check(o));
+    if needs_health_check(svc) && newly_needed {
+        allocate_health_check_port(svc, &mut op)?;
+    }
+    Ok(())
+}
+
+fn invalid(svc: &Value, path: &str, value: &Value, detail: &str) -> ApiError {
+    ApiError::invalid(
+        "",
+        "Service",
+        meta_str(svc, "name"),
+        vec![field::invalid(path, value, detail)],
+    )
+}
+
+/// Cluster IPs for a new Service, or one that stops being an ExternalName.
+fn allocate_cluster_ips(
+    svc: &mut Value,
+    old: Option<&Value>,
+    used: &Used,
+    dry_run: bool,
+) -> Result<(), ApiError> {
+    if svc_type(svc) == "ExternalName" || old.is_some_and(|o| svc_type(o) != "ExternalName") {
+        return Ok(());
+    }
+    let mut ips = strings(&svc["spec"]["clusterIPs"]);
+    if ips.first().is_some_and(|ip| ip == "None") {
+        return Ok(());
+    }
+    let families = strings(&svc["spec"]["ipFamilies"]);
+    ips.resize(families.len().max(ips.len()), String::new());
+    for ip in ips.iter_mut().take(families.len()) {
+        if ip.is_empty() {
+            *ip = next_ip(svc, used, dry_run)?;
+        } else {
+            check_ip(svc, ip, used, dry_run)?;
+        }
+    }
+    if let Some(first) = ips.first().cloned() {
+        svc["spec"]["clusterIP"] = json!(first);
+        svc["spec"]["clusterIPs"] = json!(ips);
+    }
+    Ok(())
+}
+
+/// A requested cluster IP must be in the range and free.
+fn check_ip(svc: &Value, ip: &str, used: &Used, dry_run: bool) -> Result<(), ApiError> {
+    let detail = |why: &str| format!("failed to allocate IP {ip}: {why}");
+    let shown = svc["spec"]["clusterIPs"].clone();
+    let addr = ip.parse::<Ipv4Addr>().map(u32::from).ok();
+    let Some(addr) = addr.filter(|a| a & !(CIDR_SIZE - 1) == CIDR_BASE) else {
+        let why = detail("the provided network does not match the current range");
+        return Err(invalid(svc, "spec.clusterIPs", &shown, &why));
+    };
+    if addr == CIDR_BASE || addr == CIDR_BASE + CIDR_SIZE - 1 {
+        let why = detail(&format!(
+            "the provided IP ({ip}) is not in the valid range. The range of valid IPs is {SERVICE_CIDR}"
+        ));
+        return Err(invalid(svc, "spec.clusterIPs", &shown, &why));
+    }
+    if !dry_run && used.ips.contains(&addr) {
+        let why = detail("provided IP is already allocated");
+        return Err(invalid(svc, "spec.clusterIPs", &shown, &why));
+    }
+    Ok(())
+}
+
+/// A free cluster IP: a random one of the upper range, else of the lower range.
+fn next_ip(svc: &Value, used: &Used, dry_run: bool) -> Result<String, ApiError> {
+    if dry_run {
+        return Ok(Ipv4Addr::from(CIDR_BASE).to_string());
+    }
+    let first = CIDR_BASE + 1;
+    let last = CIDR_BASE + CIDR_SIZE - 2;
+    let upper = first + IP_OFFSET..=last;
+    let lower = first..=first + IP_OFFSET - 1;
+    for range in [upper, lower] {
+        if let Some(ip) = random_free(range, |a| used.ips.contains(&a)) {
+            return Ok(Ipv4Addr::from(ip).to_string());
+        }
+    }
+    Err(ApiError::internal(format!(
+        "failed to allocate a serviceIP for Service {:?}: range is full",
+        meta_str(svc, "name")
+    )))
+}
+
+/// A value of `range` for which `taken` is false, scanning from a random start and wrapping.
+fn random_free<T>(range: std::ops::RangeInclusive<T>, taken: impl Fn(T) -> bool) -> Option<T>
+where
+    T: Copy + Into<i64> + TryFrom<i64>,
+{
+    let (lo, hi): (i64, i64) = ((*range.start()).into(), (*range.end()).into());
+    let size = hi - lo + 1;
+    if size <= 0 {
+        return None;
+    }
+    let start = fastrand::i64(0..size);
+    (0..size)
+        .map(|i| lo + (start + i) % size)
+        .filter_map(|v| T::try_from(v).ok())
+        .find(|v| !taken(*v))
+}
+
+/// The node ports one write takes, checked against the other Services' and each other.
+struct PortOperation<'a> {
+    used: &'a HashSet<i64>,
+    taken: Vec<i64>,
+    dry_run: bool,
+}
+
+impl PortOperation<'_> {
+    /// A requested port: in range and free.
+    fn allocate(&mut self, port: i64) -> Result<(), String> {
+        if !self.dry_run && !NODE_PORTS.contains(&port) {
+            return Err(format!(
+                "provided port is not in the valid range. The range of valid ports is {}-{}",
+                NODE_PORTS.start(),
+                NODE_PORTS.end()
+            ));
+        }
+        if self.used.contains(&port) || self.taken.contains(&port) {
+            return Err("provided port is already allocated".into());
+        }
+        self.taken.push(port);
+        Ok(())
+    }
+
+    /// A free port: random in the upper range, else in the lower range.
+    fn allocate_next(&mut self) -> Result<i64, String> {
+        if self.dry_run {
+            let next = self.taken.iter().max().copied().unwrap_or(32768) + 1;
+            self.taken.push(next);
+            return Ok(next);
+        }
+        let first = *NODE_PORTS.start();
+        let ranges = [
+            first + PORT_OFFSET..=*NODE_PORTS.end(),
+            first..=first + PORT_OFFSET - 1,
+        ];
+        for range in ranges {
+            let taken = |p: i64| self.used.contains(&p) || self.taken.contains(&p);
+            if let Some(port) = random_free(range, taken) {
+                self.taken.push(port);
+                return Ok(port);
+            }
+        }
+        Err("range is full".into())
+    }
+}
+
+fn port_at(svc: &Value, i: usize, key: &str) -> i64 {
+    svc["spec"]["ports"][i][key].as_i64().unwrap_or(0)
+}
+
+fn node_port_error(svc: &Value, i: usize, port: i64, why: &str) -> ApiError {
+    invalid(svc, &format!("spec.ports[{i}].nodePort"), &json!(port), why)
+}
+
+fn full(why: &str) -> ApiError {
+    ApiError::internal(format!("failed to allocate a nodePort: {why}"))
+}
+
+/// `initNodePorts`: ports of the same number share a node port; requested ones are taken.
+fn init_node_ports(svc: &mut Value, op: &mut PortOperation<'_>) -> Result<(), ApiError> {
+    let should_allocate = needs_node_ports(svc);
+    let count = svc["spec"]["ports"].as_array().map_or(0, Vec::len);
+    let mut by_port: HashMap<i64, i64> = HashMap::new();
+    for i in 0..count {
+        let (port, node_port) = (port_at(svc, i, "port"), port_at(svc, i, "nodePort"));
+        if node_port == 0 && !should_allocate {
+            continue;
+        }
+        match by_port.get(&port).copied() {
+            None => {
+                let requested = (0..count)
+                    .find(|j| port_at(svc, *j, "port") == port && port_at(svc, *j, "nodePort") != 0)
+                    .map_or(0, |j| port_at(svc, j, "nodePort"));
+                let chosen = if requested != 0 {
+                    op.allocate(requested)
+                        .map_err(|e| node_port_error(svc, i, requested, &e))?;
+                    requested
+                } else {
+                    op.allocate_next().map_err(|e| full(&e))?
+                };
+                svc["spec"]["ports"][i]["nodePort"] = json!(chosen);
+                by_port.insert(port, chosen);
+            }
+            Some(shared) if node_port == 0 => svc["spec"]["ports"][i]["nodePort"] = json!(shared),
+            Some(shared) if node_port != shared => {
+                op.allocate(node_port)
+                    .map_err(|e| node_port_error(svc, i, node_port, &e))?;
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// `updateNodePorts`: ports the Service held stay; new requests are taken; missing ones are
+/// allocated.
+fn update_node_ports(
+    svc: &mut Value,
+    old: &Value,
+    op: &mut PortOperation<'_>,
+) -> Result<(), ApiError> {
+    let should_allocate = needs_node_ports(svc);
+    let held = node_ports_of(old);
+    let count = svc["spec"]["ports"].as_array().map_or(0, Vec::len);
+    for i in 0..count {
+        let node_port = port_at(svc, i, "nodePort");
+        if node_port == 0 && !should_allocate {
+            continue;
+        }
+        if node_port != 0 {
+            if !held.contains(&node_port) && !op.taken.contains(&node_port) {
+                op.allocate(node_port)
+                    .map_err(|e| node_port_error(svc, i, node_port, &e))?;
+            }
+        } else {
+            let chosen = op.allocate_next().map_err(|e| full(&e))?;
+            svc["spec"]["ports"][i]["nodePort"] = json!(chosen);
+        }
+    }
+    Ok(())
+}
+
+/// `allocHealthCheckNodePort`.
+fn allocate_health_check_port(svc: &mut Value, op: &mut PortOperation<'_>) -> Result<(), ApiError> {
+    let requested = svc["spec"]["healthCheckNodePort"].as_i64().unwrap_or(0);
+    if requested != 0 {
+        return op.allocate(requested).map_err(|e| {
+            ApiError::internal(format!(
+                "failed to allocate requested HealthCheck NodePort {requested}: {e}"
+            ))
+        });
+    }
+    let port = op.allocate_next().map_err(|e| {
+        ApiError::internal(format!("failed to allocate a HealthCheck NodePort 0: {e}"))
+    })?;
+    svc["spec"]["healthCheckNodePort"] = json!(port);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn random_free_finds_the_only_hole() {
+        let taken: HashSet<i64> = (0..100).filter(|v| *v != 42).collect();
+        for _ in 0..20 {
+            assert_eq!(random_free(0i64..=99, |v| taken.contains(&v)), Some(42));
+        }
+        assert_eq!(random_free(0i64..=0, |_| true), None);
+    }
+
+    #[test]
+    fn node_ports_shared_by_port_number() {
+        let used = HashSet::from([30100]);
+        let mut op = PortOperation {
+            used: &used,
+            taken: Vec::new(),
+            dry_run: false,
+        };
+        let mut svc = json!({"metadata": {"name": "dns"}, "spec": {"type": "NodePort", "ports": [
+            {"port": 53, "protocol": "UDP"}, {"port": 53, "protocol": "TCP"}, {"port": 80, "nodePort": 30100}]}});
+        let err = init_node_ports(&mut svc, &mut op).expect_err("30100 is taken");
+        assert_eq!(err.message, "Service \"dns\" is invalid: spec.ports[2].nodePort: Invalid value: 30100: provided port is already allocated");
+        svc["spec"]["ports"][2]["nodePort"] = json!(30200);
+        let mut op = PortOperation {
+            used: &used,
+            taken: Vec::new(),
+            dry_run: false,
+        };
+        init_node_ports(&mut svc, &mut op).expect("allocates");
+        let ports = node_ports_of(&svc);
+        assert_eq!(ports[0], ports[1]);
+        assert!(NODE_PORTS.contains(&ports[0]));
+        assert_eq!(ports[2], 30200);
+    }
+}

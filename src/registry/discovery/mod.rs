@@ -1,0 +1,3 @@
+//! Kinds of the `discovery.k8s.io` group.
+
+pub mod endpointslice;

@@ -1,0 +1,3 @@
+//! Kinds of the `events.k8s.io` group.
+
+pub mod event;
