@@ -61,6 +61,15 @@ pub fn immutable_data_errors(obj: &Value, old: &Value, fields: &[&str]) -> Vec<S
     out
 }
 
+/// `field.NotFound`: `field: Not found: <value>`.
+pub fn not_found(path: &str, value: &Value) -> StatusCause {
+    StatusCause {
+        reason: "FieldValueNotFound".into(),
+        message: format!("Not found: {}", field::go_value(value)),
+        field: path.into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

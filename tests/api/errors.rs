@@ -261,7 +261,7 @@ async fn unknown_paths_and_methods(#[future(awt)] server: TestServer) {
     }
     rejected(
         &server,
-        server.http.get(server.url("/api/v1/pods")),
+        server.http.get(server.url("/api/v1/notaresource")),
         404,
         "NotFound",
         "the server could not find the requested resource",

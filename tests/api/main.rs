@@ -19,3 +19,4 @@ mod schema;
 mod server;
 mod subresources;
 mod watch;
+mod workloads;

@@ -16,7 +16,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
 use super::apiextensions::ScaleSubresource;
-use super::resource::{api_version, ApiResource, OpenApiDefinition, ResourceBuilder, Subresource};
+use super::resource::{
+    api_version, Action, ApiResource, OpenApiDefinition, ResourceBuilder, Subresource,
+};
 use super::strategy::Strategy;
 use super::{apiextensions, core};
 
@@ -25,6 +27,7 @@ use super::{apiextensions, core};
 const KINDS: &[fn() -> ApiResource] = &[
     core::namespace::resource,
     core::configmap::resource,
+    core::pod::resource,
     apiextensions::crd::resource,
 ];
 
@@ -131,6 +134,22 @@ impl Kind {
         let verbs = self.verbs("scale");
         let mut sub = Subresource::scale(config);
         sub.verbs = verbs;
+        self.builder = self.builder.subresource(sub);
+        self
+    }
+
+    /// Serves a subresource written as its own code (`pods/binding`, `pods/log`), with the verbs
+    /// and the response kind Kubernetes publishes for it.
+    pub fn action(mut self, name: &str, action: Arc<dyn Action>) -> Self {
+        let info =
+            data::discovery().resource(&self.group_version, &format!("{}/{name}", self.plural));
+        let mut sub = Subresource::action(name, &[], action);
+        if let Some(info) = info {
+            sub.verbs = info.verbs.clone();
+            let group = info.group.clone().unwrap_or_default();
+            let version = info.version.clone().unwrap_or_default();
+            sub.response = Some((group, version, info.kind.clone()));
+        }
         self.builder = self.builder.subresource(sub);
         self
     }

@@ -2,3 +2,5 @@
 
 pub mod configmap;
 pub mod namespace;
+pub mod pod;
+pub mod podspec;

@@ -1,0 +1,149 @@
+//! The Priority admission plugin: a pod's `spec.priority` (and `preemptionPolicy`) come from its
+//! `priorityClassName`, or from the global default PriorityClass, or are 0 and
+//! `PreemptLowerPriority`; a pod naming an unknown class, or a priority that differs from its
+//! class's, is refused. Updates keep the priority set on create.
+//!
+//! The two classes every cluster has (`system-cluster-critical`, `system-node-critical`) are
+//! known even when no PriorityClass objects are stored.
+
+use futures_util::future::BoxFuture;
+use serde_json::{json, Value};
+
+use super::{Attributes, Mutating, Operation};
+use crate::error::ApiError;
+use crate::store::{GroupResource, ObjectKey};
+
+/// The classes the apiserver creates at start, with their values.
+pub const SYSTEM_CLASSES: [(&str, i64); 2] = [
+    ("system-node-critical", 2_000_001_000),
+    ("system-cluster-critical", 2_000_000_000),
+];
+
+/// The plugin.
+pub struct Priority;
+
+impl Mutating for Priority {
+    fn admit<'a>(
+        &'a self,
+        attrs: &'a Attributes<'a>,
+        object: &'a mut Value,
+    ) -> BoxFuture<'a, Result<(), ApiError>> {
+        let is_pod = attrs.resource.gr == GroupResource::new("", "pods")
+            && attrs.subresource.is_empty()
+            && object["spec"].is_object();
+        let result = match attrs.operation {
+            Operation::Create if is_pod => admit_create(attrs, object),
+            Operation::Update if is_pod => {
+                if let Some(old) = attrs.old_object {
+                    for key in ["priority", "preemptionPolicy"] {
+                        if object["spec"].get(key).is_none_or(Value::is_null) {
+                            if let Some(v) = old["spec"].get(key) {
+                                object["spec"][key] = v.clone();
+                            }
+                        }
+                    }
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        };
+        Box::pin(std::future::ready(result))
+    }
+}
+
+fn admit_create(attrs: &Attributes<'_>, pod: &mut Value) -> Result<(), ApiError> {
+    let class_name = pod["spec"]["priorityClassName"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    let (name, value, policy) = if class_name.is_empty() {
+        default_priority(attrs)
+    } else {
+        let class = find_class(attrs, &class_name).ok_or_else(|| {
+            forbidden(
+                attrs,
+                &format!("no PriorityClass with name {class_name} was found"),
+            )
+        })?;
+        (class_name, class.0, class.1)
+    };
+    if !name.is_empty() {
+        pod["spec"]["priorityClassName"] = json!(name);
+    }
+    if let Some(given) = pod["spec"]["priority"].as_i64() {
+        if given != value {
+            return Err(forbidden(
+                attrs,
+                &format!("the integer value of priority ({given}) must not be provided in pod spec; priority admission controller computed {value} from the given PriorityClass name"),
+            ));
+        }
+    }
+    pod["spec"]["priority"] = json!(value);
+    if let Some(policy) = policy {
+        if let Some(given) = pod["spec"]["preemptionPolicy"].as_str() {
+            if given != policy {
+                return Err(forbidden(
+                    attrs,
+                    &format!("the string value of PreemptionPolicy ({given}) must not be provided in pod spec; priority admission controller computed {policy} from the given PriorityClass name"),
+                ));
+            }
+        }
+        pod["spec"]["preemptionPolicy"] = json!(policy);
+    }
+    Ok(())
+}
+
+fn classes_gr() -> GroupResource {
+    GroupResource::new("scheduling.k8s.io", "priorityclasses")
+}
+
+/// A class's value and preemption policy.
+fn find_class(attrs: &Attributes<'_>, name: &str) -> Option<(i64, Option<String>)> {
+    let stored = attrs
+        .store
+        .snapshot()
+        .get(&classes_gr(), &ObjectKey::new("", name));
+    match stored {
+        Some(c) => Some((
+            c.value["value"].as_i64().unwrap_or(0),
+            Some(
+                c.value["preemptionPolicy"]
+                    .as_str()
+                    .unwrap_or("PreemptLowerPriority")
+                    .to_string(),
+            ),
+        )),
+        None => SYSTEM_CLASSES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| (*v, Some("PreemptLowerPriority".to_string()))),
+    }
+}
+
+/// The global default class (the lowest valued one if several claim it), or 0.
+fn default_priority(attrs: &Attributes<'_>) -> (String, i64, Option<String>) {
+    let snapshot = attrs.store.snapshot();
+    let default = snapshot
+        .list(&classes_gr(), None)
+        .filter(|(_, c)| c.value["globalDefault"] == true)
+        .map(|(_, c)| c.value.clone())
+        .min_by_key(|c| c["value"].as_i64().unwrap_or(0));
+    match default {
+        Some(c) => (
+            c["metadata"]["name"].as_str().unwrap_or("").to_string(),
+            c["value"].as_i64().unwrap_or(0),
+            c["preemptionPolicy"].as_str().map(str::to_string),
+        ),
+        None => (String::new(), 0, Some("PreemptLowerPriority".to_string())),
+    }
+}
+
+/// `admission.NewForbidden` for the pod.
+fn forbidden(attrs: &Attributes<'_>, why: &str) -> ApiError {
+    ApiError::forbidden(
+        &attrs.resource.group,
+        &attrs.resource.plural,
+        attrs.name,
+        why,
+    )
+}
