@@ -2,6 +2,7 @@
 //! per-kind strategies that plug into it, and the catalog of served resources.
 
 pub mod apiextensions;
+pub mod apps;
 pub mod builtin;
 pub mod catalog;
 pub mod core;

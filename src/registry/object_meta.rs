@@ -50,7 +50,12 @@ pub fn name_errors(name: &str, rule: NameRule) -> Vec<String> {
                 errs.push("must be no more than 63 characters".to_string());
             }
             if !is_dns1123_label(name) {
-                errs.push(LABEL_MSG.to_string());
+                // A valid subdomain that is no label can only have dots (`IsDNS1123Label`).
+                if is_dns1123_subdomain(name) {
+                    errs.push("must not contain dots".to_string());
+                } else {
+                    errs.push(LABEL_MSG.to_string());
+                }
             }
         }
     }
@@ -316,6 +321,10 @@ mod tests {
         assert!(is_dns1123_label("kube-system"));
         assert!(!is_dns1123_label("a.b"));
         assert_eq!(name_errors(&"a".repeat(64), NameRule::Label).len(), 1);
+        assert_eq!(
+            name_errors("a.b", NameRule::Label),
+            ["must not contain dots"]
+        );
     }
 
     #[test]

@@ -20,7 +20,7 @@ use super::resource::{
     api_version, Action, ApiResource, OpenApiDefinition, ResourceBuilder, Subresource,
 };
 use super::strategy::Strategy;
-use super::{apiextensions, core};
+use super::{apiextensions, apps, core};
 
 /// Every built-in kind, in discovery order within its group.
 #[rustfmt::skip]
@@ -28,6 +28,13 @@ const KINDS: &[fn() -> ApiResource] = &[
     core::namespace::resource,
     core::configmap::resource,
     core::pod::resource,
+    core::podtemplate::resource,
+    core::replicationcontroller::resource,
+    apps::controllerrevision::resource,
+    apps::daemonset::resource,
+    apps::deployment::resource,
+    apps::replicaset::resource,
+    apps::statefulset::resource,
     apiextensions::crd::resource,
 ];
 

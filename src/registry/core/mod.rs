@@ -4,3 +4,5 @@ pub mod configmap;
 pub mod namespace;
 pub mod pod;
 pub mod podspec;
+pub mod podtemplate;
+pub mod replicationcontroller;

@@ -489,11 +489,12 @@ impl Errors {
 }
 
 /// `ValidatePodTemplateSpec` at `path` (`spec.template`): the template's labels and
-/// annotations, its spec, and no ephemeral containers.
+/// annotations (reported at `<path>.labels`, as Go's promoted fields name them), its spec, and
+/// no ephemeral containers.
 pub fn validate_pod_template_spec(template: &Value, path: &str) -> Vec<StatusCause> {
     let mut errs = Errors(Vec::new());
     if let Some(meta) = template.get("metadata").and_then(Value::as_object) {
-        validate_labels_and_annotations(meta, &format!("{path}.metadata"), &mut errs.0);
+        validate_labels_and_annotations(meta, path, &mut errs.0);
     }
     let spec = &template["spec"];
     validate_pod_spec(spec, &format!("{path}.spec"), &mut errs);

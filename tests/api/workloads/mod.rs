@@ -1,6 +1,7 @@
 //! Workload kinds through kube-rs's typed APIs: pods and their subresources and admission,
 //! pod templates and replication controllers, apps/v1, batch/v1, autoscaling and policy.
 
+mod apps;
 mod pods;
 
 use serde_json::Value;
