@@ -6,11 +6,14 @@
 //!
 //! The chain runs for creates, updates and deletes of every resource, in the apiserver's order:
 //! mutating plugins in turn, then the strategy's own defaulting and validation, then validating
-//! plugins. Today's plugins: [`namespace_lifecycle`], [`priority`], [`storage_protection`].
-//! Webhooks and admission policies plug in here.
+//! plugins. Today's plugins: [`namespace_lifecycle`], [`priority`], [`storage_protection`],
+//! and for pods [`service_account`] and [`default_toleration_seconds`]. Webhooks and admission
+//! policies plug in here.
 
+pub mod default_toleration_seconds;
 pub mod namespace_lifecycle;
 pub mod priority;
+pub mod service_account;
 pub mod storage_protection;
 
 use std::sync::Arc;
@@ -21,7 +24,7 @@ use serde_json::Value;
 use crate::context::Context;
 use crate::error::ApiError;
 use crate::registry::resource::ApiResource;
-use crate::store::Snapshot;
+use crate::store::{Snapshot, Store};
 
 /// What a request does to an object (`admission.Operation`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +50,9 @@ impl Operation {
 
 /// What admission knows about a request (`admission.Attributes`).
 pub struct Attributes<'a> {
+    /// The store, for plugins that read other objects (the pod's ServiceAccount, a
+    /// PriorityClass) as the apiserver's plugins read their informers' caches.
+    pub store: &'a Store,
     /// The request's context (user, dry run).
     pub ctx: &'a Context,
     /// The resource, in the version the request names.
@@ -100,7 +106,12 @@ impl Default for Chain {
     /// The plugins a real apiserver enables by default that kubefake implements.
     fn default() -> Chain {
         Chain {
-            mutating: vec![Arc::new(storage_protection::StorageObjectInUseProtection)],
+            mutating: vec![
+                Arc::new(service_account::ServiceAccount),
+                Arc::new(priority::Priority),
+                Arc::new(default_toleration_seconds::DefaultTolerationSeconds),
+                Arc::new(storage_protection::StorageObjectInUseProtection),
+            ],
             validating: vec![
                 Arc::new(namespace_lifecycle::NamespaceLifecycle),
                 Arc::new(priority::Priority),

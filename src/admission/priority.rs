@@ -1,20 +1,54 @@
-//! The PriorityClass half of the apiserver's Priority admission plugin, and the PriorityClass
-//! storage's refusal to delete the system classes (kubefake has no per-kind delete hook, and
-//! a refusal that changes nothing is what admission is for).
+//! The apiserver's Priority admission plugin. For pods: `spec.priority` (and
+//! `preemptionPolicy`) come from the pod's `priorityClassName`, or from the global default
+//! PriorityClass, or are 0 and `PreemptLowerPriority`; a pod naming an unknown class, or a
+//! priority that differs from its class's, is refused; updates keep the priority set on create.
+//! For PriorityClasses: the system classes (stored at start by the PriorityClass kind) may not be
+//! deleted (kubefake has no per-kind delete hook, and a refusal that changes nothing is what
+//! admission is for).
 //!
 //! Not yet: a second `globalDefault` class is not refused (the plugin compares the written
 //! object with the stored classes; admission's commit-time checks do not see the written
-//! object), and pods' priorities are not resolved from their class.
+//! object).
 
 use futures_util::future::BoxFuture;
-use serde_json::Value;
+use serde_json::{json, Value};
 
-use super::{Attributes, Operation, Validating};
+use super::{Attributes, Mutating, Operation, Validating};
 use crate::error::ApiError;
 use crate::registry::scheduling::priorityclass::{is_system_class, GROUP};
+use crate::store::{GroupResource, ObjectKey};
 
 /// The plugin.
 pub struct Priority;
+
+impl Mutating for Priority {
+    fn admit<'a>(
+        &'a self,
+        attrs: &'a Attributes<'a>,
+        object: &'a mut Value,
+    ) -> BoxFuture<'a, Result<(), ApiError>> {
+        let is_pod = attrs.resource.gr == GroupResource::new("", "pods")
+            && attrs.subresource.is_empty()
+            && object["spec"].is_object();
+        let result = match attrs.operation {
+            Operation::Create if is_pod => admit_create(attrs, object),
+            Operation::Update if is_pod => {
+                if let Some(old) = attrs.old_object {
+                    for key in ["priority", "preemptionPolicy"] {
+                        if object["spec"].get(key).is_none_or(Value::is_null) {
+                            if let Some(v) = old["spec"].get(key) {
+                                object["spec"][key] = v.clone();
+                            }
+                        }
+                    }
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        };
+        Box::pin(std::future::ready(result))
+    }
+}
 
 impl Validating for Priority {
     fn validate<'a>(
@@ -40,4 +74,93 @@ impl Validating for Priority {
         };
         Box::pin(std::future::ready(result))
     }
+}
+
+fn admit_create(attrs: &Attributes<'_>, pod: &mut Value) -> Result<(), ApiError> {
+    let class_name = pod["spec"]["priorityClassName"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    let (name, value, policy) = if class_name.is_empty() {
+        default_priority(attrs)
+    } else {
+        let class = find_class(attrs, &class_name).ok_or_else(|| {
+            forbidden(
+                attrs,
+                &format!("no PriorityClass with name {class_name} was found"),
+            )
+        })?;
+        (class_name, class.0, class.1)
+    };
+    if !name.is_empty() {
+        pod["spec"]["priorityClassName"] = json!(name);
+    }
+    if let Some(given) = pod["spec"]["priority"].as_i64() {
+        if given != value {
+            return Err(forbidden(
+                attrs,
+                &format!("the integer value of priority ({given}) must not be provided in pod spec; priority admission controller computed {value} from the given PriorityClass name"),
+            ));
+        }
+    }
+    pod["spec"]["priority"] = json!(value);
+    if let Some(policy) = policy {
+        if let Some(given) = pod["spec"]["preemptionPolicy"].as_str() {
+            if given != policy {
+                return Err(forbidden(
+                    attrs,
+                    &format!("the string value of PreemptionPolicy ({given}) must not be provided in pod spec; priority admission controller computed {policy} from the given PriorityClass name"),
+                ));
+            }
+        }
+        pod["spec"]["preemptionPolicy"] = json!(policy);
+    }
+    Ok(())
+}
+
+fn classes_gr() -> GroupResource {
+    GroupResource::new(GROUP, "priorityclasses")
+}
+
+/// A class's value and preemption policy.
+fn find_class(attrs: &Attributes<'_>, name: &str) -> Option<(i64, Option<String>)> {
+    let stored = attrs
+        .store
+        .snapshot()
+        .get(&classes_gr(), &ObjectKey::new("", name))?;
+    let policy = stored.value["preemptionPolicy"]
+        .as_str()
+        .unwrap_or("PreemptLowerPriority");
+    Some((
+        stored.value["value"].as_i64().unwrap_or(0),
+        Some(policy.to_string()),
+    ))
+}
+
+/// The global default class (the lowest valued one if several claim it), or 0.
+fn default_priority(attrs: &Attributes<'_>) -> (String, i64, Option<String>) {
+    let snapshot = attrs.store.snapshot();
+    let default = snapshot
+        .list(&classes_gr(), None)
+        .filter(|(_, c)| c.value["globalDefault"] == true)
+        .map(|(_, c)| c.value.clone())
+        .min_by_key(|c| c["value"].as_i64().unwrap_or(0));
+    match default {
+        Some(c) => (
+            c["metadata"]["name"].as_str().unwrap_or("").to_string(),
+            c["value"].as_i64().unwrap_or(0),
+            c["preemptionPolicy"].as_str().map(str::to_string),
+        ),
+        None => (String::new(), 0, Some("PreemptLowerPriority".to_string())),
+    }
+}
+
+/// `admission.NewForbidden` for the pod.
+fn forbidden(attrs: &Attributes<'_>, why: &str) -> ApiError {
+    ApiError::forbidden(
+        &attrs.resource.group,
+        &attrs.resource.plural,
+        attrs.name,
+        why,
+    )
 }

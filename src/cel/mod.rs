@@ -63,6 +63,9 @@ mod value;
 #[cfg(test)]
 mod tests;
 
+/// Exact `resource.Quantity` arithmetic, shared with the built-in kinds' validation.
+pub use library::Quantity;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 

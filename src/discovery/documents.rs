@@ -93,8 +93,10 @@ fn legacy_resource(r: &ApiResource) -> Vec<Value> {
                "namespaced": r.namespaced});
         match sub.response_kind() {
             Some((group, version, kind)) => {
-                v["group"] = json!(group);
-                v["version"] = json!(version);
+                if !version.is_empty() {
+                    v["group"] = json!(group);
+                    v["version"] = json!(version);
+                }
                 v["kind"] = json!(kind);
             }
             None => v["kind"] = json!(r.kind),

@@ -5,11 +5,13 @@
 //! - [`discovery`]: `/version`, health, discovery and OpenAPI documents.
 //! - [`resource`]: resolves the resource, scope, subresource and verb, then dispatches to
 //!   [`read`] (get, list), [`write`](mod@write) (create, update, patch), [`apply`] (server-side apply),
-//!   [`delete`] (delete, deletecollection), [`watch`] and [`scale`].
+//!   [`delete`] (delete, deletecollection), [`watch`], [`scale`] and [`action`] (subresources
+//!   served by their own code: `pods/binding`, `pods/log`).
 //! - [`options`] (query parameters and `DeleteOptions`), [`negotiation`] (media types, bodies,
 //!   responses), [`patch`] (patch documents), [`json_dups`] and [`protobuf`] (decoders).
 
 pub mod accept;
+pub mod action;
 pub mod apply;
 pub mod delete;
 pub mod discovery;

@@ -12,7 +12,7 @@ use bytes::Bytes;
 
 use super::accept::{self, Output};
 use super::negotiation::{plain_not_found, Request};
-use super::{apply, delete, options, read, scale, watch, write};
+use super::{action, apply, delete, options, read, scale, watch, write};
 use crate::context::Context;
 use crate::error::ApiError;
 use crate::filters::request_info::{RequestInfo, Verb};
@@ -115,23 +115,30 @@ pub async fn serve(
         req.query.get("includeObject"),
     )?;
     let target = match subresource(&res, info)? {
-        Some(sub) if matches!(sub.kind, SubresourceKind::Scale(_)) => {
-            if !sub.allows(info.verb.as_str()) {
-                return Err(ApiError::method_not_allowed());
+        Some(sub) => match &sub.kind {
+            SubresourceKind::Part(_) => Target::Part(sub),
+            SubresourceKind::Scale(_) | SubresourceKind::Action(_) => {
+                if !sub.allows(info.verb.as_str()) {
+                    return Err(ApiError::method_not_allowed());
+                }
+                if !reads {
+                    options::set_write_options(ctx, req)?;
+                }
+                let ep = Endpoint {
+                    state,
+                    req,
+                    info,
+                    res,
+                    target: Target::Main,
+                    ctx,
+                    output,
+                };
+                return match &sub.kind {
+                    SubresourceKind::Action(act) => action::serve(&ep, act).await,
+                    _ => scale::serve(&ep).await,
+                };
             }
-            options::set_write_options(ctx, req)?;
-            let ep = Endpoint {
-                state,
-                req,
-                info,
-                res,
-                target: Target::Main,
-                ctx,
-                output,
-            };
-            return scale::serve(&ep).await;
-        }
-        Some(sub) => Target::Part(sub),
+        },
         None => Target::Main,
     };
     check_verb(&res, info, &target)?;

@@ -133,7 +133,8 @@ pub fn resolve(method: &str, path: &str, watch_param: bool) -> RequestInfo {
         "GET" if legacy_watch || (!has_name && watch_param) => Verb::Watch,
         "GET" if has_name => Verb::Get,
         "GET" => Verb::List,
-        "POST" if !has_name => Verb::Create,
+        // A POST to an object's subresource (`pods/p/binding`) creates, as the apiserver maps it.
+        "POST" if !has_name || !info.subresource.is_empty() => Verb::Create,
         "PUT" if has_name => Verb::Update,
         "PATCH" if has_name => Verb::Patch,
         "DELETE" if has_name => Verb::Delete,
@@ -214,6 +215,17 @@ mod tests {
                 "namespaces",
                 "default",
                 "finalize",
+            ),
+            (
+                "POST",
+                "/api/v1/namespaces/default/pods/p/binding",
+                Verb::Create,
+                "",
+                "v1",
+                "default",
+                "pods",
+                "p",
+                "binding",
             ),
             (
                 "POST",

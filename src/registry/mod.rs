@@ -3,6 +3,7 @@
 
 pub mod admissionregistration;
 pub mod apiextensions;
+pub mod apps;
 pub mod builtin;
 pub mod catalog;
 pub mod coordination;

@@ -53,7 +53,12 @@ pub fn name_errors(name: &str, rule: NameRule) -> Vec<String> {
                 errs.push("must be no more than 63 characters".to_string());
             }
             if !is_dns1123_label(name) {
-                errs.push(LABEL_MSG.to_string());
+                // A valid subdomain that is no label can only have dots (`IsDNS1123Label`).
+                if is_dns1123_subdomain(name) {
+                    errs.push("must not contain dots".to_string());
+                } else {
+                    errs.push(LABEL_MSG.to_string());
+                }
             }
         }
         NameRule::PathSegment => errs.extend(path_segment_errors(name)),
@@ -340,6 +345,10 @@ mod tests {
         assert_eq!(
             name_errors("..", NameRule::PathSegment),
             ["may not be '..'"]
+        );
+        assert_eq!(
+            name_errors("a.b", NameRule::Label),
+            ["must not contain dots"]
         );
     }
 

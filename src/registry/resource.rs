@@ -11,6 +11,7 @@
 use std::sync::Arc;
 
 use base64::Engine;
+use futures_util::future::BoxFuture;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -19,8 +20,11 @@ use super::builtin::schema::LazySchema;
 use super::strategy::Strategy;
 use super::table::Columns;
 use crate::cel::Rules;
+use crate::context::Context;
 use crate::conversion::Codec;
+use crate::error::ApiError;
 use crate::schema::Schema;
+use crate::state::State;
 use crate::store::{selector, GroupResource};
 
 /// The verbs of a complete REST storage, in the order the apiserver lists them in discovery.
@@ -53,6 +57,40 @@ pub const UNSTRUCTURED_PATCH_TYPES: &[&str] = &[
     "application/apply-patch+yaml",
 ];
 
+/// A request to an action subresource, with what the action needs to serve it.
+pub struct ActionCall<'a> {
+    /// The server (its store, for the objects the action reads and writes).
+    pub state: &'a State,
+    /// The request's context (dry run, field manager, warnings).
+    pub ctx: &'a Context,
+    /// The parent resource (`pods`), in the version the request names.
+    pub res: &'a ApiResource,
+    /// The object's namespace ("" for cluster-scoped objects).
+    pub namespace: &'a str,
+    /// The object's name.
+    pub name: &'a str,
+    /// The verb (`create`, `get`, ...).
+    pub verb: &'a str,
+    /// The decoded request body, when the action reads one ([`Action::body_kind`]).
+    pub body: Option<Value>,
+    /// The query parameters, in order.
+    pub query: &'a [(String, String)],
+}
+
+/// A subresource served by its own code rather than as a view of its object: `pods/binding`
+/// and `pods/eviction` act on the pod and answer with a `Status`; `pods/log` and `pods/exec`
+/// would reach a container. The action answers with an HTTP status code and a JSON document.
+pub trait Action: Send + Sync {
+    /// The kind a create's body decodes as (`Binding`), named in decode errors; `None` when the
+    /// action reads no body.
+    fn body_kind(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Serves one request.
+    fn serve<'a>(&'a self, call: ActionCall<'a>) -> BoxFuture<'a, Result<(u16, Value), ApiError>>;
+}
+
 /// What a subresource is.
 pub enum SubresourceKind {
     /// A part of the object (`status`, `finalize`): reads show the whole object, writes go
@@ -60,6 +98,8 @@ pub enum SubresourceKind {
     Part(Arc<dyn Strategy>),
     /// The `autoscaling/v1 Scale` view of the object's replicas.
     Scale(ScaleSubresource),
+    /// A subresource served by its own code.
+    Action(Arc<dyn Action>),
 }
 
 /// A subresource of a resource (`pods/status`, `deployments/scale`, `namespaces/finalize`).
@@ -70,6 +110,9 @@ pub struct Subresource {
     pub verbs: Vec<String>,
     /// What it is.
     pub kind: SubresourceKind,
+    /// The `(group, version, kind)` it serves when that is not the parent's kind (`Binding`,
+    /// `policy/v1 Eviction`); group and version are empty when they are the parent's.
+    pub response: Option<(String, String, String)>,
 }
 
 impl Subresource {
@@ -79,6 +122,17 @@ impl Subresource {
             name: name.to_string(),
             verbs: strings(verbs),
             kind: SubresourceKind::Part(strategy),
+            response: None,
+        }
+    }
+
+    /// A subresource served by its own code.
+    pub fn action(name: &str, verbs: &[&str], action: Arc<dyn Action>) -> Subresource {
+        Subresource {
+            name: name.to_string(),
+            verbs: strings(verbs),
+            kind: SubresourceKind::Action(action),
+            response: None,
         }
     }
 
@@ -88,6 +142,7 @@ impl Subresource {
             name: "scale".into(),
             verbs: strings(PART_VERBS),
             kind: SubresourceKind::Scale(config),
+            response: Some(("autoscaling".into(), "v1".into(), "Scale".into())),
         }
     }
 
@@ -98,11 +153,10 @@ impl Subresource {
 
     /// The `(group, version, kind)` of what the subresource serves, when it is not the parent
     /// object's kind (a Scale).
-    pub fn response_kind(&self) -> Option<(&'static str, &'static str, &'static str)> {
-        match self.kind {
-            SubresourceKind::Scale(_) => Some(("autoscaling", "v1", "Scale")),
-            SubresourceKind::Part(_) => None,
-        }
+    pub fn response_kind(&self) -> Option<(&str, &str, &str)> {
+        self.response
+            .as_ref()
+            .map(|(g, v, k)| (g.as_str(), v.as_str(), k.as_str()))
     }
 }
 
@@ -230,7 +284,7 @@ impl ApiResource {
     pub fn scale(&self) -> Option<&ScaleSubresource> {
         self.subresources.iter().find_map(|s| match &s.kind {
             SubresourceKind::Scale(c) => Some(c),
-            SubresourceKind::Part(_) => None,
+            SubresourceKind::Part(_) | SubresourceKind::Action(_) => None,
         })
     }
 

@@ -55,7 +55,7 @@ impl Target {
         match self {
             Target::Part(sub) => match &sub.kind {
                 SubresourceKind::Part(strategy) => strategy.as_ref(),
-                SubresourceKind::Scale(_) => res.strategy.as_ref(),
+                SubresourceKind::Scale(_) | SubresourceKind::Action(_) => res.strategy.as_ref(),
             },
             Target::Main => res.strategy.as_ref(),
         }
@@ -129,7 +129,9 @@ fn key_for(res: &ApiResource, namespace: &str, name: &str) -> ObjectKey {
     ObjectKey::new(if res.namespaced { namespace } else { "" }, name)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn attributes<'a>(
+    state: &'a State,
     ctx: &'a Context,
     res: &'a ApiResource,
     target: &'a Target,
@@ -139,6 +141,7 @@ fn attributes<'a>(
     old_object: Option<&'a Value>,
 ) -> Attributes<'a> {
     Attributes {
+        store: &state.store,
         ctx,
         resource: res,
         subresource: target.name(),
@@ -242,7 +245,16 @@ async fn prepare_create(
     strategy.decode(&mut obj, ctx)?;
     let name = meta_str(&obj, "name").to_string();
     let target = Target::Main;
-    let attrs = attributes(ctx, res, &target, Operation::Create, namespace, &name, None);
+    let attrs = attributes(
+        state,
+        ctx,
+        res,
+        &target,
+        Operation::Create,
+        namespace,
+        &name,
+        None,
+    );
     state.admission.admit(&attrs, &mut obj).await?;
     let ns = if res.namespaced { namespace } else { "" };
     object_meta::prepare_for_create(&mut obj, ns, strategy.track_generation());
@@ -267,7 +279,16 @@ async fn prepare_create(
     for w in strategy.warnings_on_create(&obj) {
         ctx.warn(w);
     }
-    let attrs = attributes(ctx, res, &target, Operation::Create, namespace, &name, None);
+    let attrs = attributes(
+        state,
+        ctx,
+        res,
+        &target,
+        Operation::Create,
+        namespace,
+        &name,
+        None,
+    );
     state.admission.validate(&attrs, Some(&obj)).await?;
     Ok(obj)
 }
@@ -284,7 +305,16 @@ fn commit_create(
     let name = meta_str(obj, "name").to_string();
     let key = key_for(res, namespace, &name);
     let target = Target::Main;
-    let attrs = attributes(ctx, res, &target, Operation::Create, namespace, &name, None);
+    let attrs = attributes(
+        state,
+        ctx,
+        res,
+        &target,
+        Operation::Create,
+        namespace,
+        &name,
+        None,
+    );
     state.store.write(|txn| {
         state.admission.check_at_commit(&attrs, txn.view())?;
         if let Some(existing) = txn.view().get(&res.gr, &key) {
@@ -448,6 +478,7 @@ async fn prepare_update(
     place_in_request(res, namespace, name, &mut obj)?;
     res.strategy.decode(&mut obj, ctx)?;
     let attrs = attributes(
+        state,
         ctx,
         res,
         target,
@@ -561,6 +592,7 @@ pub async fn delete(
         check_preconditions(res, name, &old.value, opts)?;
         let old_view = res.codec.view(&old).await?;
         let attrs = attributes(
+            state,
             ctx,
             res,
             &target,

@@ -1034,9 +1034,128 @@ pub fn is_extended_resource(name: &str) -> bool {
     qualified_name_messages(&format!("requests.{name}")).is_empty()
 }
 
+/// `field.NotFound`: `field: Not found: <value>`.
+pub fn not_found(path: &str, value: &Value) -> StatusCause {
+    StatusCause {
+        reason: "FieldValueNotFound".into(),
+        message: format!("Not found: {}", field::go_value(value)),
+        field: path.into(),
+    }
+}
+
+/// `ValidateNonnegativeField` of an integer at `pointer` (absent counts as 0).
+pub fn nonnegative(obj: &Value, pointer: &str, path: &str) -> Vec<StatusCause> {
+    nonnegative_errors(obj.pointer(pointer).unwrap_or(&Value::Null), path)
+}
+
+/// `ValidateImmutableField`: `field is immutable` when the value changed.
+pub fn immutable(new: &Value, old: &Value, path: &str) -> Vec<StatusCause> {
+    if new == old {
+        return Vec::new();
+    }
+    vec![field::invalid(path, new, "field is immutable")]
+}
+
+/// A `metav1.LabelSelector` as Go's encoding/json prints it in messages (`matchLabels` before
+/// `matchExpressions`, empty lists left out).
+pub fn selector_json(selector: &Value) -> String {
+    if !selector.is_object() {
+        return "null".into();
+    }
+    let mut parts = Vec::new();
+    for key in ["matchLabels", "matchExpressions"] {
+        let v = &selector[key];
+        let empty = v.as_object().is_some_and(|m| m.is_empty())
+            || v.as_array().is_some_and(|a| a.is_empty());
+        if !v.is_null() && !empty {
+            parts.push(format!("{key:?}:{v}"));
+        }
+    }
+    format!("{{{}}}", parts.join(","))
+}
+
+/// Whether a `metav1.LabelSelector` (as `LabelSelectorAsSelector` reads it) selects these
+/// labels: `None` when it does not parse (an unknown operator, or no values for `In`). An
+/// absent selector selects nothing, an empty one everything.
+pub fn selector_matches(selector: &Value, labels: &Value) -> Option<bool> {
+    if !selector.is_object() {
+        return Some(false);
+    }
+    use crate::registry::object_meta::{is_label_value, is_qualified_name};
+    let label = |k: &str| labels.get(k).and_then(Value::as_str);
+    let match_labels = selector["matchLabels"].as_object().into_iter().flatten();
+    let mut by_labels = true;
+    for (k, v) in match_labels {
+        let v = v.as_str().unwrap_or("");
+        if !is_qualified_name(k) || !is_label_value(v) {
+            return None;
+        }
+        by_labels &= label(k) == Some(v);
+    }
+    let mut by_exprs = true;
+    for expr in selector["matchExpressions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        let key = expr["key"].as_str().unwrap_or("");
+        let values: Vec<&str> = expr["values"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        if !is_qualified_name(key) || !values.iter().all(|v| is_label_value(v)) {
+            return None;
+        }
+        let ok = match expr["operator"].as_str().unwrap_or("") {
+            "In" if !values.is_empty() => label(key).is_some_and(|v| values.contains(&v)),
+            "NotIn" if !values.is_empty() => label(key).is_none_or(|v| !values.contains(&v)),
+            "Exists" if values.is_empty() => label(key).is_some(),
+            "DoesNotExist" if values.is_empty() => label(key).is_none(),
+            _ => return None,
+        };
+        by_exprs &= ok;
+    }
+    Some(by_labels && by_exprs)
+}
+
+/// Whether a label selector has neither labels nor expressions.
+pub fn selector_is_empty(selector: &Value) -> bool {
+    let count = |k: &str| {
+        selector[k].as_object().map_or(0, |m| m.len()) + selector[k].as_array().map_or(0, Vec::len)
+    };
+    count("matchLabels") + count("matchExpressions") == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn label_selectors() {
+        let sel = serde_json::json!({"matchLabels": {"app": "web"},
+            "matchExpressions": [{"key": "tier", "operator": "In", "values": ["a", "b"]}]});
+        let labels = serde_json::json!({"app": "web", "tier": "b"});
+        assert_eq!(selector_matches(&sel, &labels), Some(true));
+        assert_eq!(
+            selector_matches(&sel, &serde_json::json!({"app": "web"})),
+            Some(false)
+        );
+        assert_eq!(
+            selector_matches(&serde_json::json!({}), &labels),
+            Some(true)
+        );
+        assert_eq!(
+            selector_json(&sel),
+            r#"{"matchLabels":{"app":"web"},"matchExpressions":[{"key":"tier","operator":"In","values":["a","b"]}]}"#
+        );
+        let bad = serde_json::json!({"matchExpressions": [{"key": "k", "operator": "Exists", "values": ["x"]}]});
+        assert_eq!(
+            label_selector_errors(&bad, "spec.selector", false)[0].message,
+            "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+        );
+    }
 
     #[test]
     fn config_map_keys() {

@@ -474,7 +474,8 @@ impl FieldSelector {
     /// Parses a `fieldSelector`, accepting only `supported` field names (the apiserver rejects the
     /// rest with 400, worded by `unsupported`). A supported entry is a dotted path into the
     /// object (`status.phase`), or `label=path` where the selector's name is not the object's
-    /// path (events select `source` by `source.component`).
+    /// path (events select `source` by `source.component`); either may end in `|default`, the
+    /// value an absent field has (a pod's `spec.hostNetwork|false`, as Go prints its zero value).
     pub fn parse(
         s: &str,
         supported: &[&str],
@@ -497,16 +498,17 @@ impl FieldSelector {
                 });
             };
             let field = field.trim();
-            let Some(path) = supported
-                .iter()
-                .find_map(|entry| match entry.split_once('=') {
+            let Some(path) = supported.iter().find_map(|entry| {
+                let name = entry.split_once('|').map_or(*entry, |(n, _)| n);
+                match entry.split_once('=') {
                     Some((label, path)) => (label == field).then_some(path),
-                    None => (*entry == field).then_some(*entry),
-                })
-            else {
+                    None => (name == field).then_some(*entry),
+                }
+            }) else {
                 let labels: Vec<&str> = supported
                     .iter()
                     .map(|e| e.split_once('=').map_or(*e, |(l, _)| l))
+                    .map(|e| e.split_once('|').map_or(e, |(l, _)| l))
                     .collect();
                 return Err(SelectorError::UnsupportedField(unsupported(field, &labels)));
             };
@@ -524,13 +526,14 @@ impl FieldSelector {
     /// whose value is compared as the apiserver's field sets print it (strings as they are,
     /// booleans and numbers in their decimal form, an absent field as "").
     pub fn matches(&self, obj: &Value) -> bool {
-        self.requirements.iter().all(|(path, eq, value)| {
+        self.requirements.iter().all(|(entry, eq, value)| {
+            let (path, absent) = entry.split_once('|').unwrap_or((entry, ""));
             let actual = path.split('.').try_fold(obj, |v, part| v.get(part));
             let equal = match actual {
                 Some(Value::String(s)) => s == value,
                 Some(Value::Bool(b)) => b.to_string() == *value,
                 Some(Value::Number(n)) => n.to_string() == *value,
-                _ => value.is_empty(),
+                _ => absent == value,
             };
             equal == *eq
         })
@@ -633,6 +636,13 @@ mod tests {
                 .to_string(),
             "field label not supported: spec.x"
         );
+        let defaulted = ["spec.hostNetwork|false", "host=spec.hostNetwork|false"];
+        let parse = |s| FieldSelector::parse(s, &defaulted, generic_unsupported_field);
+        assert!(parse("spec.hostNetwork=false").expect("p").matches(&obj));
+        assert!(parse("host=false").expect("p").matches(&obj));
+        assert!(!parse("spec.hostNetwork=false")
+            .expect("p")
+            .matches(&json!({"spec": {"hostNetwork": true}})));
     }
 
     #[test]

@@ -228,7 +228,9 @@ async fn invalid_names(#[future(awt)] server: TestServer) {
     )
     .await;
     rejected(&server, server.http.post(server.url("/api/v1/namespaces")).json(&json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a.b"}})),
-        422, "Invalid", "Namespace \"a.b\" is invalid: metadata.name: Invalid value: \"a.b\": a lowercase RFC 1123 label must consist of").await;
+        422, "Invalid", "Namespace \"a.b\" is invalid: metadata.name: Invalid value: \"a.b\": must not contain dots").await;
+    rejected(&server, server.http.post(server.url("/api/v1/namespaces")).json(&json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "A"}})),
+        422, "Invalid", "Namespace \"A\" is invalid: metadata.name: Invalid value: \"A\": a lowercase RFC 1123 label must consist of").await;
     let mut bad_label = crontab("labelled");
     bad_label["metadata"]["labels"] = json!({"bad key!": "v"});
     rejected(
@@ -261,7 +263,7 @@ async fn unknown_paths_and_methods(#[future(awt)] server: TestServer) {
     }
     rejected(
         &server,
-        server.http.get(server.url("/api/v1/pods")),
+        server.http.get(server.url("/api/v1/notaresource")),
         404,
         "NotFound",
         "the server could not find the requested resource",

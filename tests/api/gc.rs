@@ -173,7 +173,7 @@ async fn dependents_of_missing_owners_are_collected(#[future(awt)] server: TestS
     );
     // References to kinds kubefake does not serve are left alone, as the real collector cannot
     // resolve them either.
-    let unknown = json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web",
+    let unknown = json!({"apiVersion": "unserved.example.com/v1", "kind": "Widget", "name": "web",
                          "uid": "11111111-1111-1111-1111-111111111111"});
     child(&server, "unresolvable", vec![unknown], &[]).await;
     assert!(exists(&api, "unresolvable").await);

@@ -26,3 +26,4 @@ mod server;
 mod storage;
 mod subresources;
 mod watch;
+mod workloads;

@@ -441,6 +441,7 @@ mod tests {
             spec_replicas_path: ".spec.replicas".into(),
             status_replicas_path: ".status.replicas".into(),
             label_selector_path: None,
+            ..Default::default()
         });
         let errs = s.validate(&json!({"spec": {"replicas": -1}}));
         assert_eq!(errs[0].field, ".spec.replicas");

@@ -64,6 +64,23 @@ pub struct ScaleSubresource {
     pub status_replicas_path: String,
     /// JSON path of the label selector string.
     pub label_selector_path: Option<String>,
+    /// What the value at `label_selector_path` is: a selector string for custom resources;
+    /// built-in kinds point at their `spec.selector` and have it formatted.
+    #[serde(skip)]
+    pub selector_format: SelectorFormat,
+}
+
+/// The form of the value a Scale's `status.selector` is read from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SelectorFormat {
+    /// A selector string, used as it is (custom resources' `labelSelectorPath`).
+    #[default]
+    Text,
+    /// A `metav1.LabelSelector` (`matchLabels`, `matchExpressions`), formatted as the
+    /// apiserver's `LabelSelectorAsSelector(...).String()` (Deployments, ReplicaSets, ...).
+    LabelSelector,
+    /// A plain label map, formatted as `SelectorFromSet(...).String()` (ReplicationControllers).
+    Map,
 }
 
 /// `spec.versions[*].subresources`.

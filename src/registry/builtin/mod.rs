@@ -16,10 +16,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
 use super::apiextensions::ScaleSubresource;
-use super::resource::{api_version, ApiResource, OpenApiDefinition, ResourceBuilder, Subresource};
+use super::resource::{
+    api_version, Action, ApiResource, OpenApiDefinition, ResourceBuilder, Subresource,
+};
 use super::strategy::Strategy;
 use super::{
-    admissionregistration, apiextensions, coordination, core, discovery, events, networking,
+    admissionregistration, apiextensions, apps, coordination, core, discovery, events, networking,
     policy, rbac, scheduling, storage,
 };
 
@@ -34,10 +36,18 @@ const KINDS: &[fn() -> ApiResource] = &[
     core::node::resource,
     core::persistentvolumeclaim::resource,
     core::persistentvolume::resource,
+    core::pod::resource,
+    core::podtemplate::resource,
+    core::replicationcontroller::resource,
     core::resourcequota::resource,
     core::secret::resource,
     core::serviceaccount::resource,
     core::service::resource,
+    apps::controllerrevision::resource,
+    apps::daemonset::resource,
+    apps::deployment::resource,
+    apps::replicaset::resource,
+    apps::statefulset::resource,
     events::event::resource,
     networking::ingressclass::resource,
     networking::ingress::resource,
@@ -163,6 +173,22 @@ impl Kind {
         let verbs = self.verbs("scale");
         let mut sub = Subresource::scale(config);
         sub.verbs = verbs;
+        self.builder = self.builder.subresource(sub);
+        self
+    }
+
+    /// Serves a subresource written as its own code (`pods/binding`, `pods/log`), with the verbs
+    /// and the response kind Kubernetes publishes for it.
+    pub fn action(mut self, name: &str, action: Arc<dyn Action>) -> Self {
+        let info =
+            data::discovery().resource(&self.group_version, &format!("{}/{name}", self.plural));
+        let mut sub = Subresource::action(name, &[], action);
+        if let Some(info) = info {
+            sub.verbs = info.verbs.clone();
+            let group = info.group.clone().unwrap_or_default();
+            let version = info.version.clone().unwrap_or_default();
+            sub.response = Some((group, version, info.kind.clone()));
+        }
         self.builder = self.builder.subresource(sub);
         self
     }

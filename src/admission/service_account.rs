@@ -1,0 +1,183 @@
+//! The ServiceAccount admission plugin's visible effects on pods: a pod without
+//! `serviceAccountName` runs as `default`, gets the service account's image pull secrets when it
+//! names none, and, unless the pod or its service account opts out
+//! (`automountServiceAccountToken: false`), a projected `kube-api-access-xxxxx` volume (token,
+//! `kube-root-ca.crt`, namespace) mounted read-only at
+//! `/var/run/secrets/kubernetes.io/serviceaccount` in every container without a mount there.
+//!
+//! A real cluster refuses a pod whose service account does not exist yet; kubefake, which does
+//! not create each namespace's `default` service account, admits it as if the account existed
+//! with no settings of its own.
+
+use futures_util::future::BoxFuture;
+use serde_json::{json, Value};
+
+use super::{Attributes, Mutating, Operation};
+use crate::error::ApiError;
+use crate::registry::object_meta::generate_name;
+use crate::store::{GroupResource, ObjectKey};
+
+/// Where the token volume is mounted.
+pub const TOKEN_MOUNT_PATH: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
+/// The prefix of the token volume's name.
+const VOLUME_PREFIX: &str = "kube-api-access-";
+/// The annotation of mirror pods, which the plugin leaves alone.
+const MIRROR_POD: &str = "kubernetes.io/config.mirror";
+
+/// The plugin.
+pub struct ServiceAccount;
+
+/// Whether a request is a pod create this plugin changes.
+pub fn is_pod_create(attrs: &Attributes<'_>) -> bool {
+    attrs.resource.gr == GroupResource::new("", "pods")
+        && attrs.subresource.is_empty()
+        && attrs.operation == Operation::Create
+}
+
+impl Mutating for ServiceAccount {
+    fn admit<'a>(
+        &'a self,
+        attrs: &'a Attributes<'a>,
+        object: &'a mut Value,
+    ) -> BoxFuture<'a, Result<(), ApiError>> {
+        if is_pod_create(attrs) && object["metadata"]["annotations"].get(MIRROR_POD).is_none() {
+            admit_pod(attrs, object);
+        }
+        Box::pin(std::future::ready(Ok(())))
+    }
+}
+
+fn admit_pod(attrs: &Attributes<'_>, pod: &mut Value) {
+    if !pod["spec"].is_object() {
+        return;
+    }
+    let name = match pod["spec"]["serviceAccountName"].as_str() {
+        Some(n) if !n.is_empty() => n.to_string(),
+        _ => "default".to_string(),
+    };
+    pod["spec"]["serviceAccountName"] = json!(name);
+    pod["spec"]["serviceAccount"] = json!(name);
+    let account = attrs
+        .store
+        .snapshot()
+        .get(
+            &GroupResource::new("", "serviceaccounts"),
+            &ObjectKey::new(attrs.namespace, &name),
+        )
+        .map(|sa| sa.value.clone())
+        .unwrap_or(Value::Null);
+    let automount = pod["spec"]["automountServiceAccountToken"]
+        .as_bool()
+        .or_else(|| account["automountServiceAccountToken"].as_bool())
+        .unwrap_or(true);
+    if automount {
+        mount_token(pod);
+    }
+    let has_secrets = pod["spec"]["imagePullSecrets"]
+        .as_array()
+        .is_some_and(|a| !a.is_empty());
+    let account_secrets: Vec<Value> = account["imagePullSecrets"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|s| json!({"name": s["name"]}))
+        .collect();
+    if !has_secrets && !account_secrets.is_empty() {
+        pod["spec"]["imagePullSecrets"] = Value::Array(account_secrets);
+    }
+}
+
+/// Mounts the token volume in every container without a mount at the token path, and adds the
+/// volume when a container needed it.
+fn mount_token(pod: &mut Value) {
+    let existing = pod["spec"]["volumes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v["name"].as_str())
+        .find(|n| n.starts_with(VOLUME_PREFIX))
+        .map(str::to_string);
+    let volume_name = existing
+        .clone()
+        .unwrap_or_else(|| generate_name(VOLUME_PREFIX));
+    let mount = json!({"name": volume_name, "readOnly": true, "mountPath": TOKEN_MOUNT_PATH});
+    let mut needed = false;
+    for list in ["initContainers", "containers"] {
+        let Some(containers) = pod["spec"].get_mut(list).and_then(Value::as_array_mut) else {
+            continue;
+        };
+        for c in containers {
+            let mounted = c["volumeMounts"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|m| m["mountPath"] == TOKEN_MOUNT_PATH);
+            if mounted {
+                continue;
+            }
+            if !c["volumeMounts"].is_array() {
+                c["volumeMounts"] = json!([]);
+            }
+            if let Some(mounts) = c["volumeMounts"].as_array_mut() {
+                mounts.push(mount.clone());
+            }
+            needed = true;
+        }
+    }
+    if existing.is_none() && needed {
+        if !pod["spec"]["volumes"].is_array() {
+            pod["spec"]["volumes"] = json!([]);
+        }
+        if let Some(volumes) = pod["spec"]["volumes"].as_array_mut() {
+            volumes.push(json!({"name": volume_name, "projected": token_volume_source()}));
+        }
+    }
+}
+
+/// `TokenVolumeSource`: a bound token (3607 s), the cluster's CA bundle and the namespace.
+pub fn token_volume_source() -> Value {
+    json!({
+        "sources": [
+            {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+            {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+            {"downwardAPI": {"items": [{"path": "namespace",
+                "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}},
+        ],
+        "defaultMode": 420,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_container_mounts_one_token_volume() {
+        let mut pod = json!({"spec": {
+            "initContainers": [{"name": "i"}],
+            "containers": [{"name": "a"}, {"name": "b", "volumeMounts": [
+                {"name": "own", "mountPath": TOKEN_MOUNT_PATH}]}]}});
+        mount_token(&mut pod);
+        let volumes = pod["spec"]["volumes"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(volumes.len(), 1);
+        let name = volumes[0]["name"].as_str().unwrap_or("");
+        assert!(name.starts_with(VOLUME_PREFIX) && name.len() == VOLUME_PREFIX.len() + 5);
+        assert_eq!(
+            pod["spec"]["initContainers"][0]["volumeMounts"][0]["name"],
+            name
+        );
+        assert_eq!(
+            pod["spec"]["containers"][0]["volumeMounts"][0]["readOnly"],
+            true
+        );
+        assert_eq!(
+            pod["spec"]["containers"][1]["volumeMounts"]
+                .as_array()
+                .map(Vec::len),
+            Some(1)
+        );
+    }
+}
