@@ -1,0 +1,3 @@
+//! Kinds of the `batch` group.
+
+pub mod job;
