@@ -3,7 +3,7 @@
 //! patches, and the Job DELETE's orphaning default and its `Warning`.
 
 use futures_util::StreamExt;
-use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::batch::v1::{CronJob, Job};
 use kube::api::{
     Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, PropagationPolicy, WatchEvent,
     WatchParams,
@@ -406,4 +406,182 @@ async fn job_delete_orphans_by_default_with_a_warning(#[future(awt)] server: Tes
         .await
         .expect("create");
     api.delete("f", &dp).await.expect("foreground");
+}
+
+fn cron_job(name: &str, schedule: &str) -> CronJob {
+    typed(
+        json!({"metadata": {"name": name}, "spec": {"schedule": schedule,
+        "jobTemplate": {"spec": {"template": pod_template("OnFailure")}}}}),
+    )
+}
+
+fn cron_jobs(server: &TestServer) -> Api<CronJob> {
+    Api::namespaced(server.client.clone(), "default")
+}
+
+#[rstest]
+#[tokio::test]
+async fn cron_job_defaults_status_table_and_patches(#[future(awt)] server: TestServer) {
+    let api = cron_jobs(&server);
+    let created = api
+        .create(&PostParams::default(), &cron_job("hourly", "0 * * * *"))
+        .await
+        .expect("create");
+    let v = serde_json::to_value(&created).expect("json");
+    assert_eq!(v["spec"]["concurrencyPolicy"], "Allow");
+    assert_eq!(v["spec"]["suspend"], false);
+    assert_eq!(v["spec"]["successfulJobsHistoryLimit"], 3);
+    assert_eq!(v["spec"]["failedJobsHistoryLimit"], 1);
+    assert_eq!(
+        v["spec"]["jobTemplate"]["spec"]["template"]["spec"]["dnsPolicy"],
+        "ClusterFirst"
+    );
+    assert!(v["spec"]["jobTemplate"]["spec"]["selector"].is_null());
+    assert_eq!(v["status"], json!({}));
+
+    let status = json!({"status": {"lastScheduleTime": "2025-01-01T00:00:00Z",
+        "active": [{"kind": "Job", "name": "hourly-1", "namespace": "default"}]}});
+    let updated = api
+        .patch_status("hourly", &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .expect("status");
+    assert_eq!(updated.metadata.generation, Some(1));
+    assert_eq!(
+        updated.status.and_then(|s| s.active).map(|a| a.len()),
+        Some(1)
+    );
+
+    let patched = api
+        .patch(
+            "hourly",
+            &PatchParams::default(),
+            &Patch::Strategic(
+                json!({"spec": {"suspend": true, "timeZone": "Europe/Berlin",
+                "jobTemplate": {"spec": {"template": {"spec": {"containers": [
+                    {"name": "pi", "image": "perl:5.40"}]}}}}}}),
+            ),
+        )
+        .await
+        .expect("strategic merge");
+    assert_eq!(patched.metadata.generation, Some(2));
+    let v = serde_json::to_value(&patched).expect("json");
+    assert_eq!(
+        v["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"],
+        json!([{"name": "pi", "image": "perl:5.40", "imagePullPolicy": "IfNotPresent",
+            "resources": {}, "terminationMessagePath": "/dev/termination-log",
+            "terminationMessagePolicy": "File"}])
+    );
+
+    let t = table(&server, "/apis/batch/v1/namespaces/default/cronjobs").await;
+    assert_eq!(
+        column_names(&t),
+        [
+            "Name",
+            "Schedule",
+            "Timezone",
+            "Suspend",
+            "Active",
+            "Last Schedule",
+            "Age",
+            "Containers",
+            "Images",
+            "Selector"
+        ]
+    );
+    let cells = &t["rows"][0]["cells"];
+    assert_eq!(cells[1], "0 * * * *");
+    assert_eq!(cells[2], "Europe/Berlin");
+    assert_eq!(cells[3], "True");
+    assert_eq!(cells[4], 1);
+    assert_eq!(cells[9], "<none>");
+
+    let applied = api
+        .patch(
+            "applied",
+            &PatchParams::apply("tester"),
+            &Patch::Apply(json!({"apiVersion": "batch/v1", "kind": "CronJob",
+                "metadata": {"name": "applied"},
+                "spec": {"schedule": "@daily", "jobTemplate": {"spec": {"template": pod_template("Never")}}}})),
+        )
+        .await
+        .expect("apply");
+    assert_eq!(applied.spec.schedule, "@daily");
+    let names: Vec<String> = api
+        .list(&ListParams::default().fields("metadata.name=applied"))
+        .await
+        .expect("list")
+        .items
+        .into_iter()
+        .filter_map(|c| c.metadata.name)
+        .collect();
+    assert_eq!(names, ["applied"]);
+}
+
+#[rstest]
+#[tokio::test]
+async fn cron_job_validation_as_the_apiserver_words_it(#[future(awt)] server: TestServer) {
+    let api = cron_jobs(&server);
+    let message = |e: kube::Error| api_error(e).message;
+    let err = message(
+        api.create(&PostParams::default(), &cron_job("bad", "61 * * * *"))
+            .await
+            .expect_err("minute"),
+    );
+    assert_eq!(
+        err,
+        "CronJob.batch \"bad\" is invalid: spec.schedule: Invalid value: \"61 * * * *\": end of range (61) above maximum (59): 61"
+    );
+    let err = message(
+        api.create(&PostParams::default(), &cron_job("bad", "* * *"))
+            .await
+            .expect_err("fields"),
+    );
+    assert_eq!(
+        err,
+        "CronJob.batch \"bad\" is invalid: spec.schedule: Invalid value: \"* * *\": expected exactly 5 fields, found 3: [* * *]"
+    );
+    let err = message(
+        api.create(&PostParams::default(), &cron_job("bad", "TZ=UTC 0 * * * *"))
+            .await
+            .expect_err("TZ"),
+    );
+    assert_eq!(
+        err,
+        "CronJob.batch \"bad\" is invalid: spec.schedule: Invalid value: \"TZ=UTC 0 * * * *\": cannot use TZ or CRON_TZ in schedule, use timeZone field instead"
+    );
+    let mut zoned = cron_job("bad", "0 * * * *");
+    zoned.spec.time_zone = Some("Mars/Olympus".into());
+    let err = message(
+        api.create(&PostParams::default(), &zoned)
+            .await
+            .expect_err("zone"),
+    );
+    assert_eq!(
+        err,
+        "CronJob.batch \"bad\" is invalid: spec.timeZone: Invalid value: \"Mars/Olympus\": unknown time zone Mars/Olympus"
+    );
+    let long = "c".repeat(53);
+    let err = message(
+        api.create(&PostParams::default(), &cron_job(&long, "@hourly"))
+            .await
+            .expect_err("name"),
+    );
+    assert_eq!(
+        err,
+        format!("CronJob.batch \"{long}\" is invalid: metadata.name: Invalid value: \"{long}\": must be no more than 52 characters")
+    );
+    let always: CronJob = typed(
+        json!({"metadata": {"name": "bad"}, "spec": {"schedule": "@hourly",
+        "concurrencyPolicy": "Sometimes",
+        "jobTemplate": {"spec": {"selector": {"matchLabels": {"a": "b"}}, "template": pod_template("Always")}}}}),
+    );
+    let err = message(
+        api.create(&PostParams::default(), &always)
+            .await
+            .expect_err("template"),
+    );
+    assert_eq!(
+        err,
+        "CronJob.batch \"bad\" is invalid: [spec.concurrencyPolicy: Unsupported value: \"Sometimes\": supported values: \"Allow\", \"Forbid\", \"Replace\", spec.jobTemplate.spec.template.spec.restartPolicy: Required value: valid values: \"OnFailure\", \"Never\", spec.jobTemplate.spec.selector: Invalid value: {\"matchLabels\":{\"a\":\"b\"}}: `selector` will be auto-generated]"
+    );
 }

@@ -265,6 +265,12 @@ pub fn default_job_spec(spec: &mut Value) {
     if unset(spec, "manualSelector") {
         spec["manualSelector"] = json!(false);
     }
+    default_job_template_spec(spec);
+}
+
+/// The defaults a Job spec gets inside a CronJob's job template too: pod failure policy
+/// patterns `True`, and the pod spec's defaults.
+pub fn default_job_template_spec(spec: &mut Value) {
     if let Some(rules) = spec
         .pointer_mut("/podFailurePolicy/rules")
         .and_then(Value::as_array_mut)

@@ -35,6 +35,7 @@ const KINDS: &[fn() -> ApiResource] = &[
     apps::deployment::resource,
     apps::replicaset::resource,
     apps::statefulset::resource,
+    batch::cronjob::resource,
     batch::job::resource,
     apiextensions::crd::resource,
 ];
