@@ -3,6 +3,7 @@
 
 pub mod apiextensions;
 pub mod apps;
+pub mod autoscaling;
 pub mod batch;
 pub mod builtin;
 pub mod catalog;

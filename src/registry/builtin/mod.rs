@@ -20,7 +20,7 @@ use super::resource::{
     api_version, Action, ApiResource, OpenApiDefinition, ResourceBuilder, Subresource,
 };
 use super::strategy::Strategy;
-use super::{apiextensions, apps, batch, core};
+use super::{apiextensions, apps, autoscaling, batch, core};
 
 /// Every built-in kind, in discovery order within its group.
 #[rustfmt::skip]
@@ -35,6 +35,7 @@ const KINDS: &[fn() -> ApiResource] = &[
     apps::deployment::resource,
     apps::replicaset::resource,
     apps::statefulset::resource,
+    autoscaling::horizontalpodautoscaler::resource,
     batch::cronjob::resource,
     batch::job::resource,
     apiextensions::crd::resource,
