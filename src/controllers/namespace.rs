@@ -12,7 +12,7 @@ use crate::registry::apiextensions::crd::set_condition;
 use crate::registry::core::namespace::namespaces_gr;
 use crate::registry::core::namespace::NAMESPACE_FINALIZER;
 use crate::registry::object_meta::finalizers;
-use crate::registry::store::{self as rest, DeleteOptions};
+use crate::registry::store::{self as rest, DeleteOptions, Propagation};
 use crate::state::State;
 use crate::store::ObjectKey;
 
@@ -50,8 +50,13 @@ async fn delete_content(state: &State, ctx: &Context, name: &str) -> Result<(), 
             .filter(|(_, o)| o.metadata().get("deletionTimestamp").is_none())
             .map(|(k, _)| k.clone())
             .collect();
+        // The namespace deleter deletes in the background, whatever a kind's default.
+        let opts = DeleteOptions {
+            propagation: Some(Propagation::Background),
+            ..DeleteOptions::default()
+        };
         for key in pending {
-            match rest::delete(state, ctx, res, name, &key.name, &DeleteOptions::default()).await {
+            match rest::delete(state, ctx, res, name, &key.name, &opts).await {
                 Ok(_) => {}
                 Err(e) if e.code == 404 => {}
                 Err(e) => return Err(e),

@@ -4,6 +4,8 @@
 pub mod admissionregistration;
 pub mod apiextensions;
 pub mod apps;
+pub mod autoscaling;
+pub mod batch;
 pub mod builtin;
 pub mod catalog;
 pub mod coordination;

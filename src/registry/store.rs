@@ -587,6 +587,18 @@ pub async fn delete(
 ) -> Result<Deleted, ApiError> {
     let key = key_for(res, namespace, name);
     let target = Target::Main;
+    let defaulted;
+    let opts = match res.strategy.default_propagation() {
+        Some((propagation, warning)) if opts.propagation.is_none() => {
+            ctx.warn(warning);
+            defaulted = DeleteOptions {
+                propagation: Some(propagation),
+                ..opts.clone()
+            };
+            &defaulted
+        }
+        _ => opts,
+    };
     loop {
         let old = get(state, res, namespace, name)?;
         check_preconditions(res, name, &old.value, opts)?;

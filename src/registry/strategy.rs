@@ -8,6 +8,7 @@
 use serde_json::Value;
 
 use super::object_meta::{self, NameRule};
+use super::store::Propagation;
 use crate::context::Context;
 use crate::controllers::Work;
 use crate::error::{ApiError, StatusCause};
@@ -148,6 +149,13 @@ pub trait Strategy: Send + Sync {
     /// goes (namespaces, CRDs) adds its finalizer and conditions here. Returns whether it did.
     fn prepare_for_delete(&self, _obj: &mut Value) -> bool {
         false
+    }
+
+    /// The propagation a DELETE that names none gets (the strategy's
+    /// `DefaultGarbageCollectionPolicy`), and the `Warning` such a delete raises; `None` for the
+    /// store's default (dependents deleted in the background, no warning).
+    fn default_propagation(&self) -> Option<(Propagation, &'static str)> {
+        None
     }
 
     /// Whether the object still waits for something before it may leave the store (beyond

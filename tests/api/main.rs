@@ -3,6 +3,8 @@
 
 mod admissionregistration;
 mod apply;
+mod autoscaling;
+mod batch;
 mod cel;
 mod configmaps;
 mod crd;

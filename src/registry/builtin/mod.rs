@@ -21,8 +21,8 @@ use super::resource::{
 };
 use super::strategy::Strategy;
 use super::{
-    admissionregistration, apiextensions, apps, coordination, core, discovery, events, networking,
-    policy, rbac, scheduling, storage,
+    admissionregistration, apiextensions, apps, autoscaling, batch, coordination, core, discovery,
+    events, networking, policy, rbac, scheduling, storage,
 };
 
 /// Every built-in kind, in discovery order within its group.
@@ -49,6 +49,9 @@ const KINDS: &[fn() -> ApiResource] = &[
     apps::replicaset::resource,
     apps::statefulset::resource,
     events::event::resource,
+    autoscaling::horizontalpodautoscaler::resource,
+    batch::cronjob::resource,
+    batch::job::resource,
     networking::ingressclass::resource,
     networking::ingress::resource,
     networking::networkpolicy::resource,

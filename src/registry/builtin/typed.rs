@@ -15,6 +15,7 @@ use crate::context::Context;
 use crate::controllers::Work;
 use crate::error::{ApiError, StatusCause};
 use crate::registry::object_meta::NameRule;
+use crate::registry::store::Propagation;
 use crate::registry::strategy::Strategy;
 use crate::store::{Snapshot, StoredObject};
 use crate::typed::{self, error::TypedError};
@@ -135,6 +136,10 @@ impl Strategy for Typed {
 
     fn prepare_for_delete(&self, obj: &mut Value) -> bool {
         self.inner.prepare_for_delete(obj)
+    }
+
+    fn default_propagation(&self) -> Option<(Propagation, &'static str)> {
+        self.inner.default_propagation()
     }
 
     fn pending_finalizers(&self, obj: &Value) -> bool {

@@ -1,0 +1,3 @@
+//! Kinds of the `autoscaling` group.
+
+pub mod horizontalpodautoscaler;

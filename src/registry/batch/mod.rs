@@ -1,0 +1,5 @@
+//! Kinds of the `batch` group, and the cron schedules CronJobs accept ([`cron`]).
+
+pub mod cron;
+pub mod cronjob;
+pub mod job;
