@@ -41,7 +41,10 @@ struct Ctx {
 async fn apply_owned(ct: &CronTab, ctx: &Ctx) -> Result<(), kube::Error> {
     let ns = ct.namespace().unwrap_or_default();
     let name = ct.name_any();
-    let owner = ct.controller_owner_ref(&()).map(|o| vec![o]).unwrap_or_default();
+    let owner = ct
+        .controller_owner_ref(&())
+        .map(|o| vec![o])
+        .unwrap_or_default();
     let params = PatchParams::apply(MANAGER).force();
     let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": name, "ownerReferences": owner},
@@ -67,7 +70,8 @@ async fn apply_owned(ct: &CronTab, ctx: &Ctx) -> Result<(), kube::Error> {
 }
 
 async fn reconcile(ct: Arc<CronTab>, ctx: Arc<Ctx>) -> Result<Action, ReconcileError> {
-    let api: Api<CronTab> = Api::namespaced(ctx.client.clone(), &ct.namespace().unwrap_or_default());
+    let api: Api<CronTab> =
+        Api::namespaced(ctx.client.clone(), &ct.namespace().unwrap_or_default());
     let reference = ct.object_ref(&());
     finalizer(&api, FINALIZER, ct, |event| async {
         match event {
@@ -142,7 +146,11 @@ async fn a_controller_owns_built_in_objects_and_cleans_up(#[future(awt)] server:
             Api::<Deployment>::namespaced(client.clone(), "default"),
             watcher::Config::default(),
         )
-        .run(reconcile, |_, _, _| Action::requeue(Duration::from_millis(200)), ctx)
+        .run(
+            reconcile,
+            |_, _, _| Action::requeue(Duration::from_millis(200)),
+            ctx,
+        )
         .for_each(|_| async {});
     let running = tokio::spawn(controller);
 
@@ -152,13 +160,21 @@ async fn a_controller_owns_built_in_objects_and_cleans_up(#[future(awt)] server:
     let events: Api<EventV1> = Api::namespaced(client.clone(), "default");
     eventually("the owned ConfigMap and Deployment", || async {
         configmaps.get_opt("nightly").await.ok().flatten().is_some()
-            && deployments.get_opt("nightly").await.ok().flatten().is_some()
+            && deployments
+                .get_opt("nightly")
+                .await
+                .ok()
+                .flatten()
+                .is_some()
     })
     .await;
     let deploy = deployments.get("nightly").await.expect("deployment");
     let owner = &deploy.metadata.owner_references.unwrap_or_default()[0];
-    assert_eq!((owner.kind.as_str(), owner.controller), ("CronTab", Some(true)));
-    let spec = deploy.spec.expect("spec");
+    assert_eq!(
+        (owner.kind.as_str(), owner.controller),
+        ("CronTab", Some(true))
+    );
+    let spec = deploy.spec;
     assert_eq!(spec.replicas, Some(1), "defaulted as the apiserver does");
     let lease = Api::<Lease>::namespaced(client.clone(), "default")
         .get(MANAGER)
@@ -170,7 +186,9 @@ async fn a_controller_owns_built_in_objects_and_cleans_up(#[future(awt)] server:
     );
     eventually("the Reconciled event", || async {
         events.list(&ListParams::default()).await.is_ok_and(|l| {
-            l.items.iter().any(|e| e.reason.as_deref() == Some("Reconciled"))
+            l.items
+                .iter()
+                .any(|e| e.reason.as_deref() == Some("Reconciled"))
         })
     })
     .await;
@@ -179,11 +197,19 @@ async fn a_controller_owns_built_in_objects_and_cleans_up(#[future(awt)] server:
         .delete("nightly", &DeleteParams::default())
         .await
         .expect("delete");
-    eventually("the CronTab, its ConfigMap and its Deployment gone", || async {
-        crontabs.get_opt("nightly").await.ok().flatten().is_none()
-            && configmaps.get_opt("nightly").await.ok().flatten().is_none()
-            && deployments.get_opt("nightly").await.ok().flatten().is_none()
-    })
+    eventually(
+        "the CronTab, its ConfigMap and its Deployment gone",
+        || async {
+            crontabs.get_opt("nightly").await.ok().flatten().is_none()
+                && configmaps.get_opt("nightly").await.ok().flatten().is_none()
+                && deployments
+                    .get_opt("nightly")
+                    .await
+                    .ok()
+                    .flatten()
+                    .is_none()
+        },
+    )
     .await;
     let reasons: Vec<String> = events
         .list(&ListParams::default())

@@ -7,6 +7,7 @@ mod autoscaling;
 mod batch;
 mod cel;
 mod configmaps;
+mod controller;
 mod crd;
 mod crud;
 mod discovery;
