@@ -4,8 +4,8 @@
 //! `kubernetes.io/vac-protection`), which the kube-controller-manager's protection controllers
 //! remove once nothing uses the object.
 //!
-//! kubefake does not run those controllers yet: a deleted claim or volume stays, Terminating,
-//! until a client removes the finalizer.
+//! kubefake runs the claim and volume controllers ([`crate::controllers::storage_protection`]);
+//! VolumeAttributesClasses are not served yet.
 
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};

@@ -14,11 +14,10 @@
 
 use serde_json::Value;
 
-use super::{enqueue, Work};
+use super::{edit, enqueue, release, Work};
 use crate::context::Context;
 use crate::registry::object_meta::{finalizers, meta_str};
-use crate::registry::resource::ApiResource;
-use crate::registry::store::{self as rest, DeleteOptions, Propagation, Target, UpdateSource};
+use crate::registry::store::{self as rest, DeleteOptions, Propagation};
 use crate::state::State;
 use crate::store::{GroupResource, ObjectKey};
 
@@ -211,55 +210,5 @@ pub async fn process_owner(state: &State, ctx: &Context, uid: &str) {
         if !blocked {
             release(state, ctx, &res, &key, FOREGROUND_FINALIZER).await;
         }
-    }
-}
-
-/// Removes one finalizer from an object (which goes when it was the last).
-async fn release(
-    state: &State,
-    ctx: &Context,
-    res: &ApiResource,
-    key: &ObjectKey,
-    finalizer: &str,
-) {
-    let drop_finalizer = |obj: &mut Value| {
-        if let Some(list) = obj["metadata"]["finalizers"].as_array_mut() {
-            list.retain(|f| f != finalizer);
-        }
-    };
-    let why = format!("releasing {finalizer}");
-    edit(state, ctx, res, key, &why, &drop_finalizer).await;
-}
-
-/// Changes an object through the store (a patch, retried on conflicts). An object that went
-/// meanwhile is fine; any other failure is logged.
-async fn edit(
-    state: &State,
-    ctx: &Context,
-    res: &ApiResource,
-    key: &ObjectKey,
-    why: &str,
-    change: &(dyn Fn(&mut Value) + Sync),
-) {
-    let patch = |current: &Value| {
-        let mut out = current.clone();
-        change(&mut out);
-        Ok(out)
-    };
-    let updated = rest::update(
-        state,
-        ctx,
-        res,
-        &key.namespace,
-        &key.name,
-        Target::Main,
-        UpdateSource::Patch(&patch),
-    )
-    .await;
-    if let Err(e) = updated
-        .map(|_| ())
-        .or_else(|e| if e.code == 404 { Ok(()) } else { Err(e) })
-    {
-        tracing::warn!(error = %e, object = %key.name, "garbage collector: {why}");
     }
 }

@@ -1,6 +1,6 @@
 //! The in-process controllers a real cluster runs in kube-controller-manager and
-//! apiextensions-apiserver: CRD naming/establishing and cleanup, namespace lifecycle, and the
-//! garbage collector.
+//! apiextensions-apiserver: CRD naming/establishing and cleanup, namespace lifecycle, the
+//! garbage collector, and the storage protection finalizers' release.
 //!
 //! Controllers react to committed writes, not to polling: the write path reports each commit
 //! ([`after_commit`], [`after_remove`]) and the controllers that care queue [`Work`] on the
@@ -14,16 +14,19 @@
 pub mod crd;
 pub mod garbage_collector;
 pub mod namespace;
+pub mod storage_protection;
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 use parking_lot::Mutex;
+use serde_json::Value;
 
 use crate::context::Context;
 use crate::registry::catalog::ApiResource;
 use crate::registry::object_meta::meta_str;
+use crate::registry::store::{self as rest, Target, UpdateSource};
 use crate::state::State;
 use crate::store::{owner_uids, GroupResource, ObjectKey, StoredObject};
 
@@ -38,6 +41,8 @@ pub enum Work {
     Owner(String),
     /// Check one object's owners: collect it when they are gone.
     Dependent(GroupResource, ObjectKey),
+    /// Release a deleted claim or volume's protection finalizer when nothing uses it.
+    StorageProtection(GroupResource, ObjectKey),
 }
 
 /// Pending work, without duplicates (an item queued twice is done once).
@@ -142,6 +147,14 @@ fn process<'a>(state: &'a State, ctx: &'a Context, work: Work) -> BoxFuture<'a, 
                 let ctx = ctx.for_controller("generic-garbage-collector");
                 garbage_collector::process_dependent(state, &ctx, &gr, &key).await
             }
+            Work::StorageProtection(gr, key) => {
+                let name = if gr == storage_protection::claims_gr() {
+                    "pvc-protection-controller"
+                } else {
+                    "pv-protection-controller"
+                };
+                storage_protection::reconcile(state, &ctx.for_controller(name), &gr, &key).await
+            }
         }
     })
 }
@@ -190,4 +203,54 @@ pub async fn after_remove(
         work.push(Work::Namespace(ns.to_string()));
     }
     enqueue(state, ctx, work).await;
+}
+
+/// Removes one finalizer from an object (which goes when it was the last).
+pub(crate) async fn release(
+    state: &State,
+    ctx: &Context,
+    res: &ApiResource,
+    key: &ObjectKey,
+    finalizer: &str,
+) {
+    let drop_finalizer = |obj: &mut Value| {
+        if let Some(list) = obj["metadata"]["finalizers"].as_array_mut() {
+            list.retain(|f| f != finalizer);
+        }
+    };
+    let why = format!("releasing {finalizer}");
+    edit(state, ctx, res, key, &why, &drop_finalizer).await;
+}
+
+/// Changes an object through the store (a patch, retried on conflicts). An object that went
+/// meanwhile is fine; any other failure is logged.
+pub(crate) async fn edit(
+    state: &State,
+    ctx: &Context,
+    res: &ApiResource,
+    key: &ObjectKey,
+    why: &str,
+    change: &(dyn Fn(&mut Value) + Sync),
+) {
+    let patch = |current: &Value| {
+        let mut out = current.clone();
+        change(&mut out);
+        Ok(out)
+    };
+    let updated = rest::update(
+        state,
+        ctx,
+        res,
+        &key.namespace,
+        &key.name,
+        Target::Main,
+        UpdateSource::Patch(&patch),
+    )
+    .await;
+    if let Err(e) = updated
+        .map(|_| ())
+        .or_else(|e| if e.code == 404 { Ok(()) } else { Err(e) })
+    {
+        tracing::warn!(error = %e, object = %key.name, controller = %ctx.user.name, "{why}");
+    }
 }

@@ -15,14 +15,18 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use crate::controllers::storage_protection::volumes_gr;
+use crate::controllers::Work;
 use crate::error::{field, StatusCause};
 use crate::registry::builtin;
 use crate::registry::core::service::text;
+use crate::registry::object_meta::meta_str;
 use crate::registry::object_meta::now_rfc3339;
 use crate::registry::resource::ApiResource;
 use crate::registry::strategy::{keep_only_status, Strategy};
 use crate::registry::table::{Column, Columns};
 use crate::registry::validation::positive_quantity_errors;
+use crate::store::{ObjectKey, StoredObject};
 
 /// The served resource.
 pub fn resource() -> ApiResource {
@@ -81,6 +85,14 @@ const SOURCES: [(&str, &str); 22] = [
 pub struct PersistentVolumeStrategy;
 
 impl Strategy for PersistentVolumeStrategy {
+    /// A deleted volume is released by the protection controller once unused.
+    fn after_commit(&self, obj: &StoredObject) -> Vec<Work> {
+        if obj.metadata().get("deletionTimestamp").is_none() {
+            return Vec::new();
+        }
+        let key = ObjectKey::new("", meta_str(&obj.value, "name"));
+        vec![Work::StorageProtection(volumes_gr(), key)]
+    }
     fn track_generation(&self) -> bool {
         false
     }

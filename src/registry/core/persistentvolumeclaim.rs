@@ -17,15 +17,19 @@ use serde_json::{json, Value};
 use super::persistentvolume::{
     access_mode_errors, access_modes_string, phase, storage_class, VOLUME_MODES,
 };
+use crate::controllers::storage_protection::claims_gr;
+use crate::controllers::Work;
 use crate::error::{field, StatusCause};
 use crate::registry::builtin;
 use crate::registry::core::service::text;
+use crate::registry::object_meta::meta_str;
 use crate::registry::resource::ApiResource;
 use crate::registry::strategy::{keep_only_status, Strategy};
 use crate::registry::table::{Column, Columns};
 use crate::registry::validation::{
     positive_quantity_errors, quantity_value, resource_quantity_errors,
 };
+use crate::store::{ObjectKey, StoredObject};
 
 /// The served resource.
 pub fn resource() -> ApiResource {
@@ -48,6 +52,17 @@ pub fn resource() -> ApiResource {
 pub struct PersistentVolumeClaimStrategy;
 
 impl Strategy for PersistentVolumeClaimStrategy {
+    /// A deleted claim is released by the protection controller once unused.
+    fn after_commit(&self, obj: &StoredObject) -> Vec<Work> {
+        if obj.metadata().get("deletionTimestamp").is_none() {
+            return Vec::new();
+        }
+        let key = ObjectKey::new(
+            meta_str(&obj.value, "namespace"),
+            meta_str(&obj.value, "name"),
+        );
+        vec![Work::StorageProtection(claims_gr(), key)]
+    }
     fn track_generation(&self) -> bool {
         false
     }

@@ -20,6 +20,8 @@ use serde_json::{json, Value};
 
 use super::podspec::{default_pod_only, default_pod_spec, pod_spec_errors, qos_class};
 use crate::context::Context;
+use crate::controllers::storage_protection::{claims_gr, claims_of, pod_finished};
+use crate::controllers::Work;
 use crate::error::{field, ApiError, StatusCause};
 use crate::registry::builtin;
 use crate::registry::object_meta::{meta_str, name_errors, now_rfc3339, NameRule};
@@ -29,6 +31,7 @@ use crate::registry::store::{
 };
 use crate::registry::strategy::{bump_generation, keep_only_status, Strategy};
 use crate::registry::table::{age, Column, Columns};
+use crate::store::{ObjectKey, StoredObject};
 
 /// The fields pods may be selected by (`ToSelectableFields`).
 pub const FIELD_SELECTORS: &[&str] = &[
@@ -337,6 +340,19 @@ fn sync_ips(status: &mut Value) {
 }
 
 impl Strategy for PodStrategy {
+    /// A pod that finished frees its claims.
+    fn after_commit(&self, obj: &StoredObject) -> Vec<Work> {
+        if pod_finished(&obj.value) {
+            claims_work(&obj.value)
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// A pod that went frees its claims.
+    fn after_remove(&self, obj: &StoredObject) -> Vec<Work> {
+        claims_work(&obj.value)
+    }
     fn allow_unconditional_update(&self) -> bool {
         true
     }
@@ -1139,6 +1155,14 @@ fn podspec_container_names(pod: &Value) -> Vec<&str> {
     .flat_map(|p| list(pod, p))
     .map(|c| text_at(c, "/name"))
     .collect()
+}
+
+/// Work for the protection controller: look again at each claim a pod names.
+fn claims_work(pod: &Value) -> Vec<Work> {
+    let ns = meta_str(pod, "namespace");
+    claims_of(pod)
+        .map(|c| Work::StorageProtection(claims_gr(), ObjectKey::new(ns, c)))
+        .collect()
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
-    LimitRange, Node, PersistentVolume, PersistentVolumeClaim, ResourceQuota,
+    LimitRange, Node, PersistentVolume, PersistentVolumeClaim, Pod, ResourceQuota,
 };
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use rstest::rstest;
@@ -245,7 +245,17 @@ async fn volumes_and_claims(#[future(awt)] server: TestServer) {
     let t = table(&server, "/api/v1/namespaces/default/persistentvolumeclaims").await;
     assert_eq!(row(&t, "data")[1..3], [json!("Pending"), json!("pv-1")]);
 
-    // Without the protection controller, a deleted claim waits for its finalizer.
+    // The protection controller keeps a deleted claim while a running pod names it, and
+    // releases it when the pod goes.
+    let pods: Api<Pod> = Api::namespaced(server.client.clone(), "default");
+    pods.create(
+        &PostParams::default(),
+        &from(json!({"metadata": {"name": "user"}, "spec": {
+            "containers": [{"name": "c", "image": "busybox"}],
+            "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]}})),
+    )
+    .await
+    .expect("pod");
     claims
         .delete("data", &DeleteParams::default())
         .await
@@ -254,16 +264,19 @@ async fn volumes_and_claims(#[future(awt)] server: TestServer) {
     assert!(waiting.metadata.deletion_timestamp.is_some());
     let t = table(&server, "/api/v1/namespaces/default/persistentvolumeclaims").await;
     assert_eq!(row(&t, "data")[1], "Terminating");
-    claims
-        .patch(
-            "data",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
-        )
+    pods.delete("user", &DeleteParams::default())
         .await
-        .expect("release");
+        .expect("delete pod");
     assert_eq!(
-        api_error(claims.get("data").await.expect_err("gone")).code,
+        api_error(claims.get("data").await.expect_err("released")).code,
+        404
+    );
+    // A volume nothing binds goes at once.
+    pvs.delete("pv-1", &DeleteParams::default())
+        .await
+        .expect("delete volume");
+    assert_eq!(
+        api_error(pvs.get("pv-1").await.expect_err("gone")).code,
         404
     );
 }
