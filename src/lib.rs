@@ -25,14 +25,18 @@
 //!   [`endpoints::negotiation`], [`endpoints::options`], [`endpoints::patch`] and the body
 //!   decoders do what the verbs share.
 //! - [`admission`]: the chain every create, update and delete passes (mutating plugins, then
-//!   validating plugins, plus checks that must hold atomically with the write).
+//!   validating plugins, plus checks that must hold atomically with the write); one file per
+//!   plugin.
 //! - [`registry`]: [`registry::store`], the generic store (every verb for every resource, the
 //!   optimistic retry loop); [`registry::strategy`], what a kind plugs into it;
 //!   [`registry::resource`], what a served resource declares (names, scope, verbs,
 //!   subresources and their strategies, Table convertor, OpenAPI definition, codec);
 //!   [`registry::catalog`], the immutable snapshot of everything served, rebuilt when CRDs
-//!   change; one file per kind under its group ([`registry::core`],
-//!   [`registry::apiextensions`]), registered in one line in [`registry::builtin`].
+//!   change; one file per kind under its group folder ([`registry::core`], [`registry::apps`],
+//!   [`registry::batch`], ..., [`registry::apiextensions`]), each registered in one line in
+//!   [`registry::builtin`], which starts a built-in kind from Kubernetes' published API data
+//!   ([`registry::builtin::data`]) and decodes it through its Go type ([`registry::builtin::typed`],
+//!   [`typed`]).
 //! - [`conversion`]: the storage edge: request version <-> storage version, with encodings
 //!   cached per version so that reads and watch fan-out serialise once per version.
 //! - [`schema`] (the structural-schema pipeline: prune, default, validate), [`cel`]
@@ -41,8 +45,9 @@
 //!   event history and snapshots for consistent lists; [`store::selector`] label and field
 //!   selectors.
 //! - [`controllers`]: what kube-controller-manager and apiextensions-apiserver would run: CRD
-//!   establishing and cleanup, namespace lifecycle, the garbage collector; an explicit work
-//!   queue on the request's context, drained before the response.
+//!   establishing and cleanup, namespace lifecycle, the garbage collector, the storage
+//!   protection finalizers; an explicit work queue on the request's context, drained before
+//!   the response.
 //! - [`discovery`]: the discovery and OpenAPI documents, rendered once per catalog.
 //!
 //! # Invariants

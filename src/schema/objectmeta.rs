@@ -12,7 +12,7 @@ use crate::registry::object_meta::{
 };
 
 /// How a field of `metav1.ObjectMeta` decodes. One table serves the decoder check
-/// ([`check_object_meta`]), pruning (the other keys are unknown fields) and server-side apply
+/// (`check_object_meta`), pruning (the other keys are unknown fields) and server-side apply
 /// (which types labels as a granular map, finalizers as a set, ...), so they cannot disagree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MetaFieldType {

@@ -7,8 +7,8 @@
 
 use regex::Regex;
 
-/// Why a `pattern` does not compile, worded as Go's `regexp/syntax.Error` (`error parsing regexp:
-/// <code>: `<expr>``), because the apiserver puts that text in the CRD's `Invalid value` and in
+/// Why a `pattern` does not compile, worded as Go's `regexp/syntax.Error` ("error parsing
+/// regexp: ", the error code, then the offending expression in backquotes), because the apiserver puts that text in the CRD's `Invalid value` and in
 /// the validation message of every object the pattern then fails to check.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PatternError {
