@@ -29,7 +29,7 @@ pub fn resource() -> ApiResource {
     builtin::kind("", "v1", "nodes", Arc::new(NodeStrategy))
         .part("status", Arc::new(NodeStatusStrategy))
         .with(|r| {
-            r.field_selectors(&["metadata.name", "spec.unschedulable"])
+            r.field_selectors(&["metadata.name", "spec.unschedulable|false"])
                 .table(columns())
                 .delete_returns_object()
         })

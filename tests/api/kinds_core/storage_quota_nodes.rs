@@ -318,6 +318,12 @@ async fn nodes(#[future(awt)] server: TestServer) {
         "Node \"bad\" is invalid: metadata.taints[0].effect: Unsupported value: \"Sometimes\": supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\""
     );
 
+    // An absent `spec.unschedulable` selects as Go prints its zero value.
+    let schedulable = nodes
+        .list(&ListParams::default().fields("spec.unschedulable=false"))
+        .await
+        .expect("list");
+    assert_eq!(schedulable.items.len(), 1);
     nodes
         .patch(
             "worker-1",
@@ -331,6 +337,11 @@ async fn nodes(#[future(awt)] server: TestServer) {
         .await
         .expect("list");
     assert_eq!(cordoned.items.len(), 1);
+    let schedulable = nodes
+        .list(&ListParams::default().fields("spec.unschedulable=false"))
+        .await
+        .expect("list");
+    assert!(schedulable.items.is_empty());
     let t = table(&server, "/api/v1/nodes").await;
     assert_eq!(
         narrow_columns(&t),
