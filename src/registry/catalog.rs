@@ -159,13 +159,10 @@ impl Registry {
     /// The resource behind a store table (its storage version when served), for controllers
     /// that find objects by table.
     pub fn by_group_resource(&self, gr: &GroupResource) -> Option<Arc<ApiResource>> {
-        let mut found: Option<&Arc<ApiResource>> = None;
-        for r in self.resources().filter(|r| &r.gr == gr) {
-            if found.is_none() || r.version == r.storage_version {
-                found = Some(r);
-            }
-        }
-        found.cloned()
+        self.resources()
+            .filter(|r| &r.gr == gr)
+            .max_by_key(|r| table_owner_rank(r))
+            .cloned()
     }
 
     /// One served version of each resource (its storage version when served), for work that
@@ -173,10 +170,9 @@ impl Registry {
     pub fn each_resource(&self) -> Vec<Arc<ApiResource>> {
         let mut seen: HashMap<&GroupResource, Arc<ApiResource>> = HashMap::new();
         for r in self.resources() {
-            let replace = match seen.get(&r.gr) {
-                None => true,
-                Some(cur) => cur.version != cur.storage_version && r.version == r.storage_version,
-            };
+            let replace = seen
+                .get(&r.gr)
+                .is_none_or(|cur| table_owner_rank(r) > table_owner_rank(cur));
             if replace {
                 seen.insert(&r.gr, r.clone());
             }
@@ -187,9 +183,36 @@ impl Registry {
     }
 }
 
+/// Which of the resources sharing a store table speaks for it: the one whose group owns the
+/// table (core Events, not events.k8s.io's view of them), in its storage version, then the
+/// lowest version name, so the choice never depends on hash order.
+fn table_owner_rank(r: &ApiResource) -> (bool, bool, std::cmp::Reverse<&str>) {
+    (
+        r.group == r.gr.group,
+        r.version == r.storage_version,
+        std::cmp::Reverse(r.version.as_str()),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shared_tables_speak_through_their_owner() {
+        let registry = Registry::build(crate::registry::builtin::resources(), Vec::new(), "x");
+        let events = registry
+            .by_group_resource(&GroupResource::new("", "events"))
+            .expect("served");
+        assert_eq!((events.group.as_str(), events.version.as_str()), ("", "v1"));
+        let each = registry.each_resource();
+        let tables = each.iter().filter(|r| r.gr == events.gr).count();
+        assert_eq!(tables, 1);
+        assert_eq!(
+            each.iter().find(|r| r.gr == events.gr).map(|r| r.group.as_str()),
+            Some("")
+        );
+    }
 
     #[test]
     fn kube_aware_version_order() {
