@@ -6,9 +6,8 @@
 //! deleted (kubefake has no per-kind delete hook, and a refusal that changes nothing is what
 //! admission is for).
 //!
-//! Not yet: a second `globalDefault` class is not refused (the plugin compares the written
-//! object with the stored classes; admission's commit-time checks do not see the written
-//! object).
+//! A class marked `globalDefault` is refused while another is (the check reads the stored
+//! classes before the write, as the apiserver's does, so two concurrent creates may both pass).
 
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
@@ -54,26 +53,39 @@ impl Validating for Priority {
     fn validate<'a>(
         &'a self,
         attrs: &'a Attributes<'a>,
-        _object: Option<&'a Value>,
+        object: Option<&'a Value>,
     ) -> BoxFuture<'a, Result<(), ApiError>> {
         let res = attrs.resource;
-        let refused = attrs.operation == Operation::Delete
-            && attrs.subresource.is_empty()
-            && res.group == GROUP
-            && res.plural == "priorityclasses"
-            && is_system_class(attrs.name);
-        let result = if refused {
-            Err(ApiError::forbidden(
-                &res.group,
-                &res.plural,
-                attrs.name,
-                "this is a system priority class and cannot be deleted",
-            ))
-        } else {
-            Ok(())
+        let is_class =
+            attrs.subresource.is_empty() && res.group == GROUP && res.plural == "priorityclasses";
+        let why = match attrs.operation {
+            Operation::Delete if is_class && is_system_class(attrs.name) => {
+                Some("this is a system priority class and cannot be deleted".to_string())
+            }
+            Operation::Create | Operation::Update if is_class => {
+                second_default(attrs, object).map(|other| {
+                    format!("PriorityClass {other} is already marked as default. Only one default can exist")
+                })
+            }
+            _ => None,
+        };
+        let result = match why {
+            Some(why) => Err(forbidden(attrs, &why)),
+            None => Ok(()),
         };
         Box::pin(std::future::ready(result))
     }
+}
+
+/// The stored default class a class marked `globalDefault` would join, if any: on create any,
+/// on update another than itself.
+fn second_default(attrs: &Attributes<'_>, object: Option<&Value>) -> Option<String> {
+    if object?["globalDefault"] != true {
+        return None;
+    }
+    let (name, _, _) = default_priority(attrs);
+    let joins = !name.is_empty() && (attrs.operation == Operation::Create || name != attrs.name);
+    joins.then_some(name)
 }
 
 fn admit_create(attrs: &Attributes<'_>, pod: &mut Value) -> Result<(), ApiError> {

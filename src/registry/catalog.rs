@@ -209,7 +209,9 @@ mod tests {
         let tables = each.iter().filter(|r| r.gr == events.gr).count();
         assert_eq!(tables, 1);
         assert_eq!(
-            each.iter().find(|r| r.gr == events.gr).map(|r| r.group.as_str()),
+            each.iter()
+                .find(|r| r.gr == events.gr)
+                .map(|r| r.group.as_str()),
             Some("")
         );
     }

@@ -151,6 +151,43 @@ async fn tables_patches_apply_and_protobuf(#[future(awt)] server: TestServer) {
     api.create(&PostParams::default(), &low)
         .await
         .expect("create");
+    // Only one class may be the global default.
+    let mut second = class("second", 5);
+    second.global_default = Some(true);
+    let err = api_error(
+        api.create(&PostParams::default(), &second)
+            .await
+            .expect_err("second default"),
+    );
+    assert_eq!((err.code, err.reason.as_str()), (403, "Forbidden"));
+    assert_eq!(
+        err.message,
+        "priorityclasses.scheduling.k8s.io \"second\" is forbidden: PriorityClass low is already marked as default. Only one default can exist"
+    );
+    second.global_default = None;
+    api.create(&PostParams::default(), &second)
+        .await
+        .expect("not a default");
+    let err = api_error(
+        api.patch(
+            "second",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"globalDefault": true})),
+        )
+        .await
+        .expect_err("marked default"),
+    );
+    assert_eq!(err.code, 403);
+    api.patch(
+        "low",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"description": "still the default"})),
+    )
+    .await
+    .expect("the default itself may change");
+    api.delete("second", &Default::default())
+        .await
+        .expect("delete");
 
     let (columns, t) = table(&server, &format!("{PATH}/low")).await;
     assert_eq!(
