@@ -218,6 +218,15 @@ expect "get events" 0 \
 0s          Warning   FailedScheduling    pod/nginx        0/0 nodes are available: no nodes available to schedule pods.
 0s          Normal    ScalingReplicaSet   deployment/web   Scaled up replica set web-7d4b9c8f5 from 0 to 1' \
   -- get events
+expect "get events -o wide" 0 \
+'LAST SEEN   TYPE      REASON              OBJECT           SUBOBJECT   SOURCE                  MESSAGE                                                         FIRST SEEN   COUNT   NAME
+0s          Warning   FailedScheduling    pod/nginx                    default-scheduler       0/0 nodes are available: no nodes available to schedule pods.   0s           3       nginx.scheduling
+0s          Normal    ScalingReplicaSet   deployment/web               deployment-controller   Scaled up replica set web-7d4b9c8f5 from 0 to 1                 0s           1       web.scaled' \
+  -- get events -o wide
+expect "kubectl events --for (an involvedObject field selector)" 0 \
+'LAST SEEN   TYPE     REASON              OBJECT           MESSAGE
+0s          Normal   ScalingReplicaSet   Deployment/web   Scaled up replica set web-7d4b9c8f5 from 0 to 1' \
+  -- events --for deployment/web
 
 # --- Client-side apply (a strategic merge patch computed from last-applied, the live object and
 # the file), an edit, and a re-apply: containers and env merge by name; what only the edit added
