@@ -13,9 +13,12 @@ expect "-o wide adds priority > 0 columns" 0 \
 'NAME                 SPEC        REPLICAS   AGE   IMAGE
 my-new-cron-object   * * * * *   1          0s    my-awesome-cron-image' \
   -- get ct -o wide
-expect "kubectl get all (category all)" 0 \
-'NAME                 SPEC        REPLICAS   AGE
-my-new-cron-object   * * * * *   1          0s' \
+expect "kubectl get all (category all, with the bootstrap kubernetes Service)" 0 \
+'NAME                 TYPE        CLUSTER-IP   EXTERNAL-IP   PORT(S)   AGE
+service/kubernetes   ClusterIP   10.96.0.1    <none>        443/TCP   0s
+
+NAME                                            SPEC        REPLICAS   AGE
+crontab.stable.example.com/my-new-cron-object   * * * * *   1          0s' \
   -- get all
 expect "case-insensitive names" 0 \
 'NAME                 SPEC        REPLICAS   AGE
