@@ -4,15 +4,20 @@
 //! the scale target's reference, metric types, scaling rules and policies), status reset on
 //! create and kept on updates, the `status` subresource, `kubectl get hpa`'s columns.
 //!
-//! Not yet: autoscaling/v1 (served by the apiserver from the same storage through
-//! conversion), the metric sources' own fields (targets, selectors) beyond their type. No
+//! This version is the storage version: autoscaling/v1 reads and writes the same objects
+//! through a conversion ([`super::horizontalpodautoscaler_v1`]), and the annotations that
+//! carry v2 fields through v1 are dropped from v2 writes, as the apiserver's v2 conversion
+//! drops them.
+//!
+//! Not yet: the metric sources' own fields (targets, selectors) beyond their type. No
 //! controller runs: nothing is scaled and the status stays as clients write it.
 
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use crate::error::{field, StatusCause};
+use crate::context::Context;
+use crate::error::{field, ApiError, StatusCause};
 use crate::registry::builtin;
 use crate::registry::object_meta::NameRule;
 use crate::registry::resource::ApiResource;
@@ -29,12 +34,21 @@ pub fn resource() -> ApiResource {
         Arc::new(HpaStrategy),
     )
     .part("status", Arc::new(StatusStrategy::new(validate_status)))
-    .with(|r| r.table(columns()))
+    .with(|r| r.table(columns(targets)))
     .build()
 }
 
-/// `kubectl get hpa`.
-fn columns() -> Columns {
+/// The Targets cell of a v2 object.
+fn targets(h: &Value) -> Value {
+    json!(format_metrics(
+        &h["spec"]["metrics"],
+        &h["status"]["currentMetrics"]
+    ))
+}
+
+/// `kubectl get hpa`, with the Targets cell computed by `targets` (the other cells read
+/// fields autoscaling/v1 and v2 share).
+pub(super) fn columns(targets: fn(&Value) -> Value) -> Columns {
     Columns::new(vec![
         Column::name(),
         Column::computed("Reference", "string", 0, "", |h| {
@@ -45,12 +59,7 @@ fn columns() -> Columns {
                 r["name"].as_str().unwrap_or("")
             ))
         }),
-        Column::computed("Targets", "string", 0, "", |h| {
-            json!(format_metrics(
-                &h["spec"]["metrics"],
-                &h["status"]["currentMetrics"]
-            ))
-        }),
+        Column::computed("Targets", "string", 0, "", targets),
         Column::computed("MinPods", "string", 0, "", |h| {
             json!(h["spec"]["minReplicas"]
                 .as_i64()
@@ -167,6 +176,11 @@ impl Strategy for HpaStrategy {
         defaults(obj);
     }
 
+    fn decode(&self, obj: &mut Value, _ctx: &Context) -> Result<(), ApiError> {
+        super::hpa_conversion::drop_round_trip_annotations(obj);
+        Ok(())
+    }
+
     fn prepare_for_create(&self, obj: &mut Value) {
         obj["status"] = json!({"desiredReplicas": 0});
     }
@@ -223,7 +237,7 @@ pub fn defaults(obj: &mut Value) {
 
 /// `validateHorizontalPodAutoscalerSpec` with the strategy's options (the stored object's
 /// zero `minReplicas` or unparseable apiVersion stays allowed).
-fn spec_errors(spec: &Value, old: Option<&Value>) -> Vec<StatusCause> {
+pub(super) fn spec_errors(spec: &Value, old: Option<&Value>) -> Vec<StatusCause> {
     let mut errs = Vec::new();
     let min_bound = if old.is_some_and(|o| o["minReplicas"] == 0) {
         0
@@ -425,7 +439,7 @@ fn scaling_rules_errors(rules: &Value, path: &str) -> Vec<StatusCause> {
 }
 
 /// `ValidateHorizontalPodAutoscalerStatusUpdate`.
-fn validate_status(obj: &Value, _old: &Value) -> Vec<StatusCause> {
+pub(super) fn validate_status(obj: &Value, _old: &Value) -> Vec<StatusCause> {
     let mut errs = nonnegative(obj, "/status/currentReplicas", "status.currentReplicas");
     errs.extend(nonnegative(
         obj,

@@ -50,6 +50,7 @@ const KINDS: &[fn() -> ApiResource] = &[
     apps::statefulset::resource,
     events::event::resource,
     autoscaling::horizontalpodautoscaler::resource,
+    autoscaling::horizontalpodautoscaler_v1::resource,
     batch::cronjob::resource,
     batch::job::resource,
     networking::ingressclass::resource,
