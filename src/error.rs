@@ -5,34 +5,66 @@
 //! here mirror `k8s.io/apimachinery/pkg/api/errors` one for one: same reason, same code, same
 //! message shape, same `details`.
 
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 /// A `meta.k8s.io/v1 StatusCause`: one field error inside an Invalid (422) status.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct StatusCause {
     /// `FieldValueInvalid`, `FieldValueRequired`, `FieldValueNotSupported`, ...
     pub reason: String,
     /// The message as the apiserver prints it after the field path.
     pub message: String,
     /// The JSON path of the field, e.g. `spec.replicas` or `metadata.name`.
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub field: String,
 }
 
-/// The `details` of a Status: which object the error is about.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// The `details` of a Status: which object the error is about. Serialised in the apiserver's
+/// field order with its omitempty rules.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct StatusDetails {
     /// Object name.
+    #[serde(skip_serializing_if = "is_blank")]
     pub name: Option<String>,
     /// API group of the resource (empty for core).
+    #[serde(skip_serializing_if = "is_blank")]
     pub group: Option<String>,
     /// The apiserver puts the *resource* (plural) here, not the kind, except for Invalid errors.
+    #[serde(skip_serializing_if = "is_blank")]
     pub kind: Option<String>,
     /// Object uid (set on successful deletes).
+    #[serde(skip_serializing_if = "is_blank")]
     pub uid: Option<String>,
     /// Field errors for 422 Invalid.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub causes: Vec<StatusCause>,
     /// Seconds a client should wait before retrying.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_after_seconds: Option<u64>,
+}
+
+fn is_blank(v: &Option<String>) -> bool {
+    v.as_deref().is_none_or(str::is_empty)
+}
+
+/// A failure `Status` as the apiserver's JSON encoder writes it: Go's field order (which a
+/// `serde_json::Value`, a sorted map, would lose) and a trailing newline. Clients that compare
+/// error bodies byte for byte (the Python client's own tests do) see what a real server sends.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FailureStatus<'a> {
+    kind: &'static str,
+    api_version: &'static str,
+    metadata: Map<String, Value>,
+    status: &'static str,
+    message: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    reason: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    details: Option<&'a StatusDetails>,
+    code: u16,
 }
 
 /// An API error: the HTTP status code plus the `Status` body the real apiserver sends.
@@ -262,7 +294,24 @@ impl ApiError {
         )
     }
 
-    /// The `meta.k8s.io/v1 Status` body.
+    /// The `meta.k8s.io/v1 Status` body in JSON, as the apiserver writes it (Go's field order, a trailing newline).
+    pub fn to_status_json(&self) -> Vec<u8> {
+        let status = FailureStatus {
+            kind: "Status",
+            api_version: "v1",
+            metadata: Map::new(),
+            status: "Failure",
+            message: &self.message,
+            reason: self.reason,
+            details: self.details.as_deref(),
+            code: self.code,
+        };
+        let mut out = serde_json::to_vec(&status).unwrap_or_default();
+        out.push(b'\n');
+        out
+    }
+
+    /// The `Status` as a tree, for encoders other than JSON (YAML, protobuf, watch events).
     pub fn to_status(&self) -> Value {
         let mut status = json!({
             "kind": "Status",
@@ -284,39 +333,7 @@ impl ApiError {
 
 /// Renders `details` with the apiserver's field order and omitempty rules.
 pub fn details_json(d: &StatusDetails) -> Value {
-    let mut m = Map::new();
-    if let Some(v) = d.name.as_deref().filter(|s| !s.is_empty()) {
-        m.insert("name".into(), json!(v));
-    }
-    if let Some(v) = d.group.as_deref().filter(|s| !s.is_empty()) {
-        m.insert("group".into(), json!(v));
-    }
-    if let Some(v) = d.kind.as_deref().filter(|s| !s.is_empty()) {
-        m.insert("kind".into(), json!(v));
-    }
-    if let Some(v) = d.uid.as_deref().filter(|s| !s.is_empty()) {
-        m.insert("uid".into(), json!(v));
-    }
-    if !d.causes.is_empty() {
-        let causes: Vec<Value> = d
-            .causes
-            .iter()
-            .map(|c| {
-                let mut cm = Map::new();
-                cm.insert("reason".into(), json!(c.reason));
-                cm.insert("message".into(), json!(c.message));
-                if !c.field.is_empty() {
-                    cm.insert("field".into(), json!(c.field));
-                }
-                Value::Object(cm)
-            })
-            .collect();
-        m.insert("causes".into(), Value::Array(causes));
-    }
-    if let Some(s) = d.retry_after_seconds {
-        m.insert("retryAfterSeconds".into(), json!(s));
-    }
-    Value::Object(m)
+    serde_json::to_value(d).unwrap_or_default()
 }
 
 /// Field-error constructors in the wording of `k8s.io/apimachinery/pkg/util/validation/field`.

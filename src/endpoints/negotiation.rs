@@ -131,7 +131,7 @@ pub fn json_value(status: StatusCode, v: &Value) -> Response {
 /// The `Status` response for an error.
 pub fn error_response(err: &ApiError) -> Response {
     let status = StatusCode::from_u16(err.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    json_value(status, &err.to_status())
+    json_response(status, err.to_status_json())
 }
 
 /// The plain-text 404 the apiserver's not-found handler writes for paths nobody serves.

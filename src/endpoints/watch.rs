@@ -89,11 +89,7 @@ fn frame(format: Format, kind: &str, object: &[u8]) -> Bytes {
 }
 
 fn error_frame(format: Format, err: &ApiError) -> Bytes {
-    frame(
-        format,
-        "ERROR",
-        &serde_json::to_vec(&err.to_status()).unwrap_or_default(),
-    )
+    frame(format, "ERROR", err.to_status_json().trim_ascii_end())
 }
 
 /// The 410 a watcher gets when the events it needs are no longer available.

@@ -58,6 +58,21 @@ async fn conflicts_and_missing_objects(#[future(awt)] server: TestServer) {
         body["details"],
         json!({"name": "existing", "group": "stable.example.com", "kind": "crontabs"})
     );
+    // Byte for byte as the apiserver's JSON encoder writes it (Go's field order, a newline).
+    let raw = server
+        .http
+        .post(server.url("/api/v1/namespaces/default/services"))
+        .json(&json!({"metadata": {"name": "kubernetes"}, "spec": {"ports": [{"port": 443}]}}))
+        .send()
+        .await
+        .expect("sent")
+        .text()
+        .await
+        .expect("body");
+    assert_eq!(
+        raw,
+        "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\",\"message\":\"services \\\"kubernetes\\\" already exists\",\"reason\":\"AlreadyExists\",\"details\":{\"name\":\"kubernetes\",\"kind\":\"services\"},\"code\":409}\n"
+    );
     rejected(
         &server,
         server.http.get(server.url(&format!("{CRONTABS}/nope"))),
