@@ -7,9 +7,11 @@
 //! The chain runs for creates, updates and deletes of every resource, in the apiserver's order:
 //! mutating plugins in turn, then the strategy's own defaulting and validation, then validating
 //! plugins. Today's plugins: [`namespace_lifecycle`], [`priority`], [`storage_protection`],
+//! [`default_class`] (storage and ingress classes),
 //! and for pods [`service_account`] and [`default_toleration_seconds`]. Webhooks and admission
 //! policies plug in here.
 
+pub mod default_class;
 pub mod default_toleration_seconds;
 pub mod namespace_lifecycle;
 pub mod priority;
@@ -111,6 +113,8 @@ impl Default for Chain {
                 Arc::new(priority::Priority),
                 Arc::new(default_toleration_seconds::DefaultTolerationSeconds),
                 Arc::new(storage_protection::StorageObjectInUseProtection),
+                Arc::new(default_class::DefaultStorageClass),
+                Arc::new(default_class::DefaultIngressClass),
             ],
             validating: vec![
                 Arc::new(namespace_lifecycle::NamespaceLifecycle),

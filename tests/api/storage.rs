@@ -193,3 +193,95 @@ async fn tables_selectors_patches_apply_and_protobuf(#[future(awt)] server: Test
     assert_eq!(decoded["kind"], "StorageClass");
     assert_eq!(decoded["provisioner"], "ebs.csi.aws.com");
 }
+
+#[rstest]
+#[tokio::test]
+async fn default_classes_fill_claims_and_ingresses(#[future(awt)] server: TestServer) {
+    use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+    use k8s_openapi::api::networking::v1::{Ingress, IngressClass};
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(server.client.clone(), "default");
+    let claim = |name: &str, class: Option<&str>| -> PersistentVolumeClaim {
+        let mut spec = json!({"accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": "1Gi"}}});
+        if let Some(c) = class {
+            spec["storageClassName"] = json!(c);
+        }
+        typed(json!({"metadata": {"name": name}, "spec": spec}))
+    };
+    let class_of = |c: &PersistentVolumeClaim| c.spec.clone().and_then(|s| s.storage_class_name);
+    let pp = PostParams::default();
+    // No default class: nothing is filled.
+    let none = claims
+        .create(&pp, &claim("none", None))
+        .await
+        .expect("create");
+    assert_eq!(class_of(&none), None);
+
+    let classes: Api<StorageClass> = Api::all(server.client.clone());
+    for name in ["b-default", "a-default", "plain"] {
+        let mut c = class(name);
+        if name != "plain" {
+            c.metadata.annotations = Some(
+                [(
+                    "storageclass.kubernetes.io/is-default-class".to_string(),
+                    "true".to_string(),
+                )]
+                .into(),
+            );
+        }
+        classes.create(&pp, &c).await.expect("class");
+    }
+    // Two defaults created in the same second: the first by name.
+    let filled = claims
+        .create(&pp, &claim("filled", None))
+        .await
+        .expect("create");
+    assert_eq!(class_of(&filled).as_deref(), Some("a-default"));
+    let chosen = claims
+        .create(&pp, &claim("chosen", Some("plain")))
+        .await
+        .expect("create");
+    assert_eq!(class_of(&chosen).as_deref(), Some("plain"));
+    let empty = claims
+        .create(&pp, &claim("empty", Some("")))
+        .await
+        .expect("create");
+    assert_eq!(
+        class_of(&empty).as_deref(),
+        Some(""),
+        "an explicit empty class stays"
+    );
+
+    let ingress_classes: Api<IngressClass> = Api::all(server.client.clone());
+    ingress_classes
+        .create(
+            &pp,
+            &typed(json!({"metadata": {"name": "nginx", "annotations":
+                {"ingressclass.kubernetes.io/is-default-class": "true"}},
+                "spec": {"controller": "k8s.io/ingress-nginx"}})),
+        )
+        .await
+        .expect("ingress class");
+    let ingresses: Api<Ingress> = Api::namespaced(server.client.clone(), "default");
+    let backend = json!({"service": {"name": "web", "port": {"number": 80}}});
+    let ing = ingresses
+        .create(
+            &pp,
+            &typed(json!({"metadata": {"name": "web"}, "spec": {"defaultBackend": backend}})),
+        )
+        .await
+        .expect("ingress");
+    assert_eq!(
+        ing.spec.and_then(|s| s.ingress_class_name).as_deref(),
+        Some("nginx")
+    );
+    let legacy = ingresses
+        .create(
+            &pp,
+            &typed(json!({"metadata": {"name": "legacy", "annotations":
+                {"kubernetes.io/ingress.class": "other"}}, "spec": {"defaultBackend": backend}})),
+        )
+        .await
+        .expect("ingress");
+    assert_eq!(legacy.spec.and_then(|s| s.ingress_class_name), None);
+}

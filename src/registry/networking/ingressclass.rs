@@ -1,7 +1,7 @@
 //! The networking/v1 IngressClass kind: the controller that implements a class (a
 //! domain-prefixed path, immutable) and a reference to its parameters, scoped to the cluster
-//! (the default) or a namespace. Tables mark the default class `(default)`. Nothing assigns
-//! the default class to new Ingresses yet (the DefaultIngressClass admission plugin).
+//! (the default) or a namespace. Tables mark the default class `(default)`; new Ingresses
+//! without a class get it ([`crate::admission::default_class`]).
 
 use std::sync::Arc;
 
