@@ -7,6 +7,7 @@
 //! commits caused all travel here. The context is shared by reference between the handler and
 //! the code it calls; its few mutable parts sit behind uncontended mutexes.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -62,7 +63,7 @@ pub struct Context {
     /// The field manager recorded in `managedFields` (operation Update); `None` for writes that
     /// are not tracked (server-side apply records its own entry).
     pub field_manager: Option<String>,
-    warnings: Mutex<Vec<String>>,
+    warnings: Mutex<Warnings>,
     work: Arc<WorkQueue>,
 }
 
@@ -75,7 +76,7 @@ impl Context {
             dry_run: false,
             field_validation: FieldValidation::default(),
             field_manager: None,
-            warnings: Mutex::new(Vec::new()),
+            warnings: Mutex::default(),
             work: Arc::new(WorkQueue::default()),
         }
     }
@@ -94,28 +95,77 @@ impl Context {
             dry_run: false,
             field_validation: FieldValidation::Ignore,
             field_manager: None,
-            warnings: Mutex::new(Vec::new()),
+            warnings: Mutex::default(),
             work: self.work.clone(),
         }
     }
 
-    /// Raises a `Warning` header for this request (each distinct text once).
+    /// Raises a `Warning` header for this request (each distinct text once; truncated as the
+    /// apiserver's warning recorder truncates, see [`Warnings`]).
     pub fn warn(&self, message: impl Into<String>) {
-        let message = message.into();
-        let mut list = self.warnings.lock();
-        if !list.contains(&message) {
-            list.push(message);
-        }
+        self.warnings.lock().add(message.into());
     }
 
     /// The warnings raised so far, in order.
     pub fn warnings(&self) -> Vec<String> {
-        self.warnings.lock().clone()
+        self.warnings.lock().list.clone()
     }
 
     /// The controller work queue this request's commits feed.
     pub fn work(&self) -> &WorkQueue {
         &self.work
+    }
+}
+
+/// The warnings of one request, kept as the apiserver's warning recorder keeps them
+/// (k8s.io/apiserver `filters/warning.go`): each distinct text once, in order, in time linear in
+/// their number; once their total passes [`WARNINGS_TOTAL_RUNES`] characters every warning,
+/// those already kept included, is cut to [`WARNING_ITEM_RUNES`], and warnings stop being added
+/// when the total passes the limit again.
+#[derive(Default)]
+pub struct Warnings {
+    list: Vec<String>,
+    seen: HashSet<String>,
+    written: usize,
+    truncating: bool,
+}
+
+/// The total characters of warnings before they are truncated (the apiserver's 4 Ki).
+pub const WARNINGS_TOTAL_RUNES: usize = 4 * 1024;
+/// The characters a warning is cut to once truncating.
+pub const WARNING_ITEM_RUNES: usize = 256;
+
+impl Warnings {
+    fn add(&mut self, text: String) {
+        if text.is_empty() || (self.truncating && self.written >= WARNINGS_TOTAL_RUNES) {
+            return;
+        }
+        if !self.seen.insert(text.clone()) {
+            return;
+        }
+        let runes = text.chars().count();
+        if self.truncating {
+            self.written += runes.min(WARNING_ITEM_RUNES);
+            self.list.push(cut(text));
+        } else if self.written + runes <= WARNINGS_TOTAL_RUNES {
+            self.written += runes;
+            self.list.push(text);
+        } else {
+            self.truncating = true;
+            self.list.push(text);
+            self.list = std::mem::take(&mut self.list)
+                .into_iter()
+                .map(cut)
+                .collect();
+            self.written = self.list.iter().map(|w| w.chars().count()).sum();
+        }
+    }
+}
+
+fn cut(text: String) -> String {
+    match text.char_indices().nth(WARNING_ITEM_RUNES) {
+        Some((at, _)) => text[..at].to_string(),
+        None => text,
     }
 }
 
@@ -140,6 +190,32 @@ mod tests {
             warning_header_value("unknown field \"spec.x\""),
             "299 - \"unknown field \\\"spec.x\\\"\""
         );
+    }
+
+    #[test]
+    fn many_warnings_are_truncated_as_the_apiserver_does() {
+        let ctx = Context::internal();
+        ctx.warn("");
+        assert!(ctx.warnings().is_empty());
+        // Short ones fit within the total.
+        for i in 0..100 {
+            ctx.warn(format!("w{i:02}"));
+        }
+        assert_eq!(ctx.warnings().len(), 100);
+        // A long one passes the total: every warning is cut to 256 characters, and warnings
+        // are added until the total passes 4 Ki again.
+        ctx.warn("x".repeat(5000));
+        let w = ctx.warnings();
+        assert_eq!(w[0], "w00");
+        assert_eq!(w[100], "x".repeat(WARNING_ITEM_RUNES));
+        for i in 0..200_000 {
+            ctx.warn(format!("{i:0>300}"));
+        }
+        let w = ctx.warnings();
+        let total: usize = w.iter().map(|t| t.chars().count()).sum();
+        assert!((WARNINGS_TOTAL_RUNES..WARNINGS_TOTAL_RUNES + WARNING_ITEM_RUNES).contains(&total));
+        assert_eq!(w[101], format!("{:0>256}", ""));
+        assert!(w.iter().all(|t| t.chars().count() <= WARNING_ITEM_RUNES));
     }
 
     #[test]

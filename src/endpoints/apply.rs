@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use super::negotiation::{media_type, Request};
+use super::negotiation::{decode_yaml, media_type, Request};
 use super::resource::Endpoint;
 use crate::error::{field, ApiError};
 use crate::registry::object_meta::{meta_mut, meta_str, now_rfc3339};
@@ -73,9 +73,7 @@ pub async fn apply(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
 /// typed against the schema. The main resource does not take status when `/status` exists.
 fn decode_config(ep: &Endpoint<'_>) -> Result<Value, ApiError> {
     let res = &ep.res;
-    let text = std::str::from_utf8(&ep.req.body)
-        .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
-    let mut config: Value = serde_saphyr::from_str(text)
+    let mut config = decode_yaml(&ep.req.body)
         .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
     if !config.is_object() {
         return Err(ApiError::bad_request(

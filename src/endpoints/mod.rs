@@ -44,9 +44,14 @@ use negotiation::{error_response, Request};
 /// server keeps serving).
 pub async fn handle(state: Arc<State>, req: Request) -> Response {
     let mut ctx = Context::request(new_audit_id(), UserInfo::admin());
-    let outcome = AssertUnwindSafe(route(&state, &req, &mut ctx))
-        .catch_unwind()
-        .await;
+    let routed = AssertUnwindSafe(route(&state, &req, &mut ctx)).catch_unwind();
+    let outcome = if off_runtime(&req) {
+        // Decoding, schema work and encoding of a large body take CPU time in proportion to
+        // it: the runtime's worker hands its other tasks to a new worker meanwhile.
+        tokio::task::block_in_place(|| tokio::runtime::Handle::current().block_on(routed))
+    } else {
+        routed.await
+    };
     let mut resp = match outcome {
         Ok(Ok(resp)) => resp,
         Ok(Err(err)) => error_response(&err),
@@ -82,6 +87,18 @@ async fn route(state: &Arc<State>, req: &Request, ctx: &mut Context) -> Result<R
         return resource::serve(state, req, &info, ctx).await;
     }
     discovery::serve(state, req)
+}
+
+/// Request bodies above this size are handled off the async runtime's worker threads.
+pub const LARGE_BODY_BYTES: usize = 256 * 1024;
+
+/// Whether a request is handled with [`tokio::task::block_in_place`]: its body is larger than
+/// [`LARGE_BODY_BYTES`] and the runtime has worker threads to hand the other tasks to (a
+/// current-thread runtime, as in unit tests, handles it inline).
+fn off_runtime(req: &Request) -> bool {
+    req.body.len() > LARGE_BODY_BYTES
+        && tokio::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
 }
 
 /// A random (version 4) UUID, as the apiserver's audit IDs are.

@@ -162,27 +162,43 @@ pub fn decode_body_fields(
     expected_kind: &str,
     builtin: bool,
 ) -> Result<(Value, Vec<String>), ApiError> {
+    decode_bytes(
+        req.header("content-type"),
+        &req.body,
+        expected_kind,
+        builtin,
+    )
+}
+
+/// [`decode_body_fields`] of a Content-Type and a body. Every decoder is linear in the body:
+/// JSON through [`json_dups`], YAML through serde-saphyr's default budget (alias expansion,
+/// nodes, nesting and scalar bytes bounded: an alias bomb is refused), protobuf nested at most
+/// [`protobuf::MAX_DEPTH`] messages.
+pub fn decode_bytes(
+    content_type: &str,
+    body: &[u8],
+    expected_kind: &str,
+    builtin: bool,
+) -> Result<(Value, Vec<String>), ApiError> {
     let mut duplicates = Vec::new();
-    let content_type = req.header("content-type");
     let media = media_type(content_type);
     let value: Result<Value, String> = match media.as_str() {
         "application/vnd.kubernetes.protobuf" if builtin => {
-            return protobuf::decode(&req.body).map(|v| (v, Vec::new())).map_err(|e| {
+            return protobuf::decode(body).map(|v| (v, Vec::new())).map_err(|e| {
                 ApiError::bad_request(format!(
                     "the object provided is unrecognized (must be of type {expected_kind}): {e} ({})",
-                    summarize(&req.body)
+                    summarize(body)
                 ))
             });
         }
-        "" | "application/json" | "*/*" => json_dups::parse(&req.body)
+        "" | "application/json" | "*/*" => json_dups::parse(body)
             .map(|(v, dups)| {
                 duplicates = dups;
                 v
             })
             .map_err(|e| e.to_string()),
         "application/yaml" | "application/x-yaml" | "text/yaml" => {
-            let text = std::str::from_utf8(&req.body).map_err(|e| e.to_string());
-            text.and_then(|t| serde_saphyr::from_str::<Value>(t).map_err(|e| e.to_string()))
+            decode_yaml(body).map_err(|e| e.to_string())
         }
         _ => {
             return Err(ApiError::unsupported_media_type(
@@ -200,13 +216,21 @@ pub fn decode_body_fields(
         Ok(other) => Err(ApiError::bad_request(format!(
             "the object provided is unrecognized (must be of type {expected_kind}): couldn't get version/kind; json parse error: json: cannot unmarshal {} into Go value of type struct {{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }} ({})",
             go_json_type(&other),
-            summarize(&req.body)
+            summarize(body)
         ))),
         Err(e) => Err(ApiError::bad_request(format!(
             "the object provided is unrecognized (must be of type {expected_kind}): couldn't get version/kind; json parse error: {e} ({})",
-            summarize(&req.body)
+            summarize(body)
         ))),
     }
+}
+
+/// YAML (or JSON, a subset) as a JSON tree, within serde-saphyr's default budget: alias
+/// replays, nodes, nesting depth and scalar bytes are bounded, so an alias bomb (billion laughs)
+/// or deep nesting is an error, not a cost.
+pub fn decode_yaml(body: &[u8]) -> Result<Value, String> {
+    let text = std::str::from_utf8(body).map_err(|e| e.to_string())?;
+    serde_saphyr::from_str::<Value>(text).map_err(|e| e.to_string())
 }
 
 fn go_json_type(v: &Value) -> &'static str {
@@ -245,6 +269,54 @@ mod tests {
         assert!(!q.flag("missing"));
         assert_eq!(q.all("dryRun").count(), 2);
         assert_eq!(q.get("labelSelector"), Some("a=b"));
+    }
+
+    /// What the `request_bodies` fuzz target does, over its committed seed corpus (the
+    /// pathological shapes of issue 12, scaled down): no panic, and every decoder answers.
+    #[test]
+    fn fuzz_corpus_decodes() {
+        use super::super::patch::{Patch, PatchType};
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scripts/fuzz/corpus/request_bodies"
+        );
+        let mut seen = 0;
+        for entry in std::fs::read_dir(dir).expect("corpus") {
+            let data = std::fs::read(entry.expect("entry").path()).expect("read");
+            for media in [
+                "application/json",
+                "application/yaml",
+                "application/vnd.kubernetes.protobuf",
+            ] {
+                let _ = decode_bytes(media, &data, "ConfigMap", true);
+            }
+            if let Ok(obj) = protobuf::decode(&data) {
+                let _ = protobuf::encode(&obj);
+            }
+            for kind in [PatchType::Merge, PatchType::Json, PatchType::StrategicMerge] {
+                let _ = Patch::parse(kind, &data, "io.k8s.api.core.v1.ConfigMap");
+            }
+            seen += 1;
+        }
+        assert!(seen >= 10, "{seen} corpus files");
+    }
+
+    #[test]
+    fn yaml_budgets() {
+        let mut bomb = String::from("a0: &a0 [lol,lol,lol,lol,lol,lol,lol,lol,lol]\n");
+        for i in 1..30 {
+            let p = i - 1;
+            bomb.push_str(&format!(
+                "a{i}: &a{i} [*a{p},*a{p},*a{p},*a{p},*a{p},*a{p},*a{p},*a{p},*a{p}]\n"
+            ));
+        }
+        assert!(decode_yaml(bomb.as_bytes()).is_err());
+        let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+        assert!(decode_yaml(deep.as_bytes()).is_err());
+        assert_eq!(
+            decode_yaml(b"a: [1, {b: c}]").expect("yaml"),
+            serde_json::json!({"a": [1, {"b": "c"}]})
+        );
     }
 
     #[test]

@@ -5,6 +5,7 @@ mod admissionregistration;
 mod apply;
 mod autoscaling;
 mod batch;
+mod bodies;
 mod cel;
 mod configmaps;
 mod controller;
