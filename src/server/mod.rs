@@ -108,44 +108,9 @@ pub async fn run(listener: TcpListener, state: Arc<State>, mut shutdown: watch::
             .unwrap_or(IpAddr::V4(std::net::Ipv4Addr::LOCALHOST)),
     };
     let read_timeout = options.read_timeout;
-    let with_state = warp::any().map(move || state.clone());
-    let raw_query = warp::query::raw().or(warp::any().map(String::new)).unify();
-    let routes = warp::method()
-        .and(warp::path::full())
-        .and(raw_query)
-        .and(warp::header::headers_cloned())
-        .and(warp::body::stream())
-        .and(with_state)
-        .then(
-            move |method: Method,
-                  path: warp::path::FullPath,
-                  query: String,
-                  headers: HeaderMap,
-                  body,
-                  state: Arc<State>| async move {
-                if !hosts.allows(&headers) {
-                    return error_response(&HostCheck::refusal(&headers));
-                }
-                let body = match read_body(body, read_timeout).await {
-                    Ok(b) => b,
-                    Err(e) => return error_response(&e),
-                };
-                let req = Request {
-                    method: method.as_str().to_string(),
-                    path: path.as_str().to_string(),
-                    query: Query::parse(&query),
-                    headers,
-                    body,
-                };
-                crate::endpoints::handle(state, req).await
-            },
-        )
-        .recover(|_rejection| async {
-            Ok::<_, Infallible>(error_response(&ApiError::path_not_found()))
-        });
     // warp's own `serve` accepts connections without TCP_NODELAY, so a watch event (a small
     // write) can wait for Nagle's algorithm; kubefake accepts them itself.
-    let service = warp::service(routes);
+    let service = warp::service(routes(state, hosts));
     let mut builder =
         hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
     builder
@@ -213,6 +178,49 @@ pub async fn run(listener: TcpListener, state: Arc<State>, mut shutdown: watch::
         );
     }
     conns.shutdown().await;
+}
+
+/// The one filter: the `Host` check, the body (bounded in size and time), then the endpoints.
+fn routes(
+    state: Arc<State>,
+    hosts: HostCheck,
+) -> impl Filter<Extract = (impl warp::Reply,), Error = Infallible> + Clone {
+    let read_timeout = state.options.read_timeout;
+    let with_state = warp::any().map(move || state.clone());
+    let raw_query = warp::query::raw().or(warp::any().map(String::new)).unify();
+    warp::method()
+        .and(warp::path::full())
+        .and(raw_query)
+        .and(warp::header::headers_cloned())
+        .and(warp::body::stream())
+        .and(with_state)
+        .then(
+            move |method: Method,
+                  path: warp::path::FullPath,
+                  query: String,
+                  headers: HeaderMap,
+                  body,
+                  state: Arc<State>| async move {
+                if !hosts.allows(&headers) {
+                    return error_response(&HostCheck::refusal(&headers));
+                }
+                let body = match read_body(body, read_timeout).await {
+                    Ok(b) => b,
+                    Err(e) => return error_response(&e),
+                };
+                let req = Request {
+                    method: method.as_str().to_string(),
+                    path: path.as_str().to_string(),
+                    query: Query::parse(&query),
+                    headers,
+                    body,
+                };
+                crate::endpoints::handle(state, req).await
+            },
+        )
+        .recover(|_rejection| async {
+            Ok::<_, Infallible>(error_response(&ApiError::path_not_found()))
+        })
 }
 
 /// Reads a request body, refusing more than the apiserver's 3 MiB limit.
