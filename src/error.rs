@@ -285,6 +285,11 @@ impl ApiError {
         )
     }
 
+    /// Any other failure, for the HTTP layer's refusals (403 for a `Host`, 414, 431, 503).
+    pub fn status(code: u16, reason: &'static str, message: impl Into<String>) -> Self {
+        Self::new(code, reason, message)
+    }
+
     /// 500: a bug in kubefake, never a client error.
     pub fn internal(message: impl std::fmt::Display) -> Self {
         Self::new(

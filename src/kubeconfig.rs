@@ -28,6 +28,29 @@ users:
     )
 }
 
+/// Writes a file readable and writable by its owner only (mode 0600 on Unix), as kubeconfig
+/// files are: they say where the cluster is and, once there are any, hold credentials.
+pub fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        options.mode(0o600);
+        let mut file = options.open(path)?;
+        // `mode` applies to a new file only: an existing one is narrowed too.
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        file.write_all(contents.as_bytes())?;
+        file.flush()
+    }
+    #[cfg(not(unix))]
+    {
+        let mut file = options.open(path)?;
+        file.write_all(contents.as_bytes())?;
+        file.flush()
+    }
+}
+
 /// Where a kubeconfig lives: a file the caller chose, or a temporary one removed on drop.
 #[derive(Debug)]
 pub enum KubeconfigFile {
@@ -46,10 +69,11 @@ impl KubeconfigFile {
                 if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
                     std::fs::create_dir_all(dir)?;
                 }
-                std::fs::write(p, contents)?;
+                write_private(p, &contents)?;
                 Ok(KubeconfigFile::Kept(p.to_path_buf()))
             }
             None => {
+                // A temporary file is created readable by its owner only.
                 let mut file = tempfile::Builder::new()
                     .prefix("kubefake-")
                     .suffix(".kubeconfig")

@@ -13,8 +13,11 @@
 //!
 //! # Layout: the request path, as modules
 //! A request flows top to bottom; each module calls only modules below it.
-//! - [`server`]: the listener (connections accepted with TCP_NODELAY), the warp filter that
-//!   hands every request to the endpoints, graceful shutdown that ends watch streams first.
+//! - [`server`]: the listener (connections accepted with TCP_NODELAY, at most
+//!   `max_connections`), the `Host` check, the warp filter that hands every request to the
+//!   endpoints, shutdown that ends watch streams first and drops what is left after a second;
+//!   [`server::io`], each connection's read and stall timeouts and the `Status` bodies of the
+//!   requests hyper refuses itself (414, 431).
 //! - [`filters::request_info`]: `(method, path)` -> verb, group, version, namespace, resource,
 //!   name, subresource. Pure. (Authentication and authorization will join here.)
 //! - [`endpoints`]: [`endpoints::handle`] builds the request's [`context::Context`] and turns
@@ -62,6 +65,8 @@
 //!   write may await (admission, conversion) and resume on another thread.
 //! - Nothing in the generic store or the endpoints asks which kind it holds: what differs
 //!   lives with the kind.
+//! - No client can hold the server: shutdown takes about a second whatever clients do, and a
+//!   client that does not send or does not read is dropped after a bounded time.
 
 pub mod admission;
 pub mod apply;
@@ -195,10 +200,47 @@ impl ServerBuilder {
         self
     }
 
-    /// Binds, preloads, writes the kubeconfig and starts serving.
+    /// How many connections are served at once (default 4096); one more is answered with a
+    /// 503 `Status` and closed.
+    pub fn max_connections(mut self, connections: usize) -> Self {
+        self.options.max_connections = connections.max(1);
+        self
+    }
+
+    /// Serves requests whatever host their `Host` header names. By default only `localhost`,
+    /// a loopback address or the listening address are served, others get a 403 `Status`:
+    /// protection against DNS rebinding (a web page driving the unauthenticated API through
+    /// the browser).
+    pub fn allow_any_host(mut self, allow: bool) -> Self {
+        self.options.allow_any_host = allow;
+        self
+    }
+
+    /// How long a client may take to send a request's headers, and then its body (default
+    /// 30 s); also how long an idle keep-alive connection stays open.
+    pub fn read_timeout(mut self, timeout: Duration) -> Self {
+        self.options.read_timeout = timeout;
+        self
+    }
+
+    /// How long a response, a watch stream included, may wait on a client that does not read
+    /// it before the server ends it (default 10 s).
+    pub fn stall_timeout(mut self, timeout: Duration) -> Self {
+        self.options.stall_timeout = timeout;
+        self
+    }
+
+    /// Binds, preloads, writes the kubeconfig and starts serving. Binding an address other
+    /// than a loopback one prints a warning on stderr: the API is unauthenticated.
     pub async fn start(self) -> Result<ServerHandle, Error> {
         let listener = TcpListener::bind(SocketAddr::new(self.address, self.port)).await?;
         let addr = listener.local_addr()?;
+        if !addr.ip().is_loopback() {
+            eprintln!(
+                "warning: kubefake listens on {addr}, not a loopback address: its API is \
+                 unauthenticated, and anyone who can reach this address controls it"
+            );
+        }
         let url = format!("http://{addr}");
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
         let state = State::new(addr.to_string(), self.options, shutdown_rx.clone());
@@ -270,7 +312,9 @@ impl ServerHandle {
         kube::Client::try_from(self.kube_config())
     }
 
-    /// Stops the server: ends every watch stream, lets in-flight requests finish, and waits.
+    /// Stops the server: ends every watch stream, lets in-flight requests finish for up to
+    /// [`server::SHUTDOWN_GRACE`] (1 s), drops the connections still open after it, and
+    /// waits. It takes little more than that second whatever clients do.
     pub async fn shutdown(mut self) {
         let _ = self.shutdown.send(true);
         if let Some(task) = self.task.take() {

@@ -48,6 +48,21 @@ enum Command {
         /// Seconds between BOOKMARK events on watches that allow them.
         #[arg(long, default_value_t = 60.0)]
         bookmark_interval: f64,
+        /// Connections served at once; one more is answered 503 and closed.
+        #[arg(long, default_value_t = 4_096)]
+        max_connections: usize,
+        /// Serve requests whatever their Host header (off: only localhost, loopback addresses
+        /// and the listening address, as protection against DNS rebinding).
+        #[arg(long)]
+        allow_any_host: bool,
+        /// Seconds a client may take to send a request's headers, then its body; also how
+        /// long an idle keep-alive connection stays open.
+        #[arg(long, default_value_t = 30.0)]
+        read_timeout: f64,
+        /// Seconds a response or watch stream may wait on a client that does not read it
+        /// before it is ended.
+        #[arg(long, default_value_t = 10.0)]
+        stall_timeout: f64,
     },
     /// Write a kubeconfig for a running server.
     Kubeconfig {
@@ -79,13 +94,21 @@ async fn main() -> ExitCode {
             history_size,
             watch_buffer,
             bookmark_interval,
+            max_connections,
+            allow_any_host,
+            read_timeout,
+            stall_timeout,
         } => {
             let mut builder = kubefake::Server::builder()
                 .address(address)
                 .port(port)
                 .history_size(history_size)
                 .watch_buffer(watch_buffer)
-                .bookmark_interval(Duration::from_secs_f64(bookmark_interval.max(0.001)));
+                .bookmark_interval(Duration::from_secs_f64(bookmark_interval.max(0.001)))
+                .max_connections(max_connections)
+                .allow_any_host(allow_any_host)
+                .read_timeout(Duration::from_secs_f64(read_timeout.max(0.001)))
+                .stall_timeout(Duration::from_secs_f64(stall_timeout.max(0.001)));
             if let Some(path) = kubeconfig {
                 builder = builder.kubeconfig_path(path);
             }
@@ -111,12 +134,16 @@ async fn main() -> ExitCode {
             wait_for_signal().await;
             tracing::info!("shutting down");
             server.shutdown().await;
-            ExitCode::SUCCESS
+            tracing::info!("stopped");
+            // Everything that must outlive the server is done (the temporary kubeconfig is
+            // removed, stdout flushed); tearing down the runtime and the cluster's memory
+            // object by object would only delay the exit a CI job waits for.
+            std::process::exit(0)
         }
         Command::Kubeconfig { server, out } => {
             let text = kubefake::kubeconfig::render(&server);
             match out {
-                Some(path) => match std::fs::write(&path, text) {
+                Some(path) => match kubefake::kubeconfig::write_private(&path, &text) {
                     Ok(()) => ExitCode::SUCCESS,
                     Err(e) => {
                         tracing::error!("writing {}: {e}", path.display());

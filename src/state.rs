@@ -28,6 +28,18 @@ pub struct Options {
     pub watch_buffer: usize,
     /// How often watches with `allowWatchBookmarks=true` get a BOOKMARK.
     pub bookmark_interval: Duration,
+    /// How many connections are served at once; past it a new connection gets a 503 `Status`
+    /// and is closed.
+    pub max_connections: usize,
+    /// Serve requests whatever their `Host` header names. Off by default: only `localhost`, a
+    /// loopback address or the listening address are accepted (DNS-rebinding protection).
+    pub allow_any_host: bool,
+    /// How long a client may take to send a request's headers, and then its body; also how
+    /// long an idle keep-alive connection is kept.
+    pub read_timeout: Duration,
+    /// How long a response (a watch stream included) may wait on a client that does not read
+    /// before the server ends it.
+    pub stall_timeout: Duration,
 }
 
 impl Default for Options {
@@ -36,6 +48,10 @@ impl Default for Options {
             history_size: 10_000,
             watch_buffer: 1_024,
             bookmark_interval: Duration::from_secs(60),
+            max_connections: 4_096,
+            allow_any_host: false,
+            read_timeout: Duration::from_secs(30),
+            stall_timeout: Duration::from_secs(10),
         }
     }
 }

@@ -2,6 +2,9 @@
 //! selectors applied the way the watch cache applies them (an object that stops matching is
 //! DELETED for the watcher, one that starts matching is ADDED). A watcher that falls behind or
 //! asks for a resourceVersion older than the history gets a 410 Expired ERROR event, never a gap.
+//! A watcher whose client does not read is ended once its stream has not drained for the stall
+//! timeout (with the 410 if there is room for it, else by closing), as the apiserver ends
+//! watchers that do not keep up; other watchers are not slowed by it.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -221,7 +224,7 @@ fn bookmark(req: &WatchRequest, rv: u64, initial_events_end: bool) -> Bytes {
 
 /// Why a stream ends early.
 enum Stop {
-    /// The client went away.
+    /// The client went away, or stopped reading for the stall timeout.
     Closed,
     /// The stream ended with an ERROR event (already sent, or unsendable).
     Failed,
@@ -233,11 +236,30 @@ struct Watcher {
     tx: mpsc::Sender<Result<Bytes, Infallible>>,
     /// Everything up to here has been sent; live events take over after it.
     last_rv: u64,
+    /// How long a send may wait for the client to drain the stream.
+    stall: Duration,
 }
 
 impl Watcher {
     async fn send(&self, frame: Bytes) -> Result<(), Stop> {
-        self.tx.send(Ok(frame)).await.map_err(|_| Stop::Closed)
+        match tokio::time::timeout(self.stall, self.tx.send(Ok(frame))).await {
+            Ok(sent) => sent.map_err(|_| Stop::Closed),
+            Err(_) => {
+                // The client has not read for the stall timeout: the 410 if there is room
+                // (there rarely is), and the stream ends; the connection's own stall timeout
+                // closes it if the client still does not read.
+                tracing::info!(
+                    resource = ?self.req.resource.gr,
+                    "ending a watch whose client has stopped reading"
+                );
+                let gone = ApiError::gone(format!(
+                    "the watcher did not read its events for {}s",
+                    self.stall.as_secs_f64()
+                ));
+                let _ = self.tx.try_send(Ok(error_frame(self.req.format, &gone)));
+                Err(Stop::Closed)
+            }
+        }
     }
 
     /// Sends an ERROR event; the stream ends after it.
@@ -346,6 +368,7 @@ async fn run(
         req,
         tx,
         last_rv: 0,
+        stall: state.options.stall_timeout,
     };
     let started = match start {
         Start::Initial { end_bookmark } => w.send_initial(&state, end_bookmark).await,

@@ -185,3 +185,350 @@ async fn dropping_the_handle_stops_the_server() {
     }
     assert!(stopped, "the listener closes after drop");
 }
+
+// --- Limits: no client can hold the server (issue 12). Every wait is bounded by a timeout;
+// no assertion is on how long something took.
+
+use std::net::SocketAddr;
+
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Generous bound on anything that should happen "soon".
+const SOON: Duration = Duration::from_secs(15);
+
+/// Sends raw bytes and reads until the server closes (or resets after answering).
+async fn exchange(addr: SocketAddr, request: &[u8]) -> String {
+    let mut s = TcpStream::connect(addr).await.expect("connect");
+    s.write_all(request).await.expect("send");
+    read_until_closed(&mut s).await
+}
+
+async fn read_until_closed(s: &mut TcpStream) -> String {
+    let mut out = Vec::new();
+    let read = tokio::time::timeout(SOON, s.read_to_end(&mut out)).await;
+    assert!(read.is_ok(), "the server closed the connection in time");
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The status code and JSON body of a raw HTTP/1.1 answer.
+fn parse_answer(answer: &str) -> (u16, Value) {
+    let code = answer
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("an HTTP answer: {answer:?}"));
+    let body = answer.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    (code, serde_json::from_str(body).unwrap_or(Value::Null))
+}
+
+fn get_with_host(host: &str) -> Vec<u8> {
+    format!("GET /version HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").into_bytes()
+}
+
+#[tokio::test]
+async fn shutdown_is_bounded_whatever_clients_do() {
+    let handle = kubefake::Server::start().await.expect("starts");
+    let addr = handle.addr();
+    // Half-sent request headers.
+    let mut half = TcpStream::connect(addr).await.expect("connect");
+    half.write_all(b"GET /api/v1/namespaces HTTP/1.1\r\nHo")
+        .await
+        .expect("send");
+    // A watcher that never reads, behind a pile of big events.
+    let mut stalled = TcpStream::connect(addr).await.expect("connect");
+    stalled
+        .write_all(b"GET /api/v1/configmaps?watch=true HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .await
+        .expect("send");
+    // An idle connection, and a body that never finishes.
+    let _idle = TcpStream::connect(addr).await.expect("connect");
+    let mut slow = TcpStream::connect(addr).await.expect("connect");
+    slow.write_all(
+        b"POST /api/v1/namespaces HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"a\"",
+    )
+    .await
+    .expect("send");
+    let http = reqwest::Client::new();
+    for i in 0..8 {
+        let cm = serde_json::json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": format!("big-{i}")},
+            "data": {"x": "y".repeat(500_000)},
+        });
+        let resp = http
+            .post(format!(
+                "{}/api/v1/namespaces/default/configmaps",
+                handle.url()
+            ))
+            .json(&cm)
+            .send()
+            .await
+            .expect("create");
+        assert_eq!(resp.status(), 201);
+    }
+    tokio::time::timeout(SOON, handle.shutdown())
+        .await
+        .expect("shutdown finishes although clients hold connections");
+    // The half-sent request's connection was dropped, not left open.
+    read_until_closed(&mut half).await;
+}
+
+#[tokio::test]
+async fn a_stalled_watcher_is_ended_while_another_keeps_receiving() {
+    let handle = kubefake::Server::builder()
+        .stall_timeout(Duration::from_millis(300))
+        .start()
+        .await
+        .expect("starts");
+    let store = &handle.state().store;
+    let path = "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=1";
+    // The healthy watcher reads everything, as fast as it comes.
+    let healthy = reqwest::Client::new()
+        .get(format!("{}{path}", handle.url()))
+        .send()
+        .await
+        .expect("watch");
+    let base = store.watcher_count();
+    let (seen_tx, mut seen_rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut body = healthy.bytes_stream();
+        let mut pending = Vec::new();
+        while let Some(Ok(chunk)) = body.next().await {
+            pending.extend_from_slice(&chunk);
+            while let Some(end) = pending.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = pending.drain(..=end).collect();
+                let event: Value = serde_json::from_slice(&line).unwrap_or(Value::Null);
+                let name = event["object"]["metadata"]["name"].as_str().unwrap_or("");
+                let _ = seen_tx.send(name.to_string());
+            }
+        }
+    });
+    // The stalled one sends its request, with a small receive buffer, and never reads.
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket.set_recv_buffer_size(4096).expect("buffer size");
+    let mut stalled = socket.connect(handle.addr()).await.expect("connect");
+    stalled
+        .write_all(format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n").as_bytes())
+        .await
+        .expect("send");
+    tokio::time::timeout(SOON, async {
+        while store.watcher_count() <= base {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the stalled watch started");
+    let http = reqwest::Client::new();
+    let count = 30;
+    for i in 0..count {
+        let cm = serde_json::json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": format!("big-{i}")},
+            "data": {"x": "y".repeat(300_000)},
+        });
+        let resp = http
+            .post(format!(
+                "{}/api/v1/namespaces/default/configmaps",
+                handle.url()
+            ))
+            .json(&cm)
+            .send()
+            .await
+            .expect("create");
+        assert_eq!(resp.status(), 201);
+    }
+    // The healthy watcher got every event, in order, although the other one stalled.
+    tokio::time::timeout(SOON, async {
+        for i in 0..count {
+            let name = seen_rx.recv().await.expect("the healthy watch goes on");
+            assert_eq!(name, format!("big-{i}"));
+        }
+    })
+    .await
+    .expect("the healthy watcher was not slowed");
+    // The stalled watcher was ended: its subscription is gone.
+    tokio::time::timeout(SOON, async {
+        while store.watcher_count() > base {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the stalled watcher was ended");
+    drop(stalled);
+    handle.shutdown().await;
+}
+
+#[tokio::test]
+async fn hosts_other_than_local_ones_are_refused() {
+    let handle = kubefake::Server::start().await.expect("starts");
+    let addr = handle.addr();
+    let port = addr.port();
+    for host in [
+        format!("evil.example:{port}"),
+        "evil.example".to_string(),
+        format!("192.0.2.1:{port}"),
+        format!("localhost.evil.example:{port}"),
+    ] {
+        let (code, status) = parse_answer(&exchange(addr, &get_with_host(&host)).await);
+        assert_eq!(code, 403, "{host}");
+        assert_eq!(status["kind"], "Status", "{host}");
+        assert_eq!(status["reason"], "Forbidden");
+        assert_eq!(status["code"], 403);
+        let message = status["message"].as_str().unwrap_or("");
+        assert!(message.contains("DNS rebinding"), "{message}");
+        assert!(message.contains("--allow-any-host"), "{message}");
+    }
+    for host in [
+        format!("localhost:{port}"),
+        "LOCALHOST".to_string(),
+        format!("127.0.0.1:{port}"),
+        format!("127.1.2.3:{port}"),
+        format!("[::1]:{port}"),
+        format!("kubefake.localhost:{port}"),
+    ] {
+        let (code, _) = parse_answer(&exchange(addr, &get_with_host(&host)).await);
+        assert_eq!(code, 200, "{host}");
+    }
+    handle.shutdown().await;
+
+    let open = kubefake::Server::builder()
+        .allow_any_host(true)
+        .start()
+        .await
+        .expect("starts");
+    let (code, _) = parse_answer(&exchange(open.addr(), &get_with_host("evil.example")).await);
+    assert_eq!(code, 200, "allow_any_host serves any Host");
+    open.shutdown().await;
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn kubeconfig_files_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("kubeconfig");
+    std::fs::write(&path, "old").expect("an existing, readable file");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let kept = kubefake::Server::builder()
+        .kubeconfig_path(&path)
+        .start()
+        .await
+        .expect("starts");
+    let temp = kubefake::Server::start().await.expect("starts");
+    for file in [kept.kubeconfig_path(), temp.kubeconfig_path()] {
+        let mode = std::fs::metadata(file)
+            .expect("written")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "{}", file.display());
+    }
+    kept.shutdown().await;
+    temp.shutdown().await;
+}
+
+#[rstest]
+#[tokio::test]
+async fn over_long_urls_and_headers_get_a_status(#[future(awt)] server: TestServer) {
+    // Raw: HTTP client libraries refuse to send such a URI at all.
+    let long = format!(
+        "GET /api/v1/namespaces/{} HTTP/1.1\r\nHost: localhost\r\n\r\n",
+        "a".repeat(70_000)
+    );
+    let (code, status) = parse_answer(&exchange(server.handle.addr(), long.as_bytes()).await);
+    assert_eq!(code, 414);
+    assert_eq!(status["kind"], "Status", "{status}");
+    assert_eq!(status["code"], 414);
+    assert!(status["message"].as_str().unwrap_or("").contains("URI"));
+
+    let huge = format!(
+        "GET /version HTTP/1.1\r\nHost: localhost\r\nX-Big: {}\r\n\r\n",
+        "b".repeat(600_000)
+    );
+    let (code, status) = parse_answer(&exchange(server.handle.addr(), huge.as_bytes()).await);
+    assert_eq!(code, 431);
+    assert_eq!(status["kind"], "Status", "{status}");
+    assert_eq!(status["code"], 431);
+
+    // The server goes on serving.
+    let (code, _) = server.get("/version").await;
+    assert_eq!(code, 200);
+}
+
+#[tokio::test]
+async fn slow_headers_and_bodies_time_out() {
+    let handle = kubefake::Server::builder()
+        .read_timeout(Duration::from_millis(300))
+        .start()
+        .await
+        .expect("starts");
+    let addr = handle.addr();
+    // Headers that never finish: the connection is closed.
+    let mut half = TcpStream::connect(addr).await.expect("connect");
+    half.write_all(b"GET /version HTTP/1.1\r\nHo")
+        .await
+        .expect("send");
+    read_until_closed(&mut half).await;
+    // Nothing at all: closed too.
+    let mut silent = TcpStream::connect(addr).await.expect("connect");
+    read_until_closed(&mut silent).await;
+    // A body that never finishes: a Status.
+    let answer = exchange(
+        addr,
+        b"POST /api/v1/namespaces HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"a\"",
+    )
+    .await;
+    let (code, status) = parse_answer(&answer);
+    assert_eq!(code, 408, "{answer}");
+    assert_eq!(status["kind"], "Status");
+    handle.shutdown().await;
+}
+
+#[tokio::test]
+async fn connections_past_the_limit_are_refused_with_a_status() {
+    let handle = kubefake::Server::builder()
+        .max_connections(2)
+        .start()
+        .await
+        .expect("starts");
+    let addr = handle.addr();
+    // Two kept-alive connections, each known to be accepted: they answered a request.
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let mut s = TcpStream::connect(addr).await.expect("connect");
+        s.write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            .await
+            .expect("send");
+        let mut buf = [0u8; 1024];
+        let n = tokio::time::timeout(SOON, s.read(&mut buf))
+            .await
+            .expect("answered")
+            .expect("read");
+        assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
+        held.push(s);
+    }
+    let mut third = TcpStream::connect(addr).await.expect("connect");
+    let answer = read_until_closed(&mut third).await;
+    let (code, status) = parse_answer(&answer);
+    assert_eq!(code, 503, "{answer}");
+    assert_eq!(status["reason"], "ServiceUnavailable");
+    assert!(status["message"]
+        .as_str()
+        .unwrap_or("")
+        .contains("--max-connections"));
+    // Once one closes, new connections are served again.
+    drop(held.pop());
+    tokio::time::timeout(SOON, async {
+        loop {
+            let answer = exchange(addr, &get_with_host("localhost")).await;
+            if answer.starts_with("HTTP/1.1 200") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("served again below the limit");
+    handle.shutdown().await;
+}

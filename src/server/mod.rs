@@ -1,0 +1,266 @@
+//! The listener and the one warp filter that feeds every request to [`crate::endpoints::handle`],
+//! plus the limits that keep any client from holding the server:
+//!
+//! - at most `max_connections` connections; one more is answered 503 and closed;
+//! - [`io`]: read and stall timeouts on each connection, and `Status` bodies for the requests
+//!   hyper refuses itself (URI over 64 KiB: 414; headers over ~400 KiB: 431);
+//! - hyper's header read timeout, and a read timeout on request bodies;
+//! - a `Host` check against DNS rebinding ([`HostCheck`]);
+//! - shutdown: the signal first ends every watch stream, then connections get
+//!   [`SHUTDOWN_GRACE`] to finish what they are doing, then the rest are dropped.
+
+pub mod io;
+
+use std::convert::Infallible;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::{Buf, BytesMut};
+use futures_util::StreamExt;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+use warp::http::{HeaderMap, Method};
+use warp::Filter;
+
+use crate::endpoints::negotiation::{error_response, Query, Request, MAX_BODY_BYTES};
+use crate::error::ApiError;
+use crate::state::State;
+
+/// How long shutdown lets connections finish before it drops them: shutdown never takes much
+/// longer than this, whatever clients do.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
+
+/// Which `Host` headers are served: DNS-rebinding protection. A web page can make a browser
+/// send requests to a local server under a name the page controls; a `Host` naming
+/// `localhost`, a loopback address or the listening address cannot be such a name.
+#[derive(Debug, Clone, Copy)]
+pub struct HostCheck {
+    /// Serve any `Host`.
+    pub any: bool,
+    /// The address the server listens on.
+    pub address: IpAddr,
+}
+
+impl HostCheck {
+    /// Whether a request with these headers is served. No `Host` at all (HTTP/2, HTTP/1.0) is
+    /// not a browser's request and is served.
+    pub fn allows(&self, headers: &HeaderMap) -> bool {
+        if self.any {
+            return true;
+        }
+        let Some(value) = headers.get(warp::http::header::HOST) else {
+            return true;
+        };
+        let Ok(host) = value.to_str() else {
+            return false;
+        };
+        self.allows_host(host)
+    }
+
+    fn allows_host(&self, host: &str) -> bool {
+        // `[::1]:8080`, `[::1]`, `127.0.0.1:8080`, `localhost:8080`, `localhost`.
+        let name = match host.strip_prefix('[') {
+            Some(rest) => rest.split(']').next().unwrap_or(""),
+            None => host.rsplit_once(':').map_or(host, |(name, _port)| name),
+        };
+        let name = name.strip_suffix('.').unwrap_or(name);
+        if name.eq_ignore_ascii_case("localhost")
+            || name.len() > 10 && name[name.len() - 10..].eq_ignore_ascii_case(".localhost")
+        {
+            return true;
+        }
+        match name.parse::<IpAddr>() {
+            Ok(ip) => ip.is_loopback() || ip == self.address || self.address.is_unspecified(),
+            Err(_) => false,
+        }
+    }
+
+    /// The 403 for a `Host` that is not served.
+    pub fn refusal(headers: &HeaderMap) -> ApiError {
+        let host = headers
+            .get(warp::http::header::HOST)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .unwrap_or_default();
+        ApiError::status(
+            403,
+            "Forbidden",
+            format!(
+                "the Host header {host:?} names neither localhost, a loopback address nor the \
+                 address kubefake listens on; such requests are refused as protection against \
+                 DNS rebinding (a web page reaching this unauthenticated API through the \
+                 browser); start kubefake with --allow-any-host (ServerBuilder::allow_any_host) \
+                 to serve them"
+            ),
+        )
+    }
+}
+
+/// Serves `state` on `listener` until `shutdown` turns `true`.
+pub async fn run(listener: TcpListener, state: Arc<State>, mut shutdown: watch::Receiver<bool>) {
+    let options = state.options.clone();
+    let hosts = HostCheck {
+        any: options.allow_any_host,
+        address: listener
+            .local_addr()
+            .map(|a| a.ip())
+            .unwrap_or(IpAddr::V4(std::net::Ipv4Addr::LOCALHOST)),
+    };
+    let read_timeout = options.read_timeout;
+    // warp's own `serve` accepts connections without TCP_NODELAY, so a watch event (a small
+    // write) can wait for Nagle's algorithm; kubefake accepts them itself.
+    let service = warp::service(routes(state, hosts));
+    let mut builder =
+        hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
+    builder
+        .http1()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(read_timeout);
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let busy = io::answer(
+        "503 Service Unavailable",
+        &ApiError::status(
+            503,
+            "ServiceUnavailable",
+            format!(
+                "kubefake already serves {} connections, its limit (--max-connections, \
+                 ServerBuilder::max_connections); close some or raise it",
+                options.max_connections
+            ),
+        ),
+    );
+    let mut conns = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let stream = match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "accepting a connection");
+                        continue;
+                    }
+                };
+                if conns.len() >= options.max_connections {
+                    // Refused without waiting on the client: the answer goes out if the socket
+                    // takes it at once, and the connection closes either way.
+                    let _ = stream.try_write(&busy);
+                    tracing::warn!(limit = options.max_connections, "refused a connection over the limit");
+                    continue;
+                }
+                let _ = stream.set_nodelay(true);
+                let io = io::Io::new(stream, read_timeout, options.stall_timeout);
+                let svc = hyper_util::service::TowerToHyperService::new(service.clone());
+                let conn = builder.serve_connection_with_upgrades(hyper_util::rt::TokioIo::new(io), svc);
+                let conn = graceful.watch(conn.into_owned());
+                conns.spawn(async move {
+                    if let Err(e) = conn.await {
+                        tracing::debug!(error = %e, "connection ended");
+                    }
+                });
+            }
+            Some(_) = conns.join_next(), if !conns.is_empty() => {}
+            changed = shutdown.changed() => {
+                if changed.is_err() || *shutdown.borrow() {
+                    break;
+                }
+            }
+        }
+    }
+    drop(listener);
+    if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::info!(
+            connections = conns.len(),
+            "dropping the connections still open after the shutdown grace period"
+        );
+    }
+    conns.shutdown().await;
+}
+
+/// The one filter: the `Host` check, the body (bounded in size and time), then the endpoints.
+fn routes(
+    state: Arc<State>,
+    hosts: HostCheck,
+) -> impl Filter<Extract = (impl warp::Reply,), Error = Infallible> + Clone {
+    let read_timeout = state.options.read_timeout;
+    let with_state = warp::any().map(move || state.clone());
+    let raw_query = warp::query::raw().or(warp::any().map(String::new)).unify();
+    warp::method()
+        .and(warp::path::full())
+        .and(raw_query)
+        .and(warp::header::headers_cloned())
+        .and(warp::body::stream())
+        .and(with_state)
+        .then(
+            move |method: Method,
+                  path: warp::path::FullPath,
+                  query: String,
+                  headers: HeaderMap,
+                  body,
+                  state: Arc<State>| async move {
+                if !hosts.allows(&headers) {
+                    return error_response(&HostCheck::refusal(&headers));
+                }
+                let body = match read_body(body, read_timeout).await {
+                    Ok(b) => b,
+                    Err(e) => return error_response(&e),
+                };
+                let req = Request {
+                    method: method.as_str().to_string(),
+                    path: path.as_str().to_string(),
+                    query: Query::parse(&query),
+                    headers,
+                    body,
+                };
+                crate::endpoints::handle(state, req).await
+            },
+        )
+        .recover(|_rejection| async {
+            Ok::<_, Infallible>(error_response(&ApiError::path_not_found()))
+        })
+}
+
+/// Reads a request body, refusing more than the apiserver's 3 MiB limit.
+/// The body must arrive within `timeout` (408 otherwise).
+async fn read_body<S, B>(body: S, timeout: Duration) -> Result<bytes::Bytes, ApiError>
+where
+    S: futures_util::Stream<Item = Result<B, warp::Error>> + Unpin,
+    B: Buf,
+{
+    match tokio::time::timeout(timeout, collect_body(body)).await {
+        Ok(read) => read,
+        Err(_) => Err(ApiError::status(
+            408,
+            "Timeout",
+            format!(
+                "the request body was not received within {}s (--read-timeout)",
+                timeout.as_secs_f64()
+            ),
+        )),
+    }
+}
+
+async fn collect_body<S, B>(mut body: S) -> Result<bytes::Bytes, ApiError>
+where
+    S: futures_util::Stream<Item = Result<B, warp::Error>> + Unpin,
+    B: Buf,
+{
+    let mut out = BytesMut::new();
+    while let Some(chunk) = body.next().await {
+        let mut chunk =
+            chunk.map_err(|e| ApiError::bad_request(format!("reading the request body: {e}")))?;
+        if out.len() + chunk.remaining() > MAX_BODY_BYTES {
+            return Err(ApiError::too_large(MAX_BODY_BYTES));
+        }
+        while chunk.has_remaining() {
+            let part = chunk.chunk();
+            out.extend_from_slice(part);
+            let n = part.len();
+            chunk.advance(n);
+        }
+    }
+    Ok(out.freeze())
+}
