@@ -64,6 +64,7 @@ mod value;
 mod tests;
 
 /// Exact `resource.Quantity` arithmetic, shared with the built-in kinds' validation.
+pub use decl::is_reserved;
 pub use library::Quantity;
 
 use std::collections::HashMap;

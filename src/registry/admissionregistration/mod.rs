@@ -462,35 +462,12 @@ pub fn mutating_operations_errors(mr: &Value, path: &str) -> Vec<StatusCause> {
 
 /// Whether a CEL variable name is an identifier and not a reserved word.
 pub fn is_cel_identifier(name: &str) -> bool {
-    const RESERVED: [&str; 21] = [
-        "true",
-        "false",
-        "null",
-        "in",
-        "as",
-        "break",
-        "const",
-        "continue",
-        "else",
-        "for",
-        "function",
-        "if",
-        "import",
-        "let",
-        "loop",
-        "package",
-        "namespace",
-        "return",
-        "var",
-        "void",
-        "while",
-    ];
     let mut chars = name.chars();
     chars
         .next()
         .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
         && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
-        && !RESERVED.contains(&name)
+        && !crate::cel::is_reserved(name)
 }
 
 /// `validateVariable` without compiling: a CEL identifier and an expression.

@@ -5,16 +5,8 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
-
-use super::{binding_columns, binding_defaults, binding_errors, binding_update_errors};
-use crate::error::StatusCause;
-use crate::registry::builtin;
-use crate::registry::object_meta::NameRule;
+use super::{binding_resource, BindingStrategy};
 use crate::registry::resource::ApiResource;
-use crate::registry::strategy::Strategy;
-use crate::registry::table::Columns;
-use crate::store::selector::generic_unsupported_field;
 
 /// The role kinds a ClusterRoleBinding may reference.
 const ROLE_KINDS: &[&str] = &["ClusterRole"];
@@ -24,47 +16,14 @@ const ROLE_DESCRIPTION: &str = "RoleRef can only reference a ClusterRole in the 
 
 /// The served resource.
 pub fn resource() -> ApiResource {
-    builtin::kind(
-        super::GROUP,
-        "v1",
+    let strategy = BindingStrategy {
+        role_kinds: ROLE_KINDS,
+        namespaced: false,
+    };
+    binding_resource(
         "clusterrolebindings",
-        Arc::new(ClusterRoleBindingStrategy),
+        Arc::new(strategy),
+        ROLE_DESCRIPTION,
+        "clusterRoleBinding",
     )
-    .with(|r| {
-        r.unsupported_field(generic_unsupported_field)
-            .table(Columns::new(binding_columns(
-                ROLE_DESCRIPTION,
-                "clusterRoleBinding",
-            )))
-    })
-    .build()
-}
-
-/// rbac/v1 ClusterRoleBinding.
-pub struct ClusterRoleBindingStrategy;
-
-impl Strategy for ClusterRoleBindingStrategy {
-    fn name_rule(&self) -> NameRule {
-        NameRule::PathSegment
-    }
-
-    fn track_generation(&self) -> bool {
-        false
-    }
-
-    fn allow_unconditional_update(&self) -> bool {
-        true
-    }
-
-    fn defaults(&self, obj: &mut Value) {
-        binding_defaults(obj);
-    }
-
-    fn validate(&self, obj: &Value) -> Vec<StatusCause> {
-        binding_errors(obj, ROLE_KINDS, false)
-    }
-
-    fn validate_update(&self, obj: &Value, old: &Value) -> Vec<StatusCause> {
-        binding_update_errors(obj, old, ROLE_KINDS, false)
-    }
 }

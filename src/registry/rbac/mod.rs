@@ -11,12 +11,18 @@ pub mod clusterrolebinding;
 pub mod role;
 pub mod rolebinding;
 
+use std::sync::Arc;
+
 use serde_json::{json, Value};
 
 use crate::error::{field, StatusCause};
-use crate::registry::object_meta::path_segment_errors;
-use crate::registry::table::Column;
+use crate::registry::builtin;
+use crate::registry::object_meta::{path_segment_errors, NameRule};
+use crate::registry::resource::ApiResource;
+use crate::registry::strategy::Strategy;
+use crate::registry::table::{Column, Columns};
 use crate::registry::validation::{dns1123_subdomain_errors, invalid_each};
+use crate::store::selector::generic_unsupported_field;
 
 /// The API group, which role references and user and group subjects name.
 pub const GROUP: &str = "rbac.authorization.k8s.io";
@@ -145,8 +151,58 @@ pub fn subject_errors(subject: &Value, namespaced: bool, path: &str) -> Vec<Stat
     errs
 }
 
+/// rbac/v1 RoleBinding and ClusterRoleBinding: one strategy, told which role kinds the binding
+/// may reference and whether its ServiceAccount subjects may leave out their namespace.
+pub struct BindingStrategy {
+    /// `Role` and `ClusterRole` for RoleBindings, `ClusterRole` for ClusterRoleBindings.
+    pub role_kinds: &'static [&'static str],
+    /// Whether the binding lives in a namespace (its subjects' namespace defaults to it).
+    pub namespaced: bool,
+}
+
+impl Strategy for BindingStrategy {
+    fn name_rule(&self) -> NameRule {
+        NameRule::PathSegment
+    }
+
+    fn track_generation(&self) -> bool {
+        false
+    }
+
+    fn allow_unconditional_update(&self) -> bool {
+        true
+    }
+
+    fn defaults(&self, obj: &mut Value) {
+        binding_defaults(obj);
+    }
+
+    fn validate(&self, obj: &Value) -> Vec<StatusCause> {
+        binding_errors(obj, self.role_kinds, self.namespaced)
+    }
+
+    fn validate_update(&self, obj: &Value, old: &Value) -> Vec<StatusCause> {
+        binding_update_errors(obj, old, self.role_kinds, self.namespaced)
+    }
+}
+
+/// The served resource of a binding kind, with `printRoleBinding`'s columns.
+pub fn binding_resource(
+    plural: &str,
+    strategy: Arc<BindingStrategy>,
+    role_description: &str,
+    of: &str,
+) -> ApiResource {
+    builtin::kind(GROUP, "v1", plural, strategy)
+        .with(|r| {
+            r.unsupported_field(generic_unsupported_field)
+                .table(Columns::new(binding_columns(role_description, of)))
+        })
+        .build()
+}
+
 /// A binding's validation on create: its role reference and subjects.
-pub fn binding_errors(obj: &Value, kinds: &[&str], namespaced: bool) -> Vec<StatusCause> {
+fn binding_errors(obj: &Value, kinds: &[&str], namespaced: bool) -> Vec<StatusCause> {
     let mut errs = role_ref_errors(obj, kinds);
     let subjects = obj["subjects"].as_array().into_iter().flatten();
     for (i, s) in subjects.enumerate() {
@@ -156,7 +212,7 @@ pub fn binding_errors(obj: &Value, kinds: &[&str], namespaced: bool) -> Vec<Stat
 }
 
 /// A binding's validation on update: as on create, and `roleRef` may not change.
-pub fn binding_update_errors(
+fn binding_update_errors(
     obj: &Value,
     old: &Value,
     kinds: &[&str],
@@ -178,7 +234,7 @@ pub fn binding_update_errors(
 
 /// `SetDefaults_RoleBinding`/`ClusterRoleBinding` and `SetDefaults_Subject`: the role
 /// reference's group, and the group of User and Group subjects.
-pub fn binding_defaults(obj: &mut Value) {
+fn binding_defaults(obj: &mut Value) {
     match obj.get_mut("roleRef") {
         Some(Value::Object(r)) => {
             if r.get("apiGroup")
@@ -207,7 +263,7 @@ pub fn binding_defaults(obj: &mut Value) {
 
 /// The Table columns of both bindings (`printRoleBinding`): the role as `Kind/name`, then the
 /// `-o wide` subjects by kind.
-pub fn binding_columns(role_description: &str, of: &str) -> Vec<Column> {
+fn binding_columns(role_description: &str, of: &str) -> Vec<Column> {
     vec![
         Column::name(),
         Column::computed("Role", "string", 0, role_description, role_cell),
