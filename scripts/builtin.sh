@@ -367,6 +367,14 @@ DESCRIPTION:
 ' \
   -- explain pods.spec.containers.image
 
+# --- The aggregator's local APIServices, one per built-in group-version.
+expect_sed "get apiservices" 0 \
+'NAME             SERVICE   AVAILABLE   AGE
+v1.apps          Local     True        <age>
+v2.autoscaling   Local     True        <age>' \
+  's/[0-9][0-9]*s$/<age>/' \
+  -- get apiservices v1.apps v2.autoscaling
+
 # --- cluster-info: no kube-system Service carries kubernetes.io/cluster-service=true.
 expect_sed "cluster-info" 0 \
 'Kubernetes control plane is running at <url>

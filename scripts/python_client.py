@@ -1,10 +1,11 @@
 """The official Python client against kubefake: namespaces, a CRD, custom objects (create, get,
-list, patch, delete), a watch, and an error Status. Run by scripts/python-client.sh."""
+list, patch, delete), a watch, an error Status, and an APIService created from a manifest twice
+(the client's own e2e conflict test). Run by scripts/python-client.sh."""
 
 import sys
 import threading
 
-from kubernetes import client, config, watch
+from kubernetes import client, config, utils, watch
 from kubernetes.client.rest import ApiException
 
 config.load_kube_config(config_file=sys.argv[1])
@@ -95,6 +96,21 @@ try:
     check("namespace deleted", False)
 except ApiException as e:
     check("namespace deleted", e.status == 404)
+
+api_service = {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+               "metadata": {"name": "v1alpha1.wardle.k8s.io"},
+               "spec": {"group": "wardle.k8s.io", "version": "v1alpha1", "insecureSkipTLSVerify": True,
+                        "groupPriorityMinimum": 1000, "versionPriority": 15,
+                        "service": {"namespace": "wardle", "name": "api"}}}
+api_client = client.ApiClient()
+utils.create_from_dict(api_client, api_service)
+registration = client.ApiregistrationV1Api().read_api_service("v1alpha1.wardle.k8s.io")
+check("create an APIService from a manifest", registration.spec.service.port == 443)
+try:
+    utils.create_from_dict(api_client, api_service)
+    check("a second create conflicts", False)
+except utils.FailToCreateError as e:
+    check("a second create conflicts", '"reason":"AlreadyExists"' in str(e) and '"code":409' in str(e))
 
 print(f"python client: {len(failures)} failed" if failures else "python client: all checks passed")
 sys.exit(1 if failures else 0)

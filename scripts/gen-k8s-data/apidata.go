@@ -28,6 +28,7 @@ var servedGroupVersions = []string{
 	"api__v1",
 	"apis__admissionregistration.k8s.io__v1",
 	"apis__apiextensions.k8s.io__v1",
+	"apis__apiregistration.k8s.io__v1",
 	"apis__apps__v1",
 	"apis__authentication.k8s.io__v1",
 	"apis__authorization.k8s.io__v1",

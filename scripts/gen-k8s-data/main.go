@@ -1,5 +1,5 @@
 // gen-k8s-data writes kubefake's generated Kubernetes data (src/data/k8s-1.36/) from the Go API
-// types of k8s.io/api, k8s.io/apimachinery and k8s.io/client-go, by reflection over client-go's
+// types of k8s.io/api, k8s.io/apimachinery, k8s.io/client-go and k8s.io/kube-aggregator, by reflection over client-go's
 // scheme: the protobuf field table and protobuf test vectors. It also checks protobuf written by
 // kubefake against client-go's decoders.
 //
@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 )
 
 func fail(format string, args ...any) {
@@ -32,11 +33,13 @@ func fail(format string, args ...any) {
 
 // newScheme: client-go's scheme (every built-in group, each with the meta/v1 option kinds and
 // WatchEvent, plus Status and the discovery kinds in v1), with meta.k8s.io/v1 registered as the
-// apiserver registers it.
+// apiserver registers it, and the aggregator's apiregistration.k8s.io/v1 (APIServices), which the
+// kube-apiserver serves but client-go's scheme leaves out.
 func newScheme() *runtime.Scheme {
 	s := scheme.Scheme
 	metav1.AddToGroupVersion(s, metav1.SchemeGroupVersion)
 	utilruntime.Must(metav1.AddMetaToScheme(s))
+	utilruntime.Must(apiregistrationv1.AddToScheme(s))
 	return s
 }
 
@@ -49,12 +52,12 @@ func modules() []string {
 	var out []string
 	for _, d := range info.Deps {
 		switch d.Path {
-		case "k8s.io/api", "k8s.io/apimachinery", "k8s.io/client-go":
+		case "k8s.io/api", "k8s.io/apimachinery", "k8s.io/client-go", "k8s.io/kube-aggregator":
 			out = append(out, fmt.Sprintf("%s %s %s", d.Path, d.Version, d.Sum))
 		}
 	}
 	sort.Strings(out)
-	if len(out) != 3 {
+	if len(out) != 4 {
 		fail("module versions not found in the build info: %v", out)
 	}
 	return out

@@ -112,7 +112,7 @@ func protoTypeOf(kind string) (string, bool) {
 }
 
 func moduleDirs() []string {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "k8s.io/api", "k8s.io/apimachinery").Output()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "k8s.io/api", "k8s.io/apimachinery", "k8s.io/kube-aggregator").Output()
 	if err != nil {
 		fail("go list -m: %v", err)
 	}

@@ -78,9 +78,11 @@ type table struct {
 }
 
 // protoName is the protobuf message name of a Go type: its package path with dots, then its name
-// (`k8s.io/api/apps/v1.Deployment` -> `k8s.io.api.apps.v1.Deployment`), as go-to-protobuf names it.
+// (`k8s.io/api/apps/v1.Deployment` -> `k8s.io.api.apps.v1.Deployment`, dashes as underscores:
+// `k8s.io.kube_aggregator...`), as go-to-protobuf names it.
 func protoName(t reflect.Type) string {
-	return strings.ReplaceAll(t.PkgPath(), "/", ".") + "." + t.Name()
+	pkg := strings.ReplaceAll(strings.ReplaceAll(t.PkgPath(), "/", "."), "-", "_")
+	return pkg + "." + t.Name()
 }
 
 func isWrapper(t reflect.Type) bool {

@@ -2,6 +2,7 @@
 //! raw HTTP client where the exact status code, headers or error body is the point).
 
 mod admissionregistration;
+mod apiregistration;
 mod apply;
 mod autoscaling;
 mod batch;

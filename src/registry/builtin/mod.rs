@@ -21,8 +21,8 @@ use super::resource::{
 };
 use super::strategy::Strategy;
 use super::{
-    admissionregistration, apiextensions, apps, autoscaling, batch, coordination, core, discovery,
-    events, networking, policy, rbac, scheduling, storage,
+    admissionregistration, apiextensions, apiregistration, apps, autoscaling, batch, coordination,
+    core, discovery, events, networking, policy, rbac, scheduling, storage,
 };
 
 /// Every built-in kind, in discovery order within its group.
@@ -69,6 +69,7 @@ const KINDS: &[fn() -> ApiResource] = &[
     admissionregistration::validatingadmissionpolicybinding::resource,
     admissionregistration::validatingwebhookconfiguration::resource,
     apiextensions::crd::resource,
+    apiregistration::apiservice::resource,
     scheduling::priorityclass::resource,
     coordination::lease::resource,
     discovery::endpointslice::resource,
