@@ -51,20 +51,25 @@ pub struct Codec {
     /// Objects stored before this resourceVersion may predate a default of the schema (the
     /// resourceVersion of the CRD change that compiled it); reads default them.
     defaults_since: Option<u64>,
-    /// Applies read-time defaults.
+    /// This version's strategy: prunes what a conversion to this version produced, applies
+    /// read-time defaults.
     strategy: Arc<dyn Strategy>,
+    /// The storage version's strategy: prunes what a conversion to storage produced.
+    storage_strategy: Arc<dyn Strategy>,
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 impl Codec {
-    /// A codec between `api_version` and `storage_api_version`.
+    /// A codec between `api_version` (whose strategy is `strategy`) and `storage_api_version`
+    /// (whose strategy is `storage_strategy`).
     pub fn new(
         api_version: String,
         storage_api_version: String,
         converter: Arc<dyn Converter>,
         defaults_since: Option<u64>,
         strategy: Arc<dyn Strategy>,
+        storage_strategy: Arc<dyn Strategy>,
     ) -> Codec {
         Codec {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
@@ -73,6 +78,7 @@ impl Codec {
             converter,
             defaults_since,
             strategy,
+            storage_strategy,
         }
     }
 
@@ -84,6 +90,7 @@ impl Codec {
             api_version,
             Arc::new(none::NoneConverter),
             None,
+            strategy.clone(),
             strategy,
         )
     }
@@ -95,14 +102,21 @@ impl Codec {
 
     /// Whether a stored object reads exactly as stored in this version.
     fn is_identity_for(&self, obj: &StoredObject) -> bool {
-        self.api_version == self.storage_api_version && !self.needs_defaults(obj)
+        !self.converts(obj) && !self.needs_defaults(obj)
+    }
+
+    /// Whether a stored object is in another version than this one: the storage version, or
+    /// the one it was stored in before the storage version changed.
+    fn converts(&self, obj: &StoredObject) -> bool {
+        obj.value["apiVersion"].as_str() != Some(self.api_version.as_str())
     }
 
     fn needs_defaults(&self, obj: &StoredObject) -> bool {
         self.defaults_since.is_some_and(|since| obj.rv < since)
     }
 
-    /// Converts an object about to be stored from this version to the storage version.
+    /// Converts an object about to be stored from this version to the storage version, pruned
+    /// against the storage version's schema.
     pub async fn to_storage(&self, obj: Value) -> Result<Value, ApiError> {
         if self.api_version == self.storage_api_version {
             return Ok(obj);
@@ -111,24 +125,43 @@ impl Codec {
             .converter
             .convert(vec![obj], &self.storage_api_version)
             .await?;
-        out.pop()
-            .ok_or_else(|| ApiError::internal("conversion returned no object"))
+        let mut obj = out
+            .pop()
+            .ok_or_else(|| ApiError::internal("conversion returned no object"))?;
+        self.storage_strategy.prune_converted(&mut obj);
+        Ok(obj)
     }
 
     /// Stored objects as this version shows them (for updates, Tables, selectors on
-    /// converted fields).
+    /// converted fields): converted, pruned against this version's schema, then defaulted.
+    /// Only the objects in another version go to the converter, in one batch.
     pub async fn from_storage(&self, objs: &[Arc<StoredObject>]) -> Result<Vec<Value>, ApiError> {
         let mut out: Vec<Value> = objs.iter().map(|o| o.value.clone()).collect();
-        if self.api_version != self.storage_api_version && !out.is_empty() {
-            out = self.converter.convert(out, &self.api_version).await?;
-            if out.len() != objs.len() {
+        let to_convert: Vec<Value> = objs
+            .iter()
+            .filter(|o| self.converts(o))
+            .map(|o| o.value.clone())
+            .collect();
+        if !to_convert.is_empty() {
+            let count = to_convert.len();
+            let converted = self
+                .converter
+                .convert(to_convert, &self.api_version)
+                .await?;
+            if converted.len() != count {
                 return Err(ApiError::internal(
                     "conversion returned a different number of objects",
                 ));
             }
+            let slots = out.iter_mut().zip(objs).filter(|(_, o)| self.converts(o));
+            for ((slot, _), mut v) in slots.zip(converted) {
+                self.strategy.prune_converted(&mut v);
+                self.strategy.default_on_read(&mut v);
+                *slot = v;
+            }
         }
         for (v, o) in out.iter_mut().zip(objs) {
-            if self.needs_defaults(o) {
+            if !self.converts(o) && self.needs_defaults(o) {
                 self.strategy.default_on_read(v);
             }
         }
@@ -259,6 +292,7 @@ mod tests {
             Arc::new(none::NoneConverter),
             None,
             Arc::new(Defaults),
+            Arc::new(Defaults),
         );
         let first = codec.encode(&obj).await.expect("encodes");
         let v: Value = serde_json::from_slice(&first).expect("json");
@@ -272,6 +306,45 @@ mod tests {
         assert_eq!(back["apiVersion"], "g/v1");
     }
 
+    struct Prunes;
+
+    impl Strategy for Prunes {
+        fn prune_converted(&self, obj: &mut Value) {
+            if let Some(spec) = obj["spec"].as_object_mut() {
+                spec.remove("unknown");
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn conversions_are_pruned_by_the_target_version() {
+        let codec = Codec::new(
+            "g/v2".into(),
+            "g/v1".into(),
+            Arc::new(none::NoneConverter),
+            None,
+            Arc::new(Prunes),
+            Arc::new(Prunes),
+        );
+        let stored_v1 = codec
+            .to_storage(json!({"apiVersion": "g/v2", "spec": {"unknown": 1, "kept": 2}}))
+            .await
+            .expect("converts");
+        assert_eq!(
+            stored_v1,
+            json!({"apiVersion": "g/v1", "spec": {"kept": 2}})
+        );
+        // An object stored under an earlier storage version converts even where the codec's
+        // own version is the storage version.
+        let old = stored(json!({"apiVersion": "g/v0", "metadata": {"name": "a"},
+            "spec": {"unknown": 1}}));
+        let identity = Codec::identity("g/v1".into(), Arc::new(Prunes));
+        let v = identity.from_storage_one(&old).await.expect("reads");
+        assert_eq!(v["apiVersion"], "g/v1");
+        assert_eq!(v["spec"], json!({}));
+        assert_ne!(identity.cache_key(&old), 0);
+    }
+
     #[tokio::test]
     async fn objects_older_than_a_default_are_defaulted_on_read() {
         let obj = stored(json!({"apiVersion": "g/v1", "metadata": {"name": "a"}}));
@@ -280,6 +353,7 @@ mod tests {
             "g/v1".into(),
             Arc::new(none::NoneConverter),
             Some(obj.rv + 1),
+            Arc::new(Defaults),
             Arc::new(Defaults),
         );
         let v = codec.from_storage_one(&obj).await.expect("reads");

@@ -103,6 +103,9 @@ pub async fn serve(
         }
         return Ok(plain_not_found());
     };
+    for warning in &res.warnings {
+        ctx.warn(warning.clone());
+    }
     if !scope_matches(&res, info) {
         return Ok(plain_not_found());
     }

@@ -249,6 +249,9 @@ pub struct ApiResource {
     pub response_kind_has_version: bool,
     /// Create is refused: the CRD behind the resource is being deleted.
     pub terminating: bool,
+    /// `Warning` headers every request through this resource gets (a deprecated custom
+    /// resource version's `deprecationWarning`).
+    pub warnings: Vec<String>,
     /// Objects every cluster starts with (created once, through the store, at start), given
     /// the server's address (`host:port`; the `kubernetes` Service points at it).
     pub bootstrap: fn(&str) -> Vec<Value>,
@@ -365,6 +368,7 @@ impl ResourceBuilder {
                 unserved_verb: UnservedVerb::MethodNotAllowed,
                 response_kind_has_version: false,
                 terminating: false,
+                warnings: Vec::new(),
                 bootstrap: |_| Vec::new(),
                 crd: None,
                 rules: None,

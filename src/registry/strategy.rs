@@ -103,6 +103,10 @@ pub trait Strategy: Send + Sync {
         false
     }
 
+    /// Coerces what a conversion into this version produced (custom resources prune it against
+    /// the version's schema); built-in kinds convert through typed models and need nothing.
+    fn prune_converted(&self, _obj: &mut Value) {}
+
     /// Server-owned fields and defaults on create (e.g. status dropped when `/status` exists).
     fn prepare_for_create(&self, _obj: &mut Value) {}
 

@@ -90,6 +90,14 @@ impl Schema {
         unknown
     }
 
+    /// What the apiserver does to the output of a conversion into this schema's version: prune
+    /// (as [`Schema::prune`], nothing reported) and drop the `null`s of non-nullable fields that
+    /// have no default; defaults come later, when the object is decoded for a reader.
+    pub fn prune_converted(&self, obj: &mut Value) {
+        self.prune(obj);
+        pruning::prune_nulls(obj, Some(&self.root));
+    }
+
     /// Applies `default`s in the apiserver's order: `null`s of non-nullable fields without a
     /// default are dropped first (`PruneNonNullableNullsWithoutDefaults`), then every missing
     /// field (or non-nullable `null`) with a default gets a copy of it, depth first through

@@ -10,6 +10,7 @@ mod bodies;
 mod cel;
 mod configmaps;
 mod controller;
+mod conversion;
 mod crd;
 mod crud;
 mod discovery;

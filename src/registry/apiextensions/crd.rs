@@ -100,6 +100,7 @@ impl Strategy for CrdStrategy {
                 ));
             }
         }
+        errs.extend(apiextensions::stored_versions_errors(obj));
         errs
     }
 

@@ -13,7 +13,7 @@ use crate::controllers::Work;
 use crate::conversion::none::NoneConverter;
 use crate::conversion::Codec;
 use crate::discovery::openapi;
-use crate::registry::catalog::Registry;
+use crate::registry::catalog::{version_priority, Registry};
 use crate::registry::resource::{
     api_version, storage_version_hash, ApiResource, BodyCodec, OpenApiDefinition, ResourceBuilder,
     Subresource, UnservedVerb, PART_VERBS, UNSTRUCTURED_PATCH_TYPES,
@@ -86,16 +86,12 @@ fn resource(crd: &Arc<Crd>, v: &Version, previous: Option<&Registry>) -> ApiReso
         Some(r) => (r.schema.shared(), r.rules.clone()),
         None => compile_schema(v),
     };
-    let strategy = Arc::new(CustomResourceStrategy {
-        kind: names.kind.clone(),
-        version: v.name.clone(),
-        status_enabled: status,
-        scale: subresources.scale.clone(),
-        schema: schema.clone(),
-        rules: rules.clone(),
-        preserve_unknown_fields: crd.spec.preserve_unknown_fields == Some(true),
-        crd: Some((crd.name.clone(), crd.terminating)),
-    });
+    let strategy = Arc::new(CustomResourceStrategy::new(
+        crd,
+        v,
+        schema.clone(),
+        rules.clone(),
+    ));
     let codec = match unchanged {
         Some(r) => r.codec.clone(),
         None => Arc::new(Codec::new(
@@ -107,6 +103,7 @@ fn resource(crd: &Arc<Crd>, v: &Version, previous: Option<&Registry>) -> ApiReso
                 .filter(|s| s.root().sub_defaults)
                 .map(|_| crd.resource_version),
             strategy.clone(),
+            storage_strategy(crd, v, &strategy),
         )),
     };
     let mut builder =
@@ -148,10 +145,52 @@ fn resource(crd: &Arc<Crd>, v: &Version, previous: Option<&Registry>) -> ApiReso
             r.unserved_verb = UnservedVerb::Described;
             r.response_kind_has_version = true;
             r.terminating = crd.terminating;
+            r.warnings = deprecation_warning(crd, v).into_iter().collect();
             r.crd = Some(crd.clone());
             r.rules = rules;
         })
         .build()
+}
+
+/// The strategy of the CRD's storage version, which prunes what a conversion to it produced:
+/// `this` when `v` is the storage version, else one compiled for the storage version.
+fn storage_strategy(
+    crd: &Crd,
+    v: &Version,
+    this: &Arc<CustomResourceStrategy>,
+) -> Arc<dyn Strategy> {
+    match crd.spec.versions.iter().find(|s| s.storage) {
+        Some(storage) if storage.name != v.name => {
+            let (schema, rules) = compile_schema(storage);
+            Arc::new(CustomResourceStrategy::new(crd, storage, schema, rules))
+        }
+        _ => this.clone(),
+    }
+}
+
+/// The `Warning` every request through a deprecated version gets: its `deprecationWarning`, or
+/// the apiserver's default naming the most preferred served version that is newer and not
+/// deprecated (`defaultDeprecationWarning`).
+fn deprecation_warning(crd: &Crd, v: &Version) -> Option<String> {
+    if !v.deprecated {
+        return None;
+    }
+    if let Some(w) = &v.deprecation_warning {
+        return Some(w.clone());
+    }
+    let (group, kind) = (&crd.spec.group, &crd.accepted_names.kind);
+    let mut msg = format!("{group}/{} {kind} is deprecated", v.name);
+    let newer = crd
+        .spec
+        .versions
+        .iter()
+        .filter(|o| o.served && !o.deprecated)
+        .filter(|o| version_priority(&v.name, &o.name) == std::cmp::Ordering::Greater)
+        .min_by(|a, b| version_priority(&a.name, &b.name));
+    if let Some(o) = newer {
+        msg.push_str(&format!("; use {group}/{} {kind}", o.name));
+    }
+    Some(msg)
 }
 
 /// The same version of the same CRD in the previous registry when the CRD's spec did not change
@@ -271,7 +310,41 @@ impl CustomResourceStrategy {
     }
 }
 
+impl CustomResourceStrategy {
+    /// The strategy of version `v` of `crd`, with its compiled schema and rules.
+    pub fn new(
+        crd: &Crd,
+        v: &Version,
+        schema: Option<Arc<Schema>>,
+        rules: Option<Arc<Rules>>,
+    ) -> CustomResourceStrategy {
+        let subresources = v.subresources.clone().unwrap_or_default();
+        CustomResourceStrategy {
+            kind: crd.accepted_names.kind.clone(),
+            version: v.name.clone(),
+            status_enabled: subresources.status.is_some(),
+            scale: subresources.scale,
+            schema,
+            rules,
+            preserve_unknown_fields: crd.spec.preserve_unknown_fields == Some(true),
+            crd: Some((crd.name.clone(), crd.terminating)),
+        }
+    }
+}
+
 impl Strategy for CustomResourceStrategy {
+    /// `schemaCoercingConverter`: what a conversion produced is pruned against this version's
+    /// schema, and its non-nullable `null`s without defaults dropped.
+    fn prune_converted(&self, obj: &mut Value) {
+        if let Some(schema) = self
+            .schema
+            .as_ref()
+            .filter(|_| !self.preserve_unknown_fields)
+        {
+            schema.prune_converted(obj);
+        }
+    }
+
     fn decode(&self, obj: &mut Value, ctx: &Context) -> Result<(), ApiError> {
         let Some(schema) = &self.schema else {
             return Ok(());

@@ -438,6 +438,59 @@ fn validate_versions(versions: &[Version]) -> Vec<StatusCause> {
     errs
 }
 
+/// `ValidateCustomResourceDefinitionStoredVersions`, on updates (the status then holds the old
+/// stored versions plus the new storage version): the storage version must be recorded, and a
+/// version objects may still be stored in must stay in `spec.versions` until a storage
+/// migration removes it from `status.storedVersions`.
+pub fn stored_versions_errors(crd: &Value) -> Vec<StatusCause> {
+    let stored: Vec<&str> = crd["status"]["storedVersions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let path = "status.storedVersions";
+    if stored.is_empty() {
+        return vec![raw_invalid(
+            path,
+            &Value::String("[]string(nil)".into()),
+            "must have at least one stored version",
+        )];
+    }
+    let versions = crd["spec"]["versions"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice);
+    let mut errs = Vec::new();
+    let rendered = format!(
+        "[]string{{{}}}",
+        stored
+            .iter()
+            .map(|v| format!("{v:?}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    for v in versions.iter().filter(|v| v["storage"] == true) {
+        let name = v["name"].as_str().unwrap_or("");
+        if !stored.contains(&name) {
+            errs.push(raw_invalid(
+                path,
+                &Value::String(rendered.clone()),
+                &format!("must have the storage version {name}"),
+            ));
+        }
+    }
+    for (i, v) in stored.iter().enumerate() {
+        if !versions.iter().any(|s| s["name"] == *v) {
+            errs.push(field::invalid(
+                &format!("{path}[{i}]"),
+                &json!(v),
+                &format!("missing from spec.versions; {v} was previously a storage version, and must remain in spec.versions until a storage migration ensures no data remains persisted in {v} and removes {v} from status.storedVersions"),
+            ));
+        }
+    }
+    errs
+}
+
 /// An Invalid cause whose value is already rendered Go-style (printed without quotes).
 fn raw_invalid(path: &str, rendered: &Value, detail: &str) -> StatusCause {
     let mut cause = field::invalid(path, &Value::Null, detail);

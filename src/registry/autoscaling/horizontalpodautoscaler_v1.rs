@@ -57,6 +57,7 @@ pub fn resource() -> ApiResource {
                 Arc::new(HpaConverter),
                 None,
                 r.strategy.clone(),
+                r.strategy.clone(),
             ));
         })
     })

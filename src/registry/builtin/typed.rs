@@ -100,6 +100,10 @@ impl Strategy for Typed {
         self.inner.default_on_read(obj)
     }
 
+    fn prune_converted(&self, obj: &mut Value) {
+        self.inner.prune_converted(obj);
+    }
+
     fn prepare_for_create(&self, obj: &mut Value) {
         self.inner.prepare_for_create(obj);
     }

@@ -57,6 +57,7 @@ pub fn resource() -> ApiResource {
                     Arc::new(EventConverter),
                     None,
                     r.strategy.clone(),
+                    r.strategy.clone(),
                 ));
             })
         })
