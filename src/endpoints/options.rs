@@ -300,7 +300,7 @@ impl Filter {
             .map_err(|e| ApiError::bad_request(e.to_string()))?;
         let fields = FieldSelector::parse(
             req.query.get("fieldSelector").unwrap_or(""),
-            res.field_selectors,
+            &res.field_selectors,
             res.unsupported_field,
         )
         .map_err(|e| ApiError::bad_request(e.to_string()))?;

@@ -220,7 +220,7 @@ pub struct ApiResource {
     /// Where objects live in the store (shared by every version).
     pub gr: GroupResource,
     /// Field names usable in `fieldSelector`.
-    pub field_selectors: &'static [&'static str],
+    pub field_selectors: Vec<String>,
     /// How an unsupported `fieldSelector` field is worded (core kinds differ from the rest).
     pub unsupported_field: fn(&str, &[&str]) -> String,
     /// Per-resource behaviour of the main resource.
@@ -347,7 +347,7 @@ impl ResourceBuilder {
                 subresources: Vec::new(),
                 storage_version: version.to_string(),
                 gr: GroupResource::new(group, plural),
-                field_selectors: &["metadata.name", "metadata.namespace"],
+                field_selectors: strings(&["metadata.name", "metadata.namespace"]),
                 unsupported_field: selector::builtin_unsupported_field,
                 strategy: strategy.clone(),
                 table: Arc::new(Columns::default_columns()),
@@ -407,8 +407,8 @@ impl ResourceBuilder {
     }
 
     /// Field names usable in `fieldSelector`.
-    pub fn field_selectors(mut self, fields: &'static [&'static str]) -> Self {
-        self.res.field_selectors = fields;
+    pub fn field_selectors(mut self, fields: &[&str]) -> Self {
+        self.res.field_selectors = strings(fields);
         self
     }
 

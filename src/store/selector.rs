@@ -476,9 +476,9 @@ impl FieldSelector {
     /// object (`status.phase`), or `label=path` where the selector's name is not the object's
     /// path (events select `source` by `source.component`); either may end in `|default`, the
     /// value an absent field has (a pod's `spec.hostNetwork|false`, as Go prints its zero value).
-    pub fn parse(
+    pub fn parse<S: AsRef<str>>(
         s: &str,
-        supported: &[&str],
+        supported: &[S],
         unsupported: fn(&str, &[&str]) -> String,
     ) -> Result<Self, SelectorError> {
         let mut requirements = Vec::new();
@@ -498,16 +498,17 @@ impl FieldSelector {
                 });
             };
             let field = field.trim();
-            let Some(path) = supported.iter().find_map(|entry| {
-                let name = entry.split_once('|').map_or(*entry, |(n, _)| n);
+            let Some(path) = supported.iter().map(AsRef::as_ref).find_map(|entry| {
+                let name = entry.split_once('|').map_or(entry, |(n, _)| n);
                 match entry.split_once('=') {
                     Some((label, path)) => (label == field).then_some(path),
-                    None => (name == field).then_some(*entry),
+                    None => (name == field).then_some(entry),
                 }
             }) else {
                 let labels: Vec<&str> = supported
                     .iter()
-                    .map(|e| e.split_once('=').map_or(*e, |(l, _)| l))
+                    .map(AsRef::as_ref)
+                    .map(|e| e.split_once('=').map_or(e, |(l, _)| l))
                     .map(|e| e.split_once('|').map_or(e, |(l, _)| l))
                     .collect();
                 return Err(SelectorError::UnsupportedField(unsupported(field, &labels)));

@@ -305,3 +305,27 @@ async fn deprecated_versions_warn_on_every_request(#[future(awt)] server: TestSe
     assert_eq!(warning("v2").await, ["299 - \"v2 is going away too\""]);
     assert!(warning("v3").await.is_empty());
 }
+
+#[rstest]
+#[tokio::test]
+async fn selectable_fields_are_per_version(#[future(awt)] server: TestServer) {
+    let mut crd = two_version_crd();
+    crd["spec"]["versions"][0]["selectableFields"] = json!([{"jsonPath": ".spec.image"}]);
+    let (status, body) = server.post(CRDS, &crd).await;
+    assert_eq!(status, 201, "{body}");
+    server.create_crontab("default", "a").await;
+    let (status, list) = server
+        .get("/apis/stable.example.com/v1/namespaces/default/crontabs?fieldSelector=spec.image%3Dmy-awesome-cron-image")
+        .await;
+    assert_eq!(status, 200, "{list}");
+    assert_eq!(list["items"].as_array().map(Vec::len), Some(1));
+    let (_, none) = server
+        .get("/apis/stable.example.com/v1/crontabs?fieldSelector=spec.image!%3Dmy-awesome-cron-image")
+        .await;
+    assert_eq!(none["items"], json!([]));
+    let (status, err) = server
+        .get("/apis/stable.example.com/v2/crontabs?fieldSelector=spec.image%3Dx")
+        .await;
+    assert_eq!(status, 400);
+    assert_eq!(err["message"], "field label not supported: spec.image");
+}

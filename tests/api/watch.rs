@@ -370,7 +370,8 @@ async fn selectors_on_watch_turn_changes_into_added_and_deleted(#[future(awt)] s
         .get("/apis/stable.example.com/v1/namespaces/default/crontabs?watch=1&fieldSelector=spec.image%3Dx")
         .await;
     assert_eq!(status, 400);
-    assert_eq!(body["message"], "\"spec.image\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"");
+    // The custom resource converter's wording (`crConverter.ConvertFieldLabel`).
+    assert_eq!(body["message"], "field label not supported: spec.image");
 }
 
 #[tokio::test]

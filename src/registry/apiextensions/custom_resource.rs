@@ -113,7 +113,8 @@ fn resource(crd: &Arc<Crd>, v: &Version, previous: Option<&Registry>) -> ApiReso
             } else {
                 VERBS
             })
-            .unsupported_field(selector::generic_unsupported_field)
+            .field_selectors(&selectable_fields(crd, v))
+            .unsupported_field(selector::builtin_unsupported_field)
             .table(Columns::from_printer_columns(&v.additional_printer_columns))
             .openapi(openapi_definition(crd, v))
             .schema(schema);
@@ -150,6 +151,22 @@ fn resource(crd: &Arc<Crd>, v: &Version, previous: Option<&Registry>) -> ApiReso
             r.rules = rules;
         })
         .build()
+}
+
+/// The field selectors of a version (`crConverter.ConvertFieldLabel`): `metadata.name`,
+/// `metadata.namespace` when namespaced, and the version's `selectableFields`.
+fn selectable_fields<'a>(crd: &Crd, v: &'a Version) -> Vec<&'a str> {
+    let mut out = vec!["metadata.name"];
+    if crd.namespaced() {
+        out.push("metadata.namespace");
+    }
+    out.extend(
+        v.selectable_fields
+            .iter()
+            .filter_map(|f| f["jsonPath"].as_str())
+            .map(|p| p.strip_prefix('.').unwrap_or(p)),
+    );
+    out
 }
 
 /// The strategy of the CRD's storage version, which prunes what a conversion to it produced:

@@ -113,6 +113,9 @@ pub struct Version {
     pub subresources: Option<Subresources>,
     /// Printer columns (Table output).
     pub additional_printer_columns: Vec<Value>,
+    /// Fields usable in field selectors beyond `metadata.name` (and `metadata.namespace`):
+    /// `[{jsonPath: .spec.color}]`.
+    pub selectable_fields: Vec<Value>,
 }
 
 /// `spec`.
