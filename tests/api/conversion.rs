@@ -329,3 +329,62 @@ async fn selectable_fields_are_per_version(#[future(awt)] server: TestServer) {
     assert_eq!(status, 400);
     assert_eq!(err["message"], "field label not supported: spec.image");
 }
+
+#[rstest]
+#[tokio::test]
+async fn server_side_apply_owns_fields_across_versions(#[future(awt)] server: TestServer) {
+    let (status, body) = server.post(CRDS, &two_version_crd()).await;
+    assert_eq!(status, 201, "{body}");
+    let apply = |version: &str, manager: &str, image: &str, force: bool| {
+        let url = server.url(&format!(
+            "/apis/stable.example.com/{version}/namespaces/default/crontabs/ssa?fieldManager={manager}&force={force}"
+        ));
+        let mut body = json!({"apiVersion": format!("stable.example.com/{version}"), "kind": "CronTab",
+            "metadata": {"name": "ssa"}, "spec": {"image": image}});
+        if manager == "one" {
+            body["spec"]["cronSpec"] = json!("* * * * */5");
+        }
+        server.send(
+            server
+                .http
+                .patch(url)
+                .header("content-type", "application/apply-patch+yaml")
+                .body(body.to_string()),
+        )
+    };
+    let (status, body) = apply("v1", "one", "a", false).await;
+    assert_eq!(status, 201, "{body}");
+    let (status, err) = apply("v2", "two", "b", false).await;
+    assert_eq!(status, 409, "a conflict across versions: {err}");
+    assert_eq!(
+        err["message"],
+        "Apply failed with 1 conflict: conflict with \"one\": .spec.image"
+    );
+    let (status, body) = apply("v2", "two", "b", true).await;
+    assert_eq!(status, 200, "{body}");
+    let managers: Vec<(String, String)> = body["metadata"]["managedFields"]
+        .as_array()
+        .expect("managedFields")
+        .iter()
+        .map(|m| {
+            (
+                m["manager"].as_str().unwrap_or("").to_string(),
+                m["apiVersion"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        managers,
+        [
+            ("one".to_string(), "stable.example.com/v1".to_string()),
+            ("two".to_string(), "stable.example.com/v2".to_string())
+        ]
+    );
+    // The forced field moved to `two`: applying it again through v1 conflicts with `two`.
+    let (status, err) = apply("v1", "one", "a", false).await;
+    assert_eq!(status, 409);
+    assert_eq!(
+        err["message"],
+        "Apply failed with 1 conflict: conflict with \"two\": .spec.image"
+    );
+}
