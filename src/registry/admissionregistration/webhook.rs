@@ -11,8 +11,8 @@ use super::{default_rule_scopes, match_conditions_errors, rule_errors};
 use crate::error::{field, StatusCause};
 use crate::registry::table::{Column, Columns};
 use crate::registry::validation::{
-    dns1035_label_errors, dns1123_subdomain_errors, label_selector_errors, port_number_errors,
-    selector_has_invalid_values,
+    dns1035_label_errors, dns1123_subdomain_errors, label_selector_errors,
+    selector_has_invalid_values, webhook_client_config_errors,
 };
 
 /// The admission review versions this apiserver's predecessor understands.
@@ -208,160 +208,13 @@ fn webhook_errors(hook: &Value, path: &str, opts: Options, mutating: bool) -> Ve
             &["IfNeeded", "Never"],
         ));
     }
-    errs.extend(client_config_errors(
+    errs.extend(webhook_client_config_errors(
         &hook["clientConfig"],
         &format!("{path}.clientConfig"),
     ));
     if !opts.ignore_match_conditions {
         let p = format!("{path}.matchConditions");
         errs.extend(match_conditions_errors(&hook["matchConditions"], &p));
-    }
-    errs
-}
-
-/// Exactly one of a URL or a Service.
-fn client_config_errors(cc: &Value, path: &str) -> Vec<StatusCause> {
-    match (cc["url"].as_str(), cc["service"].is_object()) {
-        (Some(url), false) => url_errors(url, &format!("{path}.url")),
-        (None, true) => service_errors(&cc["service"], &format!("{path}.service")),
-        _ => vec![field::required(
-            path,
-            "exactly one of url or service is required",
-        )],
-    }
-}
-
-/// The parts of a URL as Go's `url.Parse` splits them.
-struct UrlParts<'a> {
-    scheme: &'a str,
-    user: Option<&'a str>,
-    host: &'a str,
-    query: &'a str,
-    fragment: &'a str,
-}
-
-fn split_url(url: &str) -> Result<UrlParts<'_>, String> {
-    let (rest, fragment) = url.split_once('#').unwrap_or((url, ""));
-    let scheme_end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || "+-.".contains(c)));
-    let (scheme, rest) = match scheme_end {
-        Some(0) if rest.starts_with(':') => {
-            return Err(format!("parse {url:?}: missing protocol scheme"))
-        }
-        Some(i)
-            if rest[i..].starts_with(':')
-                && rest.starts_with(|c: char| c.is_ascii_alphabetic()) =>
-        {
-            (&rest[..i], &rest[i + 1..])
-        }
-        _ => ("", rest),
-    };
-    let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
-    let (user, host) = match rest.strip_prefix("//") {
-        Some(auth) => {
-            let authority = auth.split('/').next().unwrap_or("");
-            match authority.rsplit_once('@') {
-                Some((user, host)) => (Some(user), host),
-                None => (None, authority),
-            }
-        }
-        None => (None, ""),
-    };
-    Ok(UrlParts {
-        scheme,
-        user,
-        host,
-        query,
-        fragment,
-    })
-}
-
-/// `ValidateWebhookURL` with HTTPS required.
-fn url_errors(url: &str, path: &str) -> Vec<StatusCause> {
-    const FORM: &str = "; desired format: https://host[/path]";
-    let parts = match split_url(url) {
-        Ok(p) => p,
-        Err(e) => {
-            return vec![field::required(
-                path,
-                &format!("url must be a valid URL: {e}{FORM}"),
-            )]
-        }
-    };
-    let mut errs = Vec::new();
-    if parts.scheme != "https" {
-        let msg = format!("'https' is the only allowed URL scheme{FORM}");
-        errs.push(field::invalid(path, &json!(parts.scheme), &msg));
-    }
-    if parts.host.is_empty() {
-        errs.push(field::invalid(
-            path,
-            &json!(""),
-            &format!("host must be specified{FORM}"),
-        ));
-    }
-    if let Some(user) = parts.user {
-        let msg = "user information is not permitted in the URL";
-        errs.push(field::invalid(path, &json!(user), msg));
-    }
-    if !parts.fragment.is_empty() {
-        let msg = "fragments are not permitted in the URL";
-        errs.push(field::invalid(path, &json!(parts.fragment), msg));
-    }
-    if !parts.query.is_empty() {
-        let msg = "query parameters are not permitted in the URL";
-        errs.push(field::invalid(path, &json!(parts.query), msg));
-    }
-    errs
-}
-
-/// `ValidateWebhookService`: name, namespace, port, and a path of DNS-subdomain segments.
-fn service_errors(svc: &Value, path: &str) -> Vec<StatusCause> {
-    let mut errs = Vec::new();
-    for key in ["name", "namespace"] {
-        if svc[key].as_str().unwrap_or("").is_empty() {
-            errs.push(field::required(&format!("{path}.{key}"), ""));
-        }
-    }
-    let port = svc["port"].as_i64().unwrap_or(0);
-    let port_errs = port_number_errors(port);
-    if !port_errs.is_empty() {
-        let msg = format!("port is not valid: {}", port_errs.join(", "));
-        errs.push(field::invalid(&format!("{path}.port"), &json!(port), &msg));
-    }
-    let Some(url_path) = svc["path"].as_str() else {
-        return errs;
-    };
-    errs.extend(service_path_errors(url_path, &format!("{path}.path")));
-    errs
-}
-
-fn service_path_errors(url_path: &str, path: &str) -> Vec<StatusCause> {
-    let shown = json!(url_path);
-    if url_path.is_empty() || url_path == "/" {
-        return Vec::new();
-    }
-    if url_path == "//" {
-        return vec![field::invalid(path, &shown, "segment[0] may not be empty")];
-    }
-    let mut errs = Vec::new();
-    if !url_path.starts_with('/') {
-        errs.push(field::invalid(path, &shown, "must start with a '/'"));
-    }
-    let trimmed = url_path.get(1..).unwrap_or("");
-    let trimmed = trimmed.strip_suffix('/').unwrap_or(trimmed);
-    for (i, step) in trimmed.split('/').enumerate() {
-        if step.is_empty() {
-            let msg = format!("segment[{i}] may not be empty");
-            errs.push(field::invalid(path, &shown, &msg));
-            continue;
-        }
-        for failure in dns1123_subdomain_errors(step) {
-            errs.push(field::invalid(
-                path,
-                &shown,
-                &format!("segment[{i}]: {failure}"),
-            ));
-        }
     }
     errs
 }

@@ -10,6 +10,9 @@ use serde_json::{json, Value};
 
 use crate::error::{field, StatusCause};
 use crate::registry::object_meta::{is_dns1123_label, is_dns1123_subdomain, meta_str};
+use crate::registry::validation::{
+    dns1035_label_errors, invalid_each, webhook_client_config_errors,
+};
 
 /// The API group of CRDs.
 pub const GROUP: &str = "apiextensions.k8s.io";
@@ -235,6 +238,103 @@ pub fn apply_defaults(crd: &mut Value) {
     if !spec.get("conversion").is_some_and(Value::is_object) {
         spec.insert("conversion".into(), json!({"strategy": "None"}));
     }
+    // `SetDefaults_ServiceReference`: a conversion webhook's Service port is 443.
+    if let Some(service) = spec
+        .get_mut("conversion")
+        .and_then(|c| c.pointer_mut("/webhook/clientConfig/service"))
+        .and_then(Value::as_object_mut)
+    {
+        if service.get("port").is_none_or(Value::is_null) {
+            service.insert("port".into(), json!(443));
+        }
+    }
+}
+
+/// The ConversionReview versions the apiserver speaks.
+const ACCEPTED_CONVERSION_REVIEW_VERSIONS: [&str; 2] = ["v1", "v1beta1"];
+
+/// `validateCustomResourceConversion`, with the paths of the internal type the apiserver
+/// validates (`spec.conversion.webhookClientConfig` for v1's `webhook.clientConfig`).
+fn conversion_errors(conversion: &Value) -> Vec<StatusCause> {
+    let mut errs = Vec::new();
+    let strategy = conversion["strategy"].as_str().unwrap_or("");
+    match strategy {
+        "None" | "Webhook" => {}
+        "" => errs.push(field::required("spec.conversion.strategy", "")),
+        other => errs.push(field::not_supported(
+            "spec.conversion.strategy",
+            &json!(other),
+            &["None", "Webhook"],
+        )),
+    }
+    let config = &conversion["webhook"]["clientConfig"];
+    let versions = &conversion["webhook"]["conversionReviewVersions"];
+    let config_path = "spec.conversion.webhookClientConfig";
+    let versions_path = "spec.conversion.conversionReviewVersions";
+    if strategy != "Webhook" {
+        let forbidden = "should not be set when strategy is not set to Webhook";
+        if config.is_object() {
+            errs.push(field::forbidden(config_path, forbidden));
+        }
+        if versions.as_array().is_some_and(|v| !v.is_empty()) {
+            errs.push(field::forbidden(versions_path, forbidden));
+        }
+        return errs;
+    }
+    if config.is_object() {
+        errs.extend(webhook_client_config_errors(config, config_path));
+    } else {
+        errs.push(field::required(
+            config_path,
+            "required when strategy is set to Webhook",
+        ));
+    }
+    errs.extend(conversion_review_versions_errors(versions, versions_path));
+    errs
+}
+
+/// `validateConversionReviewVersions`: present, unique DNS-1035 labels, one the apiserver speaks.
+fn conversion_review_versions_errors(versions: &Value, path: &str) -> Vec<StatusCause> {
+    let list: Vec<&str> = versions
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|v| v.as_str().unwrap_or(""))
+        .collect();
+    if list.is_empty() {
+        return vec![field::required(path, "")];
+    }
+    let mut errs = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (i, v) in list.iter().enumerate() {
+        let at = format!("{path}[{i}]");
+        if !seen.insert(*v) {
+            errs.push(field::invalid(&at, &json!(v), "duplicate version"));
+            continue;
+        }
+        errs.extend(invalid_each(&at, &json!(v), dns1035_label_errors(v)));
+    }
+    if !list
+        .iter()
+        .any(|v| ACCEPTED_CONVERSION_REVIEW_VERSIONS.contains(v))
+    {
+        let rendered = format!(
+            "[]string{{{}}}",
+            list.iter()
+                .map(|v| format!("{v:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        errs.push(raw_invalid(
+            path,
+            &Value::String(rendered),
+            &format!(
+                "must include at least one of {}",
+                ACCEPTED_CONVERSION_REVIEW_VERSIONS.join(", ")
+            ),
+        ));
+    }
+    errs
 }
 
 /// DNS-1035 label: starts with a letter (version names).
@@ -298,6 +398,7 @@ pub fn validate(crd: &Value) -> Vec<StatusCause> {
 
     errs.extend(validate_names(&spec.names, "spec.names"));
     errs.extend(validate_versions(&spec.versions));
+    errs.extend(conversion_errors(&spec_v["conversion"]));
     errs
 }
 
@@ -706,6 +807,44 @@ mod tests {
         assert_eq!(
             err,
             ("ShortNamesConflict", "\"ct\" is already in use".to_string())
+        );
+    }
+
+    #[test]
+    fn conversion_rules() {
+        let errs = |conversion: Value| -> Vec<String> {
+            conversion_errors(&conversion)
+                .iter()
+                .map(|e| format!("{}: {}", e.field, e.message))
+                .collect()
+        };
+        assert!(errs(json!({"strategy": "None"})).is_empty());
+        let ok = json!({"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"],
+            "clientConfig": {"url": "https://127.0.0.1:8443/convert"}}});
+        assert!(errs(ok).is_empty());
+        assert_eq!(
+            errs(json!({"strategy": "Webhook"})),
+            [
+                "spec.conversion.webhookClientConfig: Required value: required when strategy is set to Webhook",
+                "spec.conversion.conversionReviewVersions: Required value"
+            ]
+        );
+        assert_eq!(
+            errs(json!({"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v9", "v9"],
+                "clientConfig": {"url": "http://x/convert"}}})),
+            [
+                "spec.conversion.webhookClientConfig.url: Invalid value: \"http\": 'https' is the only allowed URL scheme; desired format: https://host[/path]",
+                "spec.conversion.conversionReviewVersions[1]: Invalid value: \"v9\": duplicate version",
+                "spec.conversion.conversionReviewVersions: Invalid value: []string{\"v9\", \"v9\"}: must include at least one of v1, v1beta1"
+            ]
+        );
+        assert_eq!(
+            errs(json!({"strategy": "None", "webhook": {"conversionReviewVersions": ["v1"],
+                "clientConfig": {"url": "https://x"}}})),
+            [
+                "spec.conversion.webhookClientConfig: Forbidden: should not be set when strategy is not set to Webhook",
+                "spec.conversion.conversionReviewVersions: Forbidden: should not be set when strategy is not set to Webhook"
+            ]
         );
     }
 }
