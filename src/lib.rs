@@ -42,6 +42,10 @@
 //!   [`typed`]).
 //! - [`conversion`]: the storage edge: request version <-> storage version, with encodings
 //!   cached per version so that reads and watch fan-out serialise once per version.
+//! - [`webhook`]: the transport that admission and conversion webhooks share: a
+//!   `clientConfig` parsed, `service` references resolved to addresses, one HTTPS POST of JSON
+//!   verified against the `caBundle` and bounded by the timeout, failures worded as the
+//!   apiserver reports them.
 //! - [`schema`] (the structural-schema pipeline: prune, default, validate), [`cel`]
 //!   (`x-kubernetes-validations`), [`apply`] (server-side apply and managedFields).
 //! - [`store`]: objects, the one write path, the global resourceVersion, watch fan-out, the
@@ -86,6 +90,7 @@ pub mod server;
 pub mod state;
 pub mod store;
 pub mod typed;
+pub mod webhook;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
