@@ -57,6 +57,9 @@
 //!   the response.
 //! - [`discovery`]: the discovery and OpenAPI documents, rendered once per catalog.
 //!
+//! Outside the request path, `testing` (feature `testing`) helps users' tests: an HTTPS
+//! webhook server with generated certificates, to call through [`webhook`].
+//!
 //! # Invariants
 //! - One write path, totally ordered: every change takes the next global resourceVersion inside
 //!   [`store::Store::write`], which publishes the snapshot, records the events and broadcasts them
@@ -89,6 +92,8 @@ pub mod schema;
 pub mod server;
 pub mod state;
 pub mod store;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod typed;
 pub mod webhook;
 

@@ -449,6 +449,12 @@ fn tls_reason(error: &io::Error) -> String {
 pub(crate) fn x509_reason(error: &CertificateError) -> String {
     match error {
         CertificateError::UnknownIssuer => "x509: certificate signed by unknown authority".into(),
+        // A CA with the right subject but another key: Go also says unknown authority.
+        CertificateError::BadSignature => {
+            "x509: certificate signed by unknown authority (possibly because of a signature \
+             verification error while trying to verify candidate authority certificate)"
+                .into()
+        }
         CertificateError::NotValidForNameContext {
             expected,
             presented,

@@ -306,6 +306,11 @@ fn x509_reasons() {
             CertificateError::UnknownIssuer,
             "x509: certificate signed by unknown authority",
         ),
+        (
+            CertificateError::BadSignature,
+            "x509: certificate signed by unknown authority (possibly because of a signature \
+             verification error while trying to verify candidate authority certificate)",
+        ),
     ] {
         assert_eq!(x509_reason(&error), want);
     }
