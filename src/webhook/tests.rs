@@ -344,3 +344,55 @@ async fn unknown_services_are_lookup_errors() {
         r#"Post "https://hook.ns.svc:443/convert?timeout=30s": dial tcp: lookup hook.ns.svc: no such host"#
     );
 }
+
+/// A plain-HTTP server on loopback that answers one request with `response` (raw HTTP).
+async fn answer_once(response: &'static str) -> SocketAddr {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let Ok((mut stream, _)) = listener.accept().await else {
+            return;
+        };
+        let mut request = Vec::new();
+        let mut buffer = [0u8; 4096];
+        while !request.ends_with(b"{}") {
+            match stream.read(&mut buffer).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => request.extend_from_slice(&buffer[..n]),
+            }
+        }
+        let _ = stream.write_all(response.as_bytes()).await;
+    });
+    addr
+}
+
+#[tokio::test]
+async fn plain_http_urls_and_bodies_that_are_not_json() {
+    let ok = answer_once(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n{\"ok\":true}",
+    )
+    .await;
+    let config =
+        ClientConfig::from_value(&json!({"url": format!("http://{ok}/hook")})).expect("valid");
+    let client = WebhookClient::default();
+    let answer = client
+        .post(&config, &json!({}), Duration::from_secs(30))
+        .await
+        .expect("plain http");
+    assert_eq!(answer, json!({"ok": true}));
+
+    let text = answer_once("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello").await;
+    let config =
+        ClientConfig::from_value(&json!({"url": format!("http://{text}/hook")})).expect("valid");
+    let error = client
+        .post(&config, &json!({}), Duration::from_secs(30))
+        .await
+        .expect_err("not JSON");
+    let WebhookError::Decode { url, .. } = &error else {
+        panic!("not a decode error: {error:?}");
+    };
+    assert_eq!(url, &format!("http://{text}/hook?timeout=30s"));
+}
