@@ -42,6 +42,10 @@
 //!   [`typed`]).
 //! - [`conversion`]: the storage edge: request version <-> storage version, with encodings
 //!   cached per version so that reads and watch fan-out serialise once per version.
+//! - [`webhook`]: the transport that admission and conversion webhooks share: a
+//!   `clientConfig` parsed, `service` references resolved to addresses, one HTTPS POST of JSON
+//!   verified against the `caBundle` and bounded by the timeout, failures worded as the
+//!   apiserver reports them.
 //! - [`schema`] (the structural-schema pipeline: prune, default, validate), [`cel`]
 //!   (`x-kubernetes-validations`), [`apply`] (server-side apply and managedFields).
 //! - [`store`]: objects, the one write path, the global resourceVersion, watch fan-out, the
@@ -52,6 +56,9 @@
 //!   protection finalizers; an explicit work queue on the request's context, drained before
 //!   the response.
 //! - [`discovery`]: the discovery and OpenAPI documents, rendered once per catalog.
+//!
+//! Outside the request path, `testing` (feature `testing`) helps users' tests: an HTTPS
+//! webhook server with generated certificates, to call through [`webhook`].
 //!
 //! # Invariants
 //! - One write path, totally ordered: every change takes the next global resourceVersion inside
@@ -85,7 +92,10 @@ pub mod schema;
 pub mod server;
 pub mod state;
 pub mod store;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod typed;
+pub mod webhook;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};

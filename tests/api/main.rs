@@ -32,4 +32,6 @@ mod server;
 mod storage;
 mod subresources;
 mod watch;
+#[cfg(feature = "testing")]
+mod webhook;
 mod workloads;
