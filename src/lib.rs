@@ -240,6 +240,24 @@ impl ServerBuilder {
         self
     }
 
+    /// Where the webhook Service `namespace/name` on `port` (a CRD's conversion webhook
+    /// `service`, say) really listens: a local address, typically a
+    /// [`testing::WebhookServer`]'s (whose certificate then needs `{name}.{namespace}.svc`).
+    /// Services not mapped here are looked up in their Endpoints or EndpointSlices (which, as
+    /// in a real cluster, may not hold loopback addresses).
+    pub fn webhook_service(
+        mut self,
+        namespace: &str,
+        name: &str,
+        port: u16,
+        addr: SocketAddr,
+    ) -> Self {
+        self.options
+            .webhook_services
+            .insert(namespace, name, port, addr);
+        self
+    }
+
     /// Binds, preloads, writes the kubeconfig and starts serving. Binding an address other
     /// than a loopback one prints a warning on stderr: the API is unauthenticated.
     pub async fn start(self) -> Result<ServerHandle, Error> {

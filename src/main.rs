@@ -63,6 +63,11 @@ enum Command {
         /// before it is ended.
         #[arg(long, default_value_t = 10.0)]
         stall_timeout: f64,
+        /// Where a webhook Service really listens, for conversion webhooks named by Service:
+        /// `NAMESPACE/NAME:PORT=HOST:PORT` (repeatable). Services not given here are looked up
+        /// in their Endpoints or EndpointSlices (which may not hold loopback addresses).
+        #[arg(long, value_parser = parse_webhook_service)]
+        webhook_service: Vec<WebhookService>,
     },
     /// Write a kubeconfig for a running server.
     Kubeconfig {
@@ -98,6 +103,7 @@ async fn main() -> ExitCode {
             allow_any_host,
             read_timeout,
             stall_timeout,
+            webhook_service,
         } => {
             let mut builder = kubefake::Server::builder()
                 .address(address)
@@ -111,6 +117,9 @@ async fn main() -> ExitCode {
                 .stall_timeout(Duration::from_secs_f64(stall_timeout.max(0.001)));
             if let Some(path) = kubeconfig {
                 builder = builder.kubeconfig_path(path);
+            }
+            for s in webhook_service {
+                builder = builder.webhook_service(&s.namespace, &s.name, s.port, s.addr);
             }
             for p in crds {
                 builder = builder.crds(p);
@@ -179,4 +188,35 @@ async fn wait_for_signal() {
     {
         let _ = tokio::signal::ctrl_c().await;
     }
+}
+
+/// A `--webhook-service` mapping.
+#[derive(Debug, Clone)]
+struct WebhookService {
+    namespace: String,
+    name: String,
+    port: u16,
+    addr: std::net::SocketAddr,
+}
+
+/// Parses `NAMESPACE/NAME:PORT=HOST:PORT`.
+fn parse_webhook_service(s: &str) -> Result<WebhookService, String> {
+    let usage = || format!("{s:?}: expected NAMESPACE/NAME:PORT=HOST:PORT");
+    let (service, addr) = s.split_once('=').ok_or_else(usage)?;
+    let (namespace, rest) = service.split_once('/').ok_or_else(usage)?;
+    let (name, port) = rest.rsplit_once(':').ok_or_else(usage)?;
+    let port = port.parse().map_err(|_| usage())?;
+    let addr = std::net::ToSocketAddrs::to_socket_addrs(addr)
+        .ok()
+        .and_then(|mut a| a.next())
+        .ok_or_else(usage)?;
+    if namespace.is_empty() || name.is_empty() {
+        return Err(usage());
+    }
+    Ok(WebhookService {
+        namespace: namespace.into(),
+        name: name.into(),
+        port,
+        addr,
+    })
 }

@@ -1,7 +1,7 @@
 //! The state one running server shares across requests and controllers: the store, the current
 //! registry snapshot, and the shutdown signal every long-running response listens to.
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
@@ -15,9 +15,11 @@ use crate::registry::apiextensions::custom_resource;
 use crate::registry::apiextensions::{self, Crd};
 use crate::registry::builtin;
 use crate::registry::catalog::Registry;
+use crate::registry::core::endpoints;
 use crate::registry::resource::ApiResource;
 use crate::registry::store as rest;
 use crate::store::{GroupResource, Store};
+use crate::webhook::{ServiceResolver, WebhookClient};
 
 /// Tunables of one server, set through [`crate::ServerBuilder`] or the CLI.
 #[derive(Debug, Clone)]
@@ -40,6 +42,9 @@ pub struct Options {
     /// How long a response (a watch stream included) may wait on a client that does not read
     /// before the server ends it.
     pub stall_timeout: Duration,
+    /// Where webhooks named by Service run (`namespace/name:port` to an address); a Service
+    /// not listed here is looked up in its Endpoints and EndpointSlices.
+    pub webhook_services: ServiceResolver,
 }
 
 impl Default for Options {
@@ -52,6 +57,7 @@ impl Default for Options {
             allow_any_host: false,
             read_timeout: Duration::from_secs(30),
             stall_timeout: Duration::from_secs(10),
+            webhook_services: ServiceResolver::new(),
         }
     }
 }
@@ -71,6 +77,8 @@ pub struct State {
     pub options: Options,
     /// The admission chain every write goes through.
     pub admission: Chain,
+    /// Calls conversion (and admission) webhooks.
+    pub webhooks: Arc<WebhookClient>,
 }
 
 impl State {
@@ -94,15 +102,30 @@ impl State {
     ) -> Arc<State> {
         let mut kinds = builtin::resources().to_vec();
         kinds.extend(extra.into_iter().map(Arc::new));
-        Arc::new(State {
-            store: Store::new(options.history_size, options.watch_buffer),
-            registry: ArcSwap::from_pointee(Registry::build(&kinds, Vec::new(), &server_address)),
-            kinds,
-            rebuild: Mutex::new(()),
-            server_address,
-            shutdown,
-            options,
-            admission: Chain::default(),
+        Arc::new_cyclic(|state: &Weak<State>| {
+            let state = state.clone();
+            let resolver = options
+                .webhook_services
+                .clone()
+                .with_fallback(move |ns, name, port| {
+                    let snap = state.upgrade()?.store.snapshot();
+                    endpoints::service_endpoint(&snap, ns, name, port)
+                });
+            State {
+                store: Store::new(options.history_size, options.watch_buffer),
+                registry: ArcSwap::from_pointee(Registry::build(
+                    &kinds,
+                    Vec::new(),
+                    &server_address,
+                )),
+                kinds,
+                rebuild: Mutex::new(()),
+                server_address,
+                shutdown,
+                options,
+                admission: Chain::default(),
+                webhooks: Arc::new(WebhookClient::new(resolver)),
+            }
         })
     }
 
@@ -140,7 +163,7 @@ impl State {
             .map(Arc::new)
             .collect();
         let previous = self.registry.load_full();
-        let custom = custom_resource::resources(&crds, Some(&previous));
+        let custom = custom_resource::resources(&crds, Some(&previous), &self.webhooks);
         self.registry.store(Arc::new(Registry::build(
             &self.kinds,
             custom,

@@ -16,6 +16,7 @@
 //! (and not written back).
 
 pub mod none;
+pub mod webhook;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

@@ -11,6 +11,7 @@ mod cel;
 mod configmaps;
 mod controller;
 mod conversion;
+mod conversion_webhook;
 mod crd;
 mod crud;
 mod discovery;
@@ -32,6 +33,5 @@ mod server;
 mod storage;
 mod subresources;
 mod watch;
-#[cfg(feature = "testing")]
 mod webhook;
 mod workloads;

@@ -11,7 +11,8 @@ use super::types::{Crd, Version};
 use crate::cel::Rules;
 use crate::controllers::Work;
 use crate::conversion::none::NoneConverter;
-use crate::conversion::Codec;
+use crate::conversion::webhook::WebhookConverter;
+use crate::conversion::{Codec, Converter};
 use crate::discovery::openapi;
 use crate::registry::catalog::{version_priority, Registry};
 use crate::registry::resource::{
@@ -21,6 +22,7 @@ use crate::registry::resource::{
 use crate::registry::strategy::StatusStrategy;
 use crate::registry::table::Columns;
 use crate::store::{selector, StoredObject};
+use crate::webhook::WebhookClient;
 
 use crate::context::Context;
 use crate::error::{field, ApiError, StatusCause};
@@ -64,18 +66,40 @@ const TERMINATING_VERBS: &[&str] = &["delete", "deletecollection", "get", "list"
 
 /// The served resources of the established CRDs: one per served version. Compiled schemas and
 /// CEL rules are reused from `previous` when a CRD's spec did not change.
-pub fn resources(crds: &[Arc<Crd>], previous: Option<&Registry>) -> Vec<Arc<ApiResource>> {
+/// Conversions through a webhook use `webhooks`.
+pub fn resources(
+    crds: &[Arc<Crd>],
+    previous: Option<&Registry>,
+    webhooks: &Arc<WebhookClient>,
+) -> Vec<Arc<ApiResource>> {
     let mut out = Vec::new();
     for crd in crds.iter().filter(|c| c.established) {
+        let converter = converter(crd, webhooks);
         for v in crd.spec.versions.iter().filter(|v| v.served) {
-            out.push(Arc::new(resource(crd, v, previous)));
+            out.push(Arc::new(resource(crd, v, previous, &converter)));
         }
     }
     out
 }
 
+/// The CRD's conversion strategy: `None` (only apiVersion changes) or `Webhook`.
+fn converter(crd: &Crd, webhooks: &Arc<WebhookClient>) -> Arc<dyn Converter> {
+    match crd.spec.conversion["strategy"].as_str() {
+        Some("Webhook") => Arc::new(WebhookConverter::new(
+            webhooks.clone(),
+            &crd.spec.conversion,
+        )),
+        _ => Arc::new(NoneConverter),
+    }
+}
+
 /// The resource of one served version of a CRD.
-fn resource(crd: &Arc<Crd>, v: &Version, previous: Option<&Registry>) -> ApiResource {
+fn resource(
+    crd: &Arc<Crd>,
+    v: &Version,
+    previous: Option<&Registry>,
+    converter: &Arc<dyn Converter>,
+) -> ApiResource {
     let names = &crd.accepted_names;
     let group = &crd.spec.group;
     let storage_version = crd.storage_version().to_string();
@@ -97,7 +121,7 @@ fn resource(crd: &Arc<Crd>, v: &Version, previous: Option<&Registry>) -> ApiReso
         None => Arc::new(Codec::new(
             api_version(group, &v.name),
             api_version(group, &storage_version),
-            Arc::new(NoneConverter),
+            converter.clone(),
             schema
                 .as_ref()
                 .filter(|s| s.root().sub_defaults)

@@ -135,6 +135,8 @@ pub struct Spec {
     pub versions: Vec<Version>,
     /// Legacy (v1beta1) `preserveUnknownFields: true`: nothing is pruned.
     pub preserve_unknown_fields: Option<bool>,
+    /// `{strategy, webhook: {clientConfig, conversionReviewVersions}}`.
+    pub conversion: Value,
 }
 
 /// The typed view of a stored CRD.

@@ -10,6 +10,7 @@
 //! Not yet: the deprecation warning on reads (the apiserver sends it on every request for v1
 //! Endpoints), and the endpoints controller.
 
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -26,6 +27,7 @@ use crate::registry::validation::{
     dns_label_errors, endpoint_ip_errors, legacy_ip_errors, port_number_errors,
     qualified_name_errors,
 };
+use crate::store::{GroupResource, ObjectKey, Snapshot};
 
 /// The served resource.
 pub fn resource() -> ApiResource {
@@ -50,6 +52,74 @@ fn bootstrap(address: &str) -> Vec<Value> {
             "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
         "subsets": [{"addresses": [{"ip": host}],
             "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}]})]
+}
+
+/// Where a webhook's Service reference leads, as cluster DNS and kube-proxy would take it: the
+/// Service's port (by number) names an endpoint port, and the Service's Endpoints, or else its
+/// EndpointSlices (`kubernetes.io/service-name`), give the address. The apiserver refuses
+/// loopback addresses in both, so a webhook listening on loopback beside kubefake is named
+/// through [`crate::ServerBuilder::webhook_service`] instead.
+pub fn service_endpoint(
+    snap: &Snapshot,
+    namespace: &str,
+    name: &str,
+    port: u16,
+) -> Option<SocketAddr> {
+    let key = ObjectKey::new(namespace, name);
+    let service = snap.get(&GroupResource::new("", "services"), &key);
+    let service_port = service.as_ref().and_then(|s| {
+        let ports = s.value["spec"]["ports"].as_array()?;
+        ports
+            .iter()
+            .find(|p| p["port"].as_u64() == Some(u64::from(port)))
+            .cloned()
+    });
+    let port_name = service_port
+        .as_ref()
+        .map(|p| p["name"].as_str().unwrap_or("").to_string());
+    let endpoints = snap.get(&GroupResource::new("", "endpoints"), &key);
+    let from_endpoints = endpoints.as_ref().and_then(|e| {
+        let subsets = e.value["subsets"].as_array()?;
+        subsets.iter().find_map(|subset| {
+            let port = endpoint_port(&subset["ports"], port_name.as_deref())?;
+            let ips = subset["addresses"].as_array()?;
+            ips.iter()
+                .find_map(|a| ip(&a["ip"]))
+                .map(|ip| SocketAddr::new(ip, port))
+        })
+    });
+    from_endpoints.or_else(|| {
+        let slices = GroupResource::new("discovery.k8s.io", "endpointslices");
+        snap.list(&slices, Some(namespace))
+            .filter(|(_, o)| o.value["metadata"]["labels"]["kubernetes.io/service-name"] == name)
+            .find_map(|(_, o)| {
+                let port = endpoint_port(&o.value["ports"], port_name.as_deref())?;
+                let endpoints = o.value["endpoints"].as_array()?;
+                endpoints
+                    .iter()
+                    .flat_map(|e| e["addresses"].as_array().into_iter().flatten())
+                    .find_map(ip)
+                    .map(|ip| SocketAddr::new(ip, port))
+            })
+    })
+}
+
+/// The endpoint port named as the Service port is (any, when the Service is unknown or there
+/// is just one).
+fn endpoint_port(ports: &Value, name: Option<&str>) -> Option<u16> {
+    let ports = ports.as_array()?;
+    let found = match name {
+        Some(n) => ports.iter().find(|p| p["name"].as_str().unwrap_or("") == n),
+        None => ports.first(),
+    };
+    found
+        .or_else(|| (ports.len() == 1).then(|| &ports[0]))
+        .and_then(|p| p["port"].as_u64())
+        .and_then(|p| u16::try_from(p).ok())
+}
+
+fn ip(ip: &Value) -> Option<IpAddr> {
+    ip.as_str().and_then(|s| s.parse::<IpAddr>().ok())
 }
 
 /// The warning every write of a v1 Endpoints gets.
@@ -235,6 +305,50 @@ pub fn more(mut list: Vec<String>, count: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::Store;
+
+    #[test]
+    fn services_resolve_to_their_endpoints() {
+        let store = Store::new(8, 8);
+        let put = |resource: (&str, &str), name: &str, obj: Value| {
+            let gr = GroupResource::new(resource.0, resource.1);
+            store
+                .write(|t| t.put(&gr, ObjectKey::new("hooks", name), obj))
+                .expect("stored");
+        };
+        let meta = |name: &str| json!({"name": name, "namespace": "hooks"});
+        put(
+            ("", "services"),
+            "conv",
+            json!({"metadata": meta("conv"),
+            "spec": {"ports": [{"name": "metrics", "port": 8080}, {"name": "https", "port": 443}]}}),
+        );
+        put(
+            ("", "endpoints"),
+            "conv",
+            json!({"metadata": meta("conv"),
+            "subsets": [{"addresses": [{"ip": "10.0.0.7"}],
+                "ports": [{"name": "metrics", "port": 9090}, {"name": "https", "port": 9443}]}]}),
+        );
+        let mut slice_meta = meta("other-abc");
+        slice_meta["labels"] = json!({"kubernetes.io/service-name": "other"});
+        put(
+            ("discovery.k8s.io", "endpointslices"),
+            "other-abc",
+            json!({"metadata": slice_meta,
+            "ports": [{"port": 8443}], "endpoints": [{"addresses": ["10.0.0.8"]}]}),
+        );
+        let snap = store.snapshot();
+        let found = |name: &str, port: u16| service_endpoint(&snap, "hooks", name, port);
+        assert_eq!(found("conv", 443), "10.0.0.7:9443".parse().ok());
+        assert_eq!(found("conv", 8080), "10.0.0.7:9090".parse().ok());
+        assert_eq!(
+            found("other", 443),
+            "10.0.0.8:8443".parse().ok(),
+            "no Service: the only port"
+        );
+        assert_eq!(found("missing", 443), None);
+    }
 
     #[test]
     fn endpoints_column() {

@@ -1,0 +1,374 @@
+//! CRD conversion through a real HTTPS webhook (`kubefake::testing::WebhookServer`): CronTab v1
+//! (storage, `spec.cronSpec`) and v2 (`spec.schedule`), converted by a Rust handler. Reads,
+//! lists (one call per list), watches and writes in the non-storage version; webhooks named by
+//! URL and by a Service mapped on the builder;
+//! v1beta1 reviews; and every way a conversion fails, with the apiserver's messages.
+
+use futures_util::StreamExt;
+use kubefake::testing::WebhookServer;
+use serde_json::{json, Value};
+
+use crate::harness::{crontab_crd, server, server_with, TestServer};
+
+const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+const V1: &str = "/apis/stable.example.com/v1/namespaces/default/crontabs";
+const V2: &str = "/apis/stable.example.com/v2/namespaces/default/crontabs";
+
+/// v1 `cronSpec` <-> v2 `schedule`; everything else is kept.
+fn convert_object(mut obj: Value, to: &str) -> Value {
+    let (from_key, to_key) = if to.ends_with("/v2") {
+        ("cronSpec", "schedule")
+    } else {
+        ("schedule", "cronSpec")
+    };
+    if let Some(spec) = obj["spec"].as_object_mut() {
+        if let Some(v) = spec.remove(from_key) {
+            spec.insert(to_key.into(), v);
+        }
+    }
+    obj["apiVersion"] = json!(to);
+    obj
+}
+
+/// A conversion webhook answering in the review version it was asked in.
+async fn converter(review: Value) -> Value {
+    let request = &review["request"];
+    let to = request["desiredAPIVersion"].as_str().unwrap_or("");
+    let objects: Vec<Value> = request["objects"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|o| convert_object(o, to))
+        .collect();
+    json!({"apiVersion": review["apiVersion"], "kind": "ConversionReview",
+        "response": {"uid": request["uid"], "result": {"status": "Success"},
+            "convertedObjects": objects}})
+}
+
+async fn start_converter(builder: kubefake::testing::WebhookServerBuilder) -> WebhookServer {
+    builder
+        .start(|_path, review| converter(review))
+        .await
+        .expect("webhook starts")
+}
+
+/// The CronTab CRD with v2 (`schedule`), converted by the webhook at `client_config`.
+fn crd(client_config: Value, review_versions: &[&str]) -> Value {
+    let mut crd = crontab_crd();
+    let mut v2 = crd["spec"]["versions"][0].clone();
+    v2["name"] = json!("v2");
+    v2["storage"] = json!(false);
+    let props = &mut v2["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"];
+    props["schedule"] = props["cronSpec"].take();
+    if let Some(p) = props.as_object_mut() {
+        p.remove("cronSpec");
+    }
+    crd["spec"]["versions"]
+        .as_array_mut()
+        .expect("versions")
+        .push(v2);
+    crd["spec"]["conversion"] = json!({"strategy": "Webhook", "webhook": {
+        "clientConfig": client_config, "conversionReviewVersions": review_versions}});
+    crd
+}
+
+async fn install(server: &TestServer, crd: &Value) {
+    let (status, body) = server.post(CRDS, crd).await;
+    assert_eq!(status, 201, "{body}");
+}
+
+fn crontab(name: &str) -> Value {
+    json!({"apiVersion": "stable.example.com/v1", "kind": "CronTab",
+        "metadata": {"name": name, "labels": {"app": "x"}},
+        "spec": {"cronSpec": "* * * * */5", "image": "img"}})
+}
+
+async fn create_v1(server: &TestServer, name: &str) {
+    let (status, body) = server.post(V1, &crontab(name)).await;
+    assert_eq!(status, 201, "{body}");
+}
+
+#[tokio::test]
+async fn reads_lists_watches_and_writes_through_the_webhook() {
+    let server = server().await;
+    let hook = start_converter(WebhookServer::builder()).await;
+    let config = json!({"url": hook.url("/convert"), "caBundle": hook.ca_bundle()});
+    install(&server, &crd(config, &["v1"])).await;
+
+    create_v1(&server, "a").await;
+    assert_eq!(
+        hook.requests(),
+        0,
+        "v1 is the storage version: nothing to convert"
+    );
+    let (status, a) = server.get(&format!("{V2}/a")).await;
+    assert_eq!(status, 200, "{a}");
+    assert_eq!(a["apiVersion"], "stable.example.com/v2");
+    assert_eq!(
+        a["spec"],
+        json!({"schedule": "* * * * */5", "image": "img"})
+    );
+    assert_eq!(hook.requests(), 1);
+
+    for name in ["b", "c", "d"] {
+        create_v1(&server, name).await;
+    }
+    let before = hook.requests();
+    let (status, list) = server.get(V2).await;
+    assert_eq!(status, 200);
+    let items = list["items"].as_array().expect("items");
+    assert_eq!(items.len(), 4);
+    assert!(items.iter().all(|i| i["spec"]["schedule"] == "* * * * */5"));
+    assert!(
+        hook.requests() - before <= 1,
+        "one review for the whole list (a was converted already)"
+    );
+
+    // A write through v2 is converted to v1 for storage.
+    let patch = server
+        .http
+        .patch(server.url(&format!("{V2}/a")))
+        .header("content-type", "application/merge-patch+json")
+        .body(json!({"spec": {"schedule": "0 * * * *"}}).to_string());
+    let (status, patched) = server.send(patch).await;
+    assert_eq!(status, 200, "{patched}");
+    assert_eq!(patched["spec"]["schedule"], "0 * * * *");
+    let (_, stored) = server.get(&format!("{V1}/a")).await;
+    assert_eq!(stored["spec"]["cronSpec"], "0 * * * *");
+    assert!(stored["spec"].get("schedule").is_none());
+}
+
+#[tokio::test]
+async fn watches_in_the_other_version_are_converted() {
+    let server = server().await;
+    let hook = start_converter(WebhookServer::builder()).await;
+    let config = json!({"url": hook.url("/convert"), "caBundle": hook.ca_bundle()});
+    install(&server, &crd(config, &["v1"])).await;
+    let resp = server
+        .http
+        .get(server.url(&format!("{V2}?watch=1")))
+        .send()
+        .await
+        .expect("watch");
+    assert_eq!(resp.status(), 200);
+    let mut body = resp.bytes_stream();
+    create_v1(&server, "w").await;
+    let mut buf = Vec::new();
+    while !buf.contains(&b'\n') {
+        buf.extend_from_slice(&body.next().await.expect("an event").expect("bytes"));
+    }
+    let line = buf.split(|b| *b == b'\n').next().expect("a line");
+    let event: Value = serde_json::from_slice(line).expect("json");
+    assert_eq!(event["type"], "ADDED");
+    assert_eq!(event["object"]["apiVersion"], "stable.example.com/v2");
+    assert_eq!(event["object"]["spec"]["schedule"], "* * * * */5");
+}
+
+#[tokio::test]
+async fn services_resolve_through_the_builder_and_through_endpoints() {
+    let hook = start_converter(WebhookServer::builder().dns_name("conv.webhooks.svc")).await;
+    let config = json!({"service": {"namespace": "webhooks", "name": "conv", "path": "/convert"},
+        "caBundle": hook.ca_bundle()});
+
+    // Mapped on the builder (or `kubefake serve --webhook-service webhooks/conv:443=...`).
+    let mapped = server_with(kubefake::Server::builder().webhook_service(
+        "webhooks",
+        "conv",
+        443,
+        hook.addr(),
+    ))
+    .await;
+    install(&mapped, &crd(config.clone(), &["v1"])).await;
+    create_v1(&mapped, "s").await;
+    let (status, obj) = mapped.get(&format!("{V2}/s")).await;
+    assert_eq!(status, 200, "{obj}");
+    assert_eq!(obj["spec"]["schedule"], "* * * * */5");
+
+    // Unmapped, and no Endpoints: the lookup fails as cluster DNS would. (Endpoints and
+    // EndpointSlices are consulted too, but may not hold the loopback address the webhook
+    // listens on: the apiserver refuses those.)
+    let server = server().await;
+    install(&server, &crd(config, &["v1"])).await;
+    create_v1(&server, "s").await;
+    let (status, err) = server.get(&format!("{V2}/s")).await;
+    assert_eq!(status, 500);
+    assert_eq!(
+        err["message"],
+        "Internal error occurred: conversion webhook for stable.example.com/v1, Kind=CronTab failed: Post \"https://conv.webhooks.svc:443/convert?timeout=30s\": dial tcp: lookup conv.webhooks.svc: no such host"
+    );
+}
+
+#[tokio::test]
+async fn v1beta1_reviews() {
+    let server = server().await;
+    let hook = WebhookServer::builder()
+        .start(|_path, review: Value| async move {
+            assert_eq!(review["apiVersion"], "apiextensions.k8s.io/v1beta1");
+            // v1beta1 answers are not checked for their uid.
+            let mut answer = converter(review).await;
+            answer["response"]["uid"] = json!("whatever");
+            answer
+        })
+        .await
+        .expect("webhook starts");
+    let config = json!({"url": hook.url("/convert"), "caBundle": hook.ca_bundle()});
+    install(&server, &crd(config, &["v1beta1", "v1"])).await;
+    create_v1(&server, "b").await;
+    let (status, obj) = server.get(&format!("{V2}/b")).await;
+    assert_eq!(status, 200, "{obj}");
+    assert_eq!(obj["spec"]["schedule"], "* * * * */5");
+}
+
+/// How a misbehaving webhook changes a correct answer.
+type Answer = fn(Value) -> Value;
+
+/// A webhook answering `answer(review)`.
+async fn misbehaving(answer: Answer) -> WebhookServer {
+    WebhookServer::builder()
+        .start(move |_path, review| async move { answer(converter(review).await) })
+        .await
+        .expect("webhook starts")
+}
+
+/// GET through v2 of an object stored in v1, with the CRD's webhook at `config`: the `Status`.
+async fn failed_read(config: Value) -> (u16, String) {
+    let server = server().await;
+    install(&server, &crd(config, &["v1"])).await;
+    create_v1(&server, "a").await;
+    let before = server.rv();
+    let (status, body) = server.get(&format!("{V2}/a")).await;
+    assert_eq!(server.rv(), before, "a failed read changes nothing");
+    (status, body["message"].as_str().unwrap_or("").to_string())
+}
+
+const PREFIX: &str =
+    "Internal error occurred: conversion webhook for stable.example.com/v1, Kind=CronTab";
+
+#[tokio::test]
+async fn failures_are_the_apiservers_errors() {
+    let cases: [(Answer, &str); 5] = [
+        (
+            |mut a| {
+                a["response"]["result"] = json!({"status": "Failure", "message": "cannot convert"});
+                a
+            },
+            " failed: cannot convert",
+        ),
+        (
+            |mut a| {
+                a["response"]["result"] = json!({"status": "Failure"});
+                a
+            },
+            " failed: response.result.status was 'Failure', not 'Success'",
+        ),
+        (
+            |mut a| {
+                a["response"]["convertedObjects"] = json!([]);
+                a
+            },
+            " returned 0 objects, expected 1",
+        ),
+        (
+            |mut a| {
+                a["response"]["convertedObjects"][0]["metadata"]["name"] = json!("b");
+                a
+            },
+            " returned invalid object: must have the same name: a != b",
+        ),
+        (
+            |mut a| {
+                a["response"]["convertedObjects"][0]["apiVersion"] = json!("stable.example.com/v1");
+                a
+            },
+            " returned invalid object at index 0: invalid groupVersion (expected stable.example.com/v2, received stable.example.com/v1)",
+        ),
+    ];
+    for (answer, message) in cases {
+        let hook = misbehaving(answer).await;
+        let config = json!({"url": hook.url("/convert"), "caBundle": hook.ca_bundle()});
+        assert_eq!(
+            failed_read(config).await,
+            (500, format!("{PREFIX}{message}"))
+        );
+    }
+
+    let hook = misbehaving(|mut a| {
+        a["response"]["uid"] = json!("wrong");
+        a
+    })
+    .await;
+    let config = json!({"url": hook.url("/convert"), "caBundle": hook.ca_bundle()});
+    let (status, message) = failed_read(config).await;
+    assert_eq!(status, 500);
+    assert!(
+        message.starts_with(&format!("{PREFIX} failed: expected response.uid=")),
+        "{message}"
+    );
+    assert!(message.ends_with(", got \"wrong\""), "{message}");
+}
+
+#[tokio::test]
+async fn unreachable_and_untrusted_webhooks() {
+    let hook = start_converter(WebhookServer::builder()).await;
+    let other = start_converter(WebhookServer::builder()).await;
+    let url = hook.url("/convert");
+    let untrusted = json!({"url": url, "caBundle": other.ca_bundle()});
+    assert_eq!(
+        failed_read(untrusted).await,
+        (
+            500,
+            format!("{PREFIX} failed: Post \"{url}?timeout=30s\": tls: failed to verify certificate: x509: certificate signed by unknown authority")
+        )
+    );
+    let addr = hook.addr();
+    drop(hook);
+    let closed = json!({"url": url, "caBundle": other.ca_bundle()});
+    assert_eq!(
+        failed_read(closed).await,
+        (
+            500,
+            format!("{PREFIX} failed: Post \"{url}?timeout=30s\": dial tcp {addr}: connect: connection refused")
+        )
+    );
+}
+
+#[tokio::test]
+async fn labels_and_annotations_may_change_nothing_else() {
+    let hook = misbehaving(|mut a| {
+        let meta = &mut a["response"]["convertedObjects"][0]["metadata"];
+        meta["labels"] = json!({"converted": "yes"});
+        meta["resourceVersion"] = json!("1");
+        meta["finalizers"] = json!(["webhook/added"]);
+        a
+    })
+    .await;
+    let server = server().await;
+    let config = json!({"url": hook.url("/convert"), "caBundle": hook.ca_bundle()});
+    install(&server, &crd(config, &["v1"])).await;
+    create_v1(&server, "a").await;
+    let (_, stored) = server.get(&format!("{V1}/a")).await;
+    let (status, obj) = server.get(&format!("{V2}/a")).await;
+    assert_eq!(status, 200, "{obj}");
+    assert_eq!(obj["metadata"]["labels"], json!({"converted": "yes"}));
+    assert_eq!(
+        obj["metadata"]["resourceVersion"],
+        stored["metadata"]["resourceVersion"]
+    );
+    assert!(obj["metadata"].get("finalizers").is_none());
+
+    let hook = misbehaving(|mut a| {
+        a["response"]["convertedObjects"][0]["metadata"]["labels"] = json!({"bad key!": "x"});
+        a
+    })
+    .await;
+    let config = json!({"url": hook.url("/convert"), "caBundle": hook.ca_bundle()});
+    let (status, message) = failed_read(config).await;
+    assert_eq!(status, 500);
+    assert!(
+        message.starts_with(&format!(
+            "{PREFIX} returned invalid metadata: metadata.labels: Invalid value: \"bad key!\""
+        )),
+        "{message}"
+    );
+}
