@@ -40,8 +40,10 @@
 //!   [`registry::builtin`], which starts a built-in kind from Kubernetes' published API data
 //!   ([`registry::builtin::data`]) and decodes it through its Go type ([`registry::builtin::typed`],
 //!   [`typed`]).
-//! - [`conversion`]: the storage edge: request version <-> storage version, with encodings
-//!   cached per version so that reads and watch fan-out serialise once per version.
+//! - [`conversion`]: the storage edge: request version <-> storage version (the CRD strategies
+//!   `None` and `Webhook`, [`conversion::webhook`]; built-in kinds' own converters), each
+//!   conversion pruned against the target version's schema, with encodings cached per version
+//!   so that reads and watch fan-out serialise once per version.
 //! - [`webhook`]: the transport that admission and conversion webhooks share: a
 //!   `clientConfig` parsed, `service` references resolved to addresses, one HTTPS POST of JSON
 //!   verified against the `caBundle` and bounded by the timeout, failures worded as the

@@ -220,3 +220,27 @@ fn parse_webhook_service(s: &str) -> Result<WebhookService, String> {
         addr,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn webhook_service_flags() {
+        let s = parse_webhook_service("my-system/my-webhook:443=127.0.0.1:9443").expect("valid");
+        assert_eq!(
+            (s.namespace.as_str(), s.name.as_str(), s.port),
+            ("my-system", "my-webhook", 443)
+        );
+        assert_eq!(s.addr, "127.0.0.1:9443".parse().expect("addr"));
+        for bad in [
+            "my-webhook:443=127.0.0.1:9443",
+            "ns/name=127.0.0.1:1",
+            "ns/name:x=127.0.0.1:1",
+            "/n:1=127.0.0.1:1",
+            "ns/n:1=nowhere",
+        ] {
+            assert!(parse_webhook_service(bad).is_err(), "{bad}");
+        }
+    }
+}
