@@ -5,6 +5,8 @@
 //! here mirror `k8s.io/apimachinery/pkg/api/errors` one for one: same reason, same code, same
 //! message shape, same `details`.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
@@ -73,8 +75,9 @@ struct FailureStatus<'a> {
 pub struct ApiError {
     /// HTTP status code.
     pub code: u16,
-    /// Machine-readable `StatusReason` (`NotFound`, `Conflict`, ...).
-    pub reason: &'static str,
+    /// Machine-readable `StatusReason` (`NotFound`, `Conflict`, ...; an admission webhook's
+    /// may be any word).
+    pub reason: Cow<'static, str>,
     /// Human-readable message, exactly as the apiserver words it.
     pub message: String,
     /// Which object, and for 422 the field causes.
@@ -95,7 +98,7 @@ impl ApiError {
     fn new(code: u16, reason: &'static str, message: impl Into<String>) -> Self {
         ApiError {
             code,
-            reason,
+            reason: Cow::Borrowed(reason),
             message: message.into(),
             details: None,
         }
@@ -290,6 +293,17 @@ impl ApiError {
         Self::new(code, reason, message)
     }
 
+    /// A refusal whose code, reason and message another party chose: an admission webhook's
+    /// `response.status`.
+    pub fn rejection(code: u16, reason: String, message: String) -> Self {
+        ApiError {
+            code,
+            reason: Cow::Owned(reason),
+            message,
+            details: None,
+        }
+    }
+
     /// 500: a bug in kubefake, never a client error.
     pub fn internal(message: impl std::fmt::Display) -> Self {
         Self::new(
@@ -307,7 +321,7 @@ impl ApiError {
             metadata: Map::new(),
             status: "Failure",
             message: &self.message,
-            reason: self.reason,
+            reason: &self.reason,
             details: self.details.as_deref(),
             code: self.code,
         };

@@ -111,6 +111,7 @@ impl State {
                     let snap = state.upgrade()?.store.snapshot();
                     endpoints::service_endpoint(&snap, ns, name, port)
                 });
+            let webhooks = Arc::new(WebhookClient::new(resolver));
             State {
                 store: Store::new(options.history_size, options.watch_buffer),
                 registry: ArcSwap::from_pointee(Registry::build(
@@ -123,8 +124,8 @@ impl State {
                 server_address,
                 shutdown,
                 options,
-                admission: Chain::default(),
-                webhooks: Arc::new(WebhookClient::new(resolver)),
+                admission: Chain::with_webhooks(webhooks.clone()),
+                webhooks,
             }
         })
     }

@@ -8,8 +8,8 @@
 //! mutating plugins in turn, then the strategy's own defaulting and validation, then validating
 //! plugins. Today's plugins: [`namespace_lifecycle`], [`priority`], [`storage_protection`],
 //! [`default_class`] (storage and ingress classes),
-//! and for pods [`service_account`] and [`default_toleration_seconds`]. Webhooks and admission
-//! policies plug in here.
+//! and for pods [`service_account`] and [`default_toleration_seconds`]; then the admission
+//! webhooks ([`webhook`]). Admission policies will plug in here.
 
 pub mod default_class;
 pub mod default_toleration_seconds;
@@ -17,6 +17,7 @@ pub mod namespace_lifecycle;
 pub mod priority;
 pub mod service_account;
 pub mod storage_protection;
+pub mod webhook;
 
 use std::sync::Arc;
 
@@ -27,6 +28,7 @@ use crate::context::Context;
 use crate::error::ApiError;
 use crate::registry::resource::ApiResource;
 use crate::store::{Snapshot, Store};
+use crate::webhook::WebhookClient;
 
 /// What a request does to an object (`admission.Operation`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,6 +127,19 @@ impl Default for Chain {
 }
 
 impl Chain {
+    /// The default plugins, then the admission webhooks (called through `client`), where the
+    /// apiserver's default order puts them: after the built-in plugins of each phase.
+    pub fn with_webhooks(client: Arc<WebhookClient>) -> Chain {
+        let mut chain = Chain::default();
+        chain
+            .mutating
+            .push(Arc::new(webhook::MutatingWebhooks::new(client.clone())));
+        chain
+            .validating
+            .push(Arc::new(webhook::ValidatingWebhooks::new(client)));
+        chain
+    }
+
     /// A chain of these plugins, in order.
     pub fn new(mutating: Vec<Arc<dyn Mutating>>, validating: Vec<Arc<dyn Validating>>) -> Chain {
         Chain {

@@ -948,7 +948,7 @@ impl Conflicts {
             .collect();
         ApiError {
             code: 409,
-            reason: "Conflict",
+            reason: "Conflict".into(),
             message: self.message(),
             details: Some(Box::new(StatusDetails {
                 causes,

@@ -98,7 +98,7 @@ impl Patch {
                         "the server rejected our request due to an error in our request",
                     );
                     err.code = 422;
-                    err.reason = "Invalid";
+                    err.reason = "Invalid".into();
                     err.details = Some(Box::default());
                     err
                 })?;
@@ -134,7 +134,7 @@ fn strategic(current: &Value, patch: &Value, definition: &str) -> Result<Value, 
                     "the server rejected our request due to an error in our request",
                 );
                 err.code = 422;
-                err.reason = "Invalid";
+                err.reason = "Invalid".into();
                 err.details = Some(Box::new(crate::error::StatusDetails {
                     causes: vec![crate::error::StatusCause {
                         reason: "UnexpectedServerResponse".into(),
@@ -148,7 +148,7 @@ fn strategic(current: &Value, patch: &Value, definition: &str) -> Result<Value, 
             // Not a Status: the apiserver answers 500 with the error's text and no reason.
             _ => {
                 let mut err = ApiError::internal("");
-                err.reason = "";
+                err.reason = "".into();
                 err.message = message;
                 err
             }

@@ -237,7 +237,7 @@ async fn prepare_create(
     }
     if !meta_str(&obj, "resourceVersion").is_empty() {
         let mut err = ApiError::internal("");
-        err.reason = "";
+        err.reason = "".into();
         err.message = "resourceVersion should not be set on objects to be created".into();
         return Err(err);
     }

@@ -852,7 +852,7 @@ fn success() -> (u16, Value) {
 /// A non-`Status` error of a storage function, as the apiserver reports it: 500, `Unknown`.
 fn unknown(message: String) -> ApiError {
     let mut err = ApiError::internal("");
-    err.reason = "Unknown";
+    err.reason = "Unknown".into();
     err.message = message;
     err
 }
