@@ -271,6 +271,8 @@ async fn connection(
     handler: Arc<Handler>,
     requests: Arc<AtomicUsize>,
 ) {
+    // Small TLS records must not wait for the client's delayed ACK (Nagle: ~40 ms a call).
+    let _ = tcp.set_nodelay(true);
     let Ok(tls) = acceptor.accept(tcp).await else {
         return;
     };
