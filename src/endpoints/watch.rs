@@ -62,6 +62,8 @@ pub enum Start {
 
 /// The most bytes of queued events sent as one chunk.
 const MAX_CHUNK: usize = 256 * 1024;
+/// Events taken from the queue at once: converted together, framed, sent in chunks.
+const MAX_BURST: usize = 512;
 
 /// One line of a JSON watch stream, around an object's JSON.
 fn json_frame(kind: &str, object: &[u8]) -> Bytes {
@@ -286,6 +288,12 @@ impl Watcher {
             .map(|(_, o)| o.clone())
             .collect();
         drop(snap);
+        if self.req.table.is_none() && objects.len() > 1 {
+            // One conversion for the whole initial state.
+            if let Err(e) = self.req.resource.codec.encode_all(&objects).await {
+                return Err(self.fail(&e).await);
+            }
+        }
         for o in &objects {
             match object_frame(&self.req, EventType::Added, o).await {
                 Ok(f) => self.send(f).await?,
@@ -305,6 +313,12 @@ impl Watcher {
             return Err(self.fail(&too_old(rv, oldest)).await);
         };
         self.last_rv = rv;
+        let replay: Vec<Arc<Event>> = replay.into_iter().collect();
+        for burst in replay.chunks(MAX_BURST) {
+            if let Err(e) = self.convert_burst(burst).await {
+                return Err(self.fail(&e).await);
+            }
+        }
         for event in replay {
             self.last_rv = self.last_rv.max(event.rv);
             match event_frame(&self.req, &event).await {
@@ -324,24 +338,35 @@ impl Watcher {
         first: Arc<Event>,
         events: &mut broadcast::Receiver<Arc<Event>>,
     ) -> Result<(), Stop> {
-        let mut chunk = Vec::new();
-        let mut next = Some(first);
+        // The burst already queued is converted in one batch (one webhook call), then framed.
+        let mut burst = vec![first];
         let mut lagged = false;
-        while let Some(event) = next.take() {
-            if event.rv > self.last_rv {
-                self.last_rv = event.rv;
-                match event_frame(&self.req, &event).await {
-                    Ok(Some(f)) => chunk.extend_from_slice(&f),
-                    Ok(None) => {}
-                    Err(e) => return Err(self.fail(&e).await),
+        while burst.len() < MAX_BURST {
+            match events.try_recv() {
+                Ok(e) => burst.push(e),
+                Err(broadcast::error::TryRecvError::Lagged(_)) => {
+                    lagged = true;
+                    break;
                 }
+                Err(_) => break,
             }
-            if chunk.len() < MAX_CHUNK {
-                match events.try_recv() {
-                    Ok(e) => next = Some(e),
-                    Err(broadcast::error::TryRecvError::Lagged(_)) => lagged = true,
-                    Err(_) => {}
-                }
+        }
+        if let Err(e) = self.convert_burst(&burst).await {
+            return Err(self.fail(&e).await);
+        }
+        let mut chunk = Vec::new();
+        for event in burst {
+            if event.rv <= self.last_rv {
+                continue;
+            }
+            self.last_rv = event.rv;
+            match event_frame(&self.req, &event).await {
+                Ok(Some(f)) => chunk.extend_from_slice(&f),
+                Ok(None) => {}
+                Err(e) => return Err(self.fail(&e).await),
+            }
+            if chunk.len() >= MAX_CHUNK {
+                self.send(Bytes::from(std::mem::take(&mut chunk))).await?;
             }
         }
         if !chunk.is_empty() {
@@ -349,6 +374,23 @@ impl Watcher {
         }
         if lagged {
             return Err(self.fell_behind(state).await);
+        }
+        Ok(())
+    }
+
+    /// Encodes, in one conversion, the objects of a burst this watcher will be sent and no
+    /// other watcher of its version has encoded yet (the codec caches them on the objects).
+    async fn convert_burst(&self, burst: &[Arc<Event>]) -> Result<(), ApiError> {
+        if self.req.table.is_some() || burst.len() < 2 {
+            return Ok(());
+        }
+        let objects: Vec<Arc<StoredObject>> = burst
+            .iter()
+            .filter(|e| e.rv > self.last_rv)
+            .filter_map(|e| translate(&self.req, e).map(|(_, o)| o))
+            .collect();
+        if objects.len() > 1 {
+            self.req.resource.codec.encode_all(&objects).await?;
         }
         Ok(())
     }

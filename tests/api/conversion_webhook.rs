@@ -4,6 +4,8 @@
 //! URL and by a Service mapped on the builder;
 //! v1beta1 reviews; and every way a conversion fails, with the apiserver's messages.
 
+use std::time::Duration;
+
 use futures_util::StreamExt;
 use kubefake::testing::WebhookServer;
 use serde_json::{json, Value};
@@ -370,5 +372,67 @@ async fn labels_and_annotations_may_change_nothing_else() {
             "{PREFIX} returned invalid metadata: metadata.labels: Invalid value: \"bad key!\""
         )),
         "{message}"
+    );
+}
+
+/// The first `n` events of a watch at `path`.
+async fn watch_events(server: &TestServer, path: &str, n: usize) -> Vec<Value> {
+    let resp = server
+        .http
+        .get(server.url(path))
+        .send()
+        .await
+        .expect("watch");
+    assert_eq!(resp.status(), 200);
+    let mut body = resp.bytes_stream();
+    let mut buf = Vec::new();
+    let mut events = Vec::new();
+    while events.len() < n {
+        let next = tokio::time::timeout(Duration::from_secs(10), body.next()).await;
+        let bytes = next
+            .expect("events in time")
+            .expect("an event")
+            .expect("bytes");
+        buf.extend_from_slice(&bytes);
+        while let Some(end) = buf.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = buf.drain(..=end).collect();
+            events.push(serde_json::from_slice(&line).expect("json"));
+        }
+    }
+    events
+}
+
+#[tokio::test]
+async fn watch_bursts_are_one_review() {
+    let server = server().await;
+    let hook = start_converter(WebhookServer::builder()).await;
+    let config = json!({"url": hook.url("/convert"), "caBundle": hook.ca_bundle()});
+    install(&server, &crd(config, &["v1"])).await;
+    let from = server.rv();
+    for name in ["a", "b", "c", "d", "e"] {
+        create_v1(&server, name).await;
+    }
+    let before = hook.requests();
+    let replayed = watch_events(&server, &format!("{V2}?watch=1&resourceVersion={from}"), 5).await;
+    assert!(replayed
+        .iter()
+        .all(|e| e["object"]["spec"]["schedule"] == "* * * * */5"));
+    assert_eq!(hook.requests() - before, 1, "a replay is one review");
+
+    for name in ["a", "b", "c", "d", "e"] {
+        let patch = server
+            .http
+            .patch(server.url(&format!("{V1}/{name}")))
+            .header("content-type", "application/merge-patch+json")
+            .body(json!({"metadata": {"labels": {"round": "2"}}}).to_string());
+        assert_eq!(server.send(patch).await.0, 200);
+    }
+    let before = hook.requests();
+    let initial = watch_events(&server, &format!("{V2}?watch=1"), 5).await;
+    assert!(initial.iter().all(|e| e["type"] == "ADDED"));
+    assert_eq!(
+        hook.requests() - before,
+        1,
+        "the initial state is one review"
     );
 }
