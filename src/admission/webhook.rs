@@ -12,8 +12,8 @@
 //! response `warnings` behave as in the apiserver, and every refusal is worded as it words it.
 //! Configurations are read from the store on each request, so a webhook takes effect on the
 //! first request after its configuration's create returns. The admission kinds themselves are
-//! never intercepted. `matchConditions` are not evaluated yet (a webhook whose rules and
-//! selectors match is called), and `matchPolicy: Equivalent` matches only the version requested.
+//! never intercepted. `matchConditions` are CEL over `object`, `oldObject` and `request` (no
+//! `authorizer` yet); `matchPolicy: Equivalent` matches only the version requested.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -24,6 +24,7 @@ use futures_util::future::{join_all, BoxFuture};
 use serde_json::{json, Value};
 
 use super::{Attributes, Mutating, Operation, Validating};
+use crate::cel::Expression;
 use crate::error::ApiError;
 use crate::registry::validation::selector_matches;
 use crate::store::{GroupResource, Snapshot};
@@ -68,16 +69,17 @@ impl ValidatingWebhooks {
 }
 
 /// The webhooks of every configuration of `resource` that select this request, in order:
-/// configurations by name, webhooks as listed.
+/// configurations by name, webhooks as listed; an error when a webhook's `matchConditions`
+/// cannot be evaluated and its failure policy is Fail.
 fn selected_hooks(
     attrs: &Attributes<'_>,
     snap: &Snapshot,
     resource: &str,
     object: Option<&Value>,
-) -> Vec<Value> {
+) -> Result<Vec<Value>, ApiError> {
     let res = attrs.resource;
     if res.group == GROUP && EXEMPT.contains(&res.plural.as_str()) {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     let gr = GroupResource::new(GROUP, resource);
     let mut configs: Vec<_> = snap.list(&gr, None).map(|(_, o)| o.clone()).collect();
@@ -86,11 +88,72 @@ fn selected_hooks(
             .as_str()
             .cmp(&b.value["metadata"]["name"].as_str())
     });
-    configs
+    let mut selected = Vec::new();
+    let candidates = configs
         .iter()
         .flat_map(|c| c.value["webhooks"].as_array().cloned().unwrap_or_default())
-        .filter(|hook| hook_selects(hook, attrs, snap, object))
-        .collect()
+        .filter(|hook| hook_selects(hook, attrs, snap, object));
+    for hook in candidates {
+        if conditions_match(&hook, attrs, object)? {
+            selected.push(hook);
+        }
+    }
+    Ok(selected)
+}
+
+/// The variables `matchConditions` may use (`authorizer` is not offered: no authorization yet).
+const CONDITION_VARS: [&str; 3] = ["object", "oldObject", "request"];
+
+/// `matchConditions`: every condition must hold. One that is false skips the webhook; one that
+/// cannot be compiled or evaluated fails the request (403) under `failurePolicy: Fail`, and
+/// skips the webhook under Ignore.
+fn conditions_match(
+    hook: &Value,
+    attrs: &Attributes<'_>,
+    object: Option<&Value>,
+) -> Result<bool, ApiError> {
+    let Some(conditions) = hook["matchConditions"].as_array().filter(|c| !c.is_empty()) else {
+        return Ok(true);
+    };
+    let request = review(hook, attrs, object, "")["request"].take();
+    let (object, old) = (
+        object.cloned().unwrap_or(Value::Null),
+        attrs.old_object.cloned().unwrap_or(Value::Null),
+    );
+    let vars = [
+        ("object", &object),
+        ("oldObject", &old),
+        ("request", &request),
+    ];
+    let mut errors = Vec::new();
+    for condition in conditions {
+        let src = condition["expression"].as_str().unwrap_or("");
+        let result = Expression::compile(src, &CONDITION_VARS)
+            .map_err(|e| e.to_string())
+            .and_then(|e| {
+                e.eval_bool(&vars)
+                    .map_err(|e| format!("expression '{src}' resulted in error: {e}"))
+            });
+        match result {
+            Ok(false) => return Ok(false),
+            Ok(true) => {}
+            Err(e) => errors.push(e),
+        }
+    }
+    if errors.is_empty() || hook["failurePolicy"] == "Ignore" {
+        return Ok(errors.is_empty());
+    }
+    let why = match errors.as_slice() {
+        [one] => one.clone(),
+        _ => format!("[{}]", errors.join(", ")),
+    };
+    let res = attrs.resource;
+    Err(ApiError::forbidden(
+        &res.group,
+        &res.plural,
+        attrs.name,
+        &why,
+    ))
 }
 
 /// Whether a webhook's rules and selectors select the request.
@@ -430,7 +493,8 @@ impl Mutating for MutatingWebhooks {
     ) -> BoxFuture<'a, Result<(), ApiError>> {
         Box::pin(async move {
             let snap = attrs.store.snapshot();
-            let hooks = selected_hooks(attrs, &snap, "mutatingwebhookconfigurations", Some(object));
+            let hooks =
+                selected_hooks(attrs, &snap, "mutatingwebhookconfigurations", Some(object))?;
             if hooks.is_empty() {
                 return Ok(());
             }
@@ -470,7 +534,7 @@ impl Validating for ValidatingWebhooks {
     ) -> BoxFuture<'a, Result<(), ApiError>> {
         Box::pin(async move {
             let snap = attrs.store.snapshot();
-            let hooks = selected_hooks(attrs, &snap, "validatingwebhookconfigurations", object);
+            let hooks = selected_hooks(attrs, &snap, "validatingwebhookconfigurations", object)?;
             if hooks.is_empty() {
                 return Ok(());
             }

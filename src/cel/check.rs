@@ -115,6 +115,24 @@ impl Checker {
         }
     }
 
+    /// A checker with these variables declared, each of type `dyn` (unstructured values, as
+    /// admission expressions see `object`, `oldObject` and `request`).
+    pub fn with_dyn_vars(names: &[&str]) -> Checker {
+        Checker {
+            vars: names
+                .iter()
+                .map(|n| Var {
+                    name: (*n).to_string(),
+                    ty: Ty::Dyn,
+                    size: None,
+                })
+                .collect(),
+            errors: Vec::new(),
+            uses_old_self: false,
+            regexes: Vec::new(),
+        }
+    }
+
     fn err(&mut self, id: u64, e: CheckError) -> Info {
         self.errors.push((id, e));
         Info::new(Ty::Error, Cost::default())

@@ -491,6 +491,11 @@ pub(super) fn compile_expr(
     self_ty: &Ty,
     optional_old_self: bool,
 ) -> Result<Compiled, CompileError> {
+    compile_with(src, Checker::new(self_ty.clone(), optional_old_self))
+}
+
+/// Parses one expression and type-checks it with `checker`'s variables.
+pub(super) fn compile_with(src: &str, mut checker: Checker) -> Result<Compiled, CompileError> {
     let env = macros::env();
     // The parser is not ours: a panic in it is a syntax error, not a crash of the server.
     let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -519,7 +524,6 @@ pub(super) fn compile_expr(
             return Err(CompileError::new(src, vec![issue]));
         }
     };
-    let mut checker = Checker::new(self_ty.clone(), optional_old_self);
     let result = checker.check(&expr);
     if !checker.errors.is_empty() {
         let issues = checker

@@ -53,6 +53,7 @@ mod cost;
 mod decl;
 mod error;
 mod eval;
+mod expression;
 mod field_path;
 mod library;
 mod macros;
@@ -65,6 +66,8 @@ mod tests;
 
 /// Exact `resource.Quantity` arithmetic, shared with the built-in kinds' validation.
 pub use decl::is_reserved;
+pub use error::{CompileError, EvalError};
+pub use expression::Expression;
 pub use library::Quantity;
 
 use std::collections::HashMap;

@@ -453,3 +453,55 @@ async fn admission_configurations_are_never_intercepted() {
     );
     assert_eq!(seen.lock().len(), 1);
 }
+
+#[tokio::test]
+async fn match_conditions_select_in_cel() {
+    let server = server().await;
+    let (hook, seen) = start(|review| answer(review, json!({"allowed": false}))).await;
+    let conditions = json!({"matchConditions": [
+        {"name": "not-skipped", "expression": "object.metadata.name != 'skip-me'"},
+        {"name": "creates", "expression": "request.operation == 'CREATE' && oldObject == null"}
+    ]});
+    configure(
+        &server,
+        VALIDATING,
+        "conditional",
+        vec![webhook("cond.example.com", &hook, conditions)],
+    )
+    .await;
+    assert_eq!(
+        server
+            .post(CONFIGMAPS, &configmap("skip-me", json!({})))
+            .await
+            .0,
+        201
+    );
+    assert_eq!(
+        server
+            .post(CONFIGMAPS, &configmap("checked", json!({})))
+            .await
+            .0,
+        400
+    );
+    assert_eq!(seen.lock().len(), 1, "the false condition skipped the call");
+
+    // A condition that cannot be evaluated fails the request under failurePolicy Fail.
+    let broken = json!({"matchConditions": [{"name": "broken", "expression": "object.data.missing == 'x'"}]});
+    configure(
+        &server,
+        VALIDATING,
+        "broken",
+        vec![webhook("broken.example.com", &hook, broken)],
+    )
+    .await;
+    let (status, err) = server
+        .post(CONFIGMAPS, &configmap("skip-me-too", json!({})))
+        .await;
+    assert_eq!((status, err["reason"].as_str()), (403, Some("Forbidden")));
+    assert!(
+        err["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("configmaps \"skip-me-too\" is forbidden: expression 'object.data.missing == 'x'' resulted in error: ")),
+        "{err}"
+    );
+}

@@ -1,0 +1,110 @@
+//! Expressions over unstructured values, as admission sees them: `matchConditions` of webhooks
+//! (and, later, admission policies), where `object`, `oldObject` and `request` are `dyn`. The
+//! same parser, checker, library and interpreter as the CRD rules; the values are the request's
+//! JSON, turned into CEL maps and lists at evaluation.
+
+use std::rc::Rc;
+
+use serde_json::Value;
+
+use super::compile::compile_with;
+use super::decl::ListKind;
+use super::error::{CompileError, EvalError};
+use super::eval::Evaluator;
+use super::value::{ListV, Val};
+use super::{check::Checker, Program, PER_CALL_LIMIT};
+
+/// A compiled expression with `dyn` variables.
+pub struct Expression {
+    program: Program,
+}
+
+impl Expression {
+    /// Parses and type-checks `src` with the variables `vars` declared, each `dyn`. The error is
+    /// cel-go's rendering (`ERROR: <input>:1:5: ...`).
+    pub fn compile(src: &str, vars: &[&str]) -> Result<Expression, CompileError> {
+        let compiled = compile_with(src, Checker::with_dyn_vars(vars))?;
+        Ok(Expression {
+            program: compiled.program,
+        })
+    }
+
+    /// Evaluates to a boolean with `vars` bound (absent JSON is `null`).
+    pub fn eval_bool(&self, vars: &[(&str, &Value)]) -> Result<bool, EvalError> {
+        let bound = vars.iter().map(|(n, v)| (*n, unstructured(v))).collect();
+        let mut ev = Evaluator::new(bound, PER_CALL_LIMIT, &self.program.regexes);
+        match ev.eval(&self.program.expr)? {
+            Val::Bool(b) => Ok(b),
+            _ => Err(EvalError::NoOverload),
+        }
+    }
+}
+
+/// A JSON value as CEL's unstructured values: objects as maps, arrays as lists.
+fn unstructured(v: &Value) -> Val<'_> {
+    match v {
+        Value::Null => Val::Null,
+        Value::Bool(b) => Val::Bool(*b),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => Val::Int(i),
+            (None, Some(u)) => Val::Uint(u),
+            _ => Val::Double(n.as_f64().unwrap_or(0.0)),
+        },
+        Value::String(s) => Val::JStr(s),
+        Value::Array(a) => Val::List(Rc::new(ListV {
+            items: a.iter().map(unstructured).collect(),
+            kind: ListKind::Atomic,
+        })),
+        Value::Object(m) => Val::Map(Rc::new(
+            m.iter()
+                .map(|(k, v)| (Val::JStr(k), unstructured(v)))
+                .collect(),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn admission_style_expressions() {
+        let object = json!({"metadata": {"name": "a", "labels": {"tier": "web"}},
+            "spec": {"replicas": 3, "containers": [{"name": "c"}]}});
+        let request = json!({"operation": "CREATE", "userInfo": {"username": "alice"}});
+        let vars = ["object", "oldObject", "request"];
+        let eval = |src: &str| {
+            Expression::compile(src, &vars)
+                .expect("compiles")
+                .eval_bool(&[
+                    ("object", &object),
+                    ("oldObject", &Value::Null),
+                    ("request", &request),
+                ])
+        };
+        assert_eq!(eval("object.metadata.labels.tier == 'web'"), Ok(true));
+        assert_eq!(
+            eval("has(object.metadata.labels.tier) && !has(object.metadata.annotations)"),
+            Ok(true)
+        );
+        assert_eq!(
+            eval("object.spec.replicas > 2 && size(object.spec.containers) == 1"),
+            Ok(true)
+        );
+        assert_eq!(
+            eval("oldObject == null && request.operation == 'CREATE'"),
+            Ok(true)
+        );
+        assert_eq!(
+            eval("request.userInfo.username.startsWith('bob')"),
+            Ok(false)
+        );
+        assert!(eval("object.spec.missing == 1").is_err());
+        let err = Expression::compile("object.", &vars)
+            .err()
+            .expect("a syntax error");
+        assert!(err.to_string().starts_with("ERROR: <input>:1:"), "{err}");
+        assert!(Expression::compile("authorizer.path('x')", &vars).is_err());
+    }
+}
