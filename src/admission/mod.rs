@@ -9,11 +9,13 @@
 //! plugins. Today's plugins: [`namespace_lifecycle`], [`priority`], [`storage_protection`],
 //! [`default_class`] (storage and ingress classes),
 //! and for pods [`service_account`] and [`default_toleration_seconds`]; then the admission
-//! webhooks ([`webhook`]). Admission policies will plug in here.
+//! webhooks ([`webhook`]), after ValidatingAdmissionPolicies ([`policy`]) in the validating
+//! phase, as the apiserver orders them. MutatingAdmissionPolicies will plug in here.
 
 pub mod default_class;
 pub mod default_toleration_seconds;
 pub mod namespace_lifecycle;
+pub mod policy;
 pub mod priority;
 pub mod service_account;
 pub mod storage_protection;
@@ -26,6 +28,7 @@ use serde_json::Value;
 
 use crate::context::Context;
 use crate::error::ApiError;
+use crate::registry::catalog::Registry;
 use crate::registry::resource::ApiResource;
 use crate::store::{Snapshot, Store};
 use crate::webhook::WebhookClient;
@@ -71,6 +74,8 @@ pub struct Attributes<'a> {
     pub name: &'a str,
     /// The stored object an update or delete starts from, in the request's version.
     pub old_object: Option<&'a Value>,
+    /// What is served, for plugins that find a kind's resource (a policy's `paramKind`).
+    pub registry: Arc<Registry>,
 }
 
 /// A plugin that may change the object of a create or update.
@@ -134,6 +139,7 @@ impl Chain {
         chain
             .mutating
             .push(Arc::new(webhook::MutatingWebhooks::new(client.clone())));
+        chain.validating.push(Arc::new(policy::ValidatingPolicies));
         chain
             .validating
             .push(Arc::new(webhook::ValidatingWebhooks::new(client)));

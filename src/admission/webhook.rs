@@ -31,9 +31,10 @@ use crate::store::{GroupResource, Snapshot};
 use crate::webhook::{ClientConfig, WebhookClient};
 
 /// The group of the admission configuration kinds, which admission never intercepts.
-const GROUP: &str = "admissionregistration.k8s.io";
-/// Resources of [`GROUP`] exempt from admission (`IsExemptAdmissionConfigurationResource`).
-const EXEMPT: &[&str] = &[
+pub(super) const EXEMPT_GROUP: &str = "admissionregistration.k8s.io";
+/// Resources of [`EXEMPT_GROUP`] exempt from admission
+/// (`IsExemptAdmissionConfigurationResource`).
+pub(super) const EXEMPT: &[&str] = &[
     "mutatingwebhookconfigurations",
     "validatingwebhookconfigurations",
     "validatingadmissionpolicies",
@@ -78,10 +79,10 @@ fn selected_hooks(
     object: Option<&Value>,
 ) -> Result<Vec<Value>, ApiError> {
     let res = attrs.resource;
-    if res.group == GROUP && EXEMPT.contains(&res.plural.as_str()) {
+    if res.group == EXEMPT_GROUP && EXEMPT.contains(&res.plural.as_str()) {
         return Ok(Vec::new());
     }
-    let gr = GroupResource::new(GROUP, resource);
+    let gr = GroupResource::new(EXEMPT_GROUP, resource);
     let mut configs: Vec<_> = snap.list(&gr, None).map(|(_, o)| o.clone()).collect();
     configs.sort_by(|a, b| {
         a.value["metadata"]["name"]
@@ -185,7 +186,7 @@ fn hook_selects(
 }
 
 /// A `LabelSelector` that is absent or empty selects everything.
-fn selector_or_all(selector: &Value, labels: &Value) -> bool {
+pub(super) fn selector_or_all(selector: &Value, labels: &Value) -> bool {
     if selector.as_object().is_none_or(|s| s.is_empty()) {
         return true;
     }
@@ -194,7 +195,11 @@ fn selector_or_all(selector: &Value, labels: &Value) -> bool {
 
 /// The labels a `namespaceSelector` sees: the namespace's (a namespace's own for namespaces;
 /// cluster-scoped objects always match, which an empty label set with an empty selector gives).
-fn namespace_labels(attrs: &Attributes<'_>, snap: &Snapshot, object: Option<&Value>) -> Value {
+pub(super) fn namespace_labels(
+    attrs: &Attributes<'_>,
+    snap: &Snapshot,
+    object: Option<&Value>,
+) -> Value {
     let res = attrs.resource;
     if res.group.is_empty() && res.plural == "namespaces" {
         return object
@@ -211,7 +216,7 @@ fn namespace_labels(attrs: &Attributes<'_>, snap: &Snapshot, object: Option<&Val
 
 /// One rule (`RuleWithOperations`) against the request: operation, group, version,
 /// `resource[/subresource]` with `*` wildcards, and scope.
-fn rule_matches(rule: &Value, attrs: &Attributes<'_>) -> bool {
+pub(super) fn rule_matches(rule: &Value, attrs: &Attributes<'_>) -> bool {
     let res = attrs.resource;
     let any = |key: &str, want: &str| {
         rule[key]
@@ -242,14 +247,22 @@ fn rule_matches(rule: &Value, attrs: &Attributes<'_>) -> bool {
         && scope
 }
 
-/// The AdmissionReview sent to `hook`: every request field the apiserver fills.
+/// The AdmissionReview sent to `hook`.
 fn review(hook: &Value, attrs: &Attributes<'_>, object: Option<&Value>, uid: &str) -> Value {
+    let mut request = request_fields(attrs, object);
+    request["uid"] = json!(uid);
+    json!({"kind": "AdmissionReview", "apiVersion": review_api_version(hook), "request": request})
+}
+
+/// The `AdmissionRequest` of a request, every field the apiserver fills but the uid (the
+/// `request` of webhooks' reviews and of admission expressions).
+pub(super) fn request_fields(attrs: &Attributes<'_>, object: Option<&Value>) -> Value {
     let res = attrs.resource;
     let ctx = attrs.ctx;
     let kind = json!({"group": res.group, "version": res.version, "kind": res.kind});
     let resource = json!({"group": res.group, "version": res.version, "resource": res.plural});
     let mut request = json!({
-        "uid": uid, "kind": kind, "resource": resource, "requestKind": kind,
+        "uid": "", "kind": kind, "resource": resource, "requestKind": kind,
         "requestResource": resource, "operation": attrs.operation.as_str(),
         "userInfo": {"username": ctx.user.name, "groups": ctx.user.groups},
         "object": object.cloned().unwrap_or(Value::Null),
@@ -269,7 +282,7 @@ fn review(hook: &Value, attrs: &Attributes<'_>, object: Option<&Value>, uid: &st
     if !ctx.user.uid.is_empty() {
         request["userInfo"]["uid"] = json!(ctx.user.uid);
     }
-    json!({"kind": "AdmissionReview", "apiVersion": review_api_version(hook), "request": request})
+    request
 }
 
 /// The operation's options object (`CreateOptions`, ...), as the request gave them.

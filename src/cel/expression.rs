@@ -31,12 +31,51 @@ impl Expression {
 
     /// Evaluates to a boolean with `vars` bound (absent JSON is `null`).
     pub fn eval_bool(&self, vars: &[(&str, &Value)]) -> Result<bool, EvalError> {
-        let bound = vars.iter().map(|(n, v)| (*n, unstructured(v))).collect();
-        let mut ev = Evaluator::new(bound, PER_CALL_LIMIT, &self.program.regexes);
-        match ev.eval(&self.program.expr)? {
-            Val::Bool(b) => Ok(b),
+        match self.eval(vars)? {
+            Value::Bool(b) => Ok(b),
             _ => Err(EvalError::NoOverload),
         }
+    }
+
+    /// Evaluates with `vars` bound; the result as JSON (timestamps, durations and other
+    /// library values as their string forms, bytes as base64).
+    pub fn eval(&self, vars: &[(&str, &Value)]) -> Result<Value, EvalError> {
+        let bound = vars.iter().map(|(n, v)| (*n, unstructured(v))).collect();
+        let mut ev = Evaluator::new(bound, PER_CALL_LIMIT, &self.program.regexes);
+        let result = ev.eval(&self.program.expr)?;
+        Ok(to_json(&result))
+    }
+}
+
+/// A CEL value as JSON.
+fn to_json(v: &Val<'_>) -> Value {
+    use base64::Engine;
+    match v {
+        Val::Null | Val::Opt(None) => Value::Null,
+        Val::Bool(b) => Value::Bool(*b),
+        Val::Int(i) => Value::from(*i),
+        Val::Uint(u) => Value::from(*u),
+        Val::Double(d) => serde_json::Number::from_f64(*d).map_or(Value::Null, Value::Number),
+        Val::Str(s) => Value::String(s.to_string()),
+        Val::JStr(s) => Value::String((*s).to_string()),
+        Val::Bytes(b) => Value::String(base64::engine::general_purpose::STANDARD.encode(b)),
+        Val::List(l) => Value::Array(l.items.iter().map(to_json).collect()),
+        Val::JList(items, _) => Value::Array(items.to_vec()),
+        Val::Map(m) => Value::Object(m.iter().map(|(k, v)| (map_key(k), to_json(v))).collect()),
+        Val::JMap(m, _) => Value::Object((*m).clone()),
+        Val::Opt(Some(inner)) => to_json(inner),
+        Val::Ts(t) => Value::String(t.to_rfc3339()),
+        Val::Dur(d) => Value::String(format!("{}s", d.num_milliseconds() as f64 / 1000.0)),
+        Val::Type(t) => Value::String(t.to_string()),
+        Val::Ext(_) => Value::Null,
+    }
+}
+
+/// A map key as a JSON object key.
+fn map_key(k: &Val<'_>) -> String {
+    match to_json(k) {
+        Value::String(s) => s,
+        other => other.to_string(),
     }
 }
 

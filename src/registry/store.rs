@@ -149,6 +149,7 @@ fn attributes<'a>(
         namespace: if res.namespaced { namespace } else { "" },
         name,
         old_object,
+        registry: state.registry(),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Integration tests: one fresh kubefake server per test, driven over HTTP by kube-rs (and by a
 //! raw HTTP client where the exact status code, headers or error body is the point).
 
+mod admission_policy;
 mod admission_webhook;
 mod admissionregistration;
 mod apiregistration;

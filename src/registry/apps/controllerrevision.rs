@@ -64,6 +64,12 @@ fn controller(obj: &Value) -> Value {
 pub struct ControllerRevisionStrategy;
 
 impl Strategy for ControllerRevisionStrategy {
+    /// A PUT without a resourceVersion is accepted (last write wins), as the apiserver's
+    /// strategy allows.
+    fn allow_unconditional_update(&self) -> bool {
+        true
+    }
+
     fn track_generation(&self) -> bool {
         false
     }

@@ -38,6 +38,12 @@ fn data_count(obj: &Value) -> Value {
 pub struct ConfigMapStrategy;
 
 impl Strategy for ConfigMapStrategy {
+    /// A PUT without a resourceVersion is accepted (last write wins), as the apiserver's
+    /// strategy allows.
+    fn allow_unconditional_update(&self) -> bool {
+        true
+    }
+
     fn track_generation(&self) -> bool {
         false
     }

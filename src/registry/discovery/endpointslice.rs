@@ -73,6 +73,12 @@ fn bootstrap(address: &str) -> Vec<Value> {
 pub struct EndpointSliceStrategy;
 
 impl Strategy for EndpointSliceStrategy {
+    /// A PUT without a resourceVersion is accepted (last write wins), as the apiserver's
+    /// strategy allows.
+    fn allow_unconditional_update(&self) -> bool {
+        true
+    }
+
     fn defaults(&self, obj: &mut Value) {
         let ports = obj.get_mut("ports").and_then(Value::as_array_mut);
         for port in ports.into_iter().flatten() {

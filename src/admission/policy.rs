@@ -1,0 +1,378 @@
+//! The ValidatingAdmissionPolicy plugin: every stored ValidatingAdmissionPolicy whose
+//! `matchConstraints` select a request is evaluated once per binding (and per parameter object)
+//! whose `matchResources` select it too: `matchConditions`, then `variables`, then each of the
+//! `validations` (CEL over `object`, `oldObject`, `request`, `params`, `namespaceObject` and
+//! `variables`, through [`crate::cel::Expression`]). A failed validation is refused, warned or
+//! ignored as the binding's `validationActions` say, with the apiserver's words; an expression
+//! that cannot be evaluated counts as a failure under `failurePolicy: Fail` and passes under
+//! Ignore. Policies take effect on the first request after their create returns.
+//!
+//! Expressions are compiled on each evaluation and type-checked as `dyn` (the apiserver checks
+//! them against the matched kinds' schemas and reports warnings in `status.typeChecking`, which
+//! kubefake does not fill); `authorizer` and `auditAnnotations` are not offered.
+
+use futures_util::future::BoxFuture;
+use serde_json::{Map, Value};
+
+use super::webhook::{namespace_labels, rule_matches, selector_or_all, EXEMPT, EXEMPT_GROUP};
+use super::{Attributes, Validating};
+use crate::cel::Expression;
+use crate::error::{ApiError, StatusCause, StatusDetails};
+use crate::store::{GroupResource, ObjectKey, Snapshot};
+
+/// The variables every policy expression may use.
+const VARS: [&str; 6] = [
+    "object",
+    "oldObject",
+    "request",
+    "params",
+    "namespaceObject",
+    "variables",
+];
+/// Longer `messageExpression` results are dropped (`MaxEvaluatedMessageExpressionSizeBytes`).
+const MAX_MESSAGE: usize = 5 * 1024;
+
+/// Evaluates ValidatingAdmissionPolicies. See the module documentation.
+pub struct ValidatingPolicies;
+
+/// A failed validation of one policy and binding.
+struct Denial {
+    policy: String,
+    binding: String,
+    message: String,
+    reason: String,
+}
+
+impl Validating for ValidatingPolicies {
+    fn validate<'a>(
+        &'a self,
+        attrs: &'a Attributes<'a>,
+        object: Option<&'a Value>,
+    ) -> BoxFuture<'a, Result<(), ApiError>> {
+        Box::pin(async move {
+            let res = attrs.resource;
+            if res.group == EXEMPT_GROUP && EXEMPT.contains(&res.plural.as_str()) {
+                return Ok(());
+            }
+            let snap = attrs.store.snapshot();
+            let gr = |r: &str| GroupResource::new(EXEMPT_GROUP, r);
+            let policies: Vec<Value> = snap
+                .list(&gr("validatingadmissionpolicies"), None)
+                .map(|(_, o)| o.value.clone())
+                .collect();
+            if policies.is_empty() {
+                return Ok(());
+            }
+            let bindings: Vec<Value> = snap
+                .list(&gr("validatingadmissionpolicybindings"), None)
+                .map(|(_, o)| o.value.clone())
+                .collect();
+            let mut denials = Vec::new();
+            for policy in &policies {
+                if !selects(&policy["spec"]["matchConstraints"], attrs, &snap, object) {
+                    continue;
+                }
+                let name = policy["metadata"]["name"].as_str().unwrap_or("");
+                for binding in bindings.iter().filter(|b| b["spec"]["policyName"] == name) {
+                    let resources = &binding["spec"]["matchResources"];
+                    if resources.is_object() && !selects(resources, attrs, &snap, object) {
+                        continue;
+                    }
+                    apply_binding(policy, binding, attrs, &snap, object, &mut denials);
+                }
+            }
+            match denials.into_iter().next() {
+                Some(d) => Err(refusal(attrs, &d)),
+                None => Ok(()),
+            }
+        })
+    }
+}
+
+/// Whether `matchConstraints` (or a binding's `matchResources`) select the request:
+/// `resourceRules` (with `resourceNames`), not `excludeResourceRules`, and the selectors.
+fn selects(
+    constraints: &Value,
+    attrs: &Attributes<'_>,
+    snap: &Snapshot,
+    object: Option<&Value>,
+) -> bool {
+    let named = |rule: &Value| {
+        let names = rule["resourceNames"].as_array();
+        names.is_none_or(|n| n.is_empty() || n.iter().any(|x| x == attrs.name))
+    };
+    let matching = |key: &str| {
+        constraints[key]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|r| rule_matches(r, attrs) && named(r))
+    };
+    if !matching("resourceRules") || matching("excludeResourceRules") {
+        return false;
+    }
+    let selector = &constraints["objectSelector"];
+    let object_selected = [object, attrs.old_object]
+        .into_iter()
+        .flatten()
+        .any(|o| selector_or_all(selector, &o["metadata"]["labels"]))
+        || selector.as_object().is_none_or(|s| s.is_empty());
+    object_selected
+        && selector_or_all(
+            &constraints["namespaceSelector"],
+            &namespace_labels(attrs, snap, object),
+        )
+}
+
+/// Evaluates one policy through one binding, recording what it refuses and warning what it
+/// warns about.
+fn apply_binding(
+    policy: &Value,
+    binding: &Value,
+    attrs: &Attributes<'_>,
+    snap: &Snapshot,
+    object: Option<&Value>,
+    denials: &mut Vec<Denial>,
+) {
+    let policy_name = policy["metadata"]["name"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    let binding_name = binding["metadata"]["name"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    let fail = policy["spec"]["failurePolicy"] != "Ignore";
+    let deny = |message: String, reason: &str| Denial {
+        policy: policy_name.clone(),
+        binding: binding_name.clone(),
+        message,
+        reason: reason.to_string(),
+    };
+    let params = match params(policy, binding, attrs, snap) {
+        Ok(p) => p,
+        Err(e) => {
+            if fail {
+                denials.push(deny(format!("failed to configure binding: {e}"), "Invalid"));
+            }
+            return;
+        }
+    };
+    let actions: Vec<&str> = binding["spec"]["validationActions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    for param in params {
+        for (message, reason) in evaluate(policy, attrs, snap, object, &param, fail) {
+            for action in &actions {
+                match *action {
+                    "Deny" => denials.push(deny(message.clone(), &reason)),
+                    "Warn" => attrs.ctx.warn(format!(
+                        "Validation failed for ValidatingAdmissionPolicy '{policy_name}' with binding '{binding_name}': {message}"
+                    )),
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+/// `CollectParams`: the parameter objects a binding names (one `null` without `paramKind` or
+/// `paramRef`).
+fn params(
+    policy: &Value,
+    binding: &Value,
+    attrs: &Attributes<'_>,
+    snap: &Snapshot,
+) -> Result<Vec<Value>, String> {
+    let kind = &policy["spec"]["paramKind"];
+    let param_ref = &binding["spec"]["paramRef"];
+    if !kind.is_object() || !param_ref.is_object() {
+        return Ok(vec![Value::Null]);
+    }
+    let (api_version, kind_name) = (
+        kind["apiVersion"].as_str().unwrap_or(""),
+        kind["kind"].as_str().unwrap_or(""),
+    );
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let Some(res) = attrs
+        .registry
+        .resources()
+        .find(|r| r.group == group && r.version == version && r.kind == kind_name)
+    else {
+        return Err(format!(
+            "paramKind kind `{api_version}, Kind={kind_name}` not known"
+        ));
+    };
+    let ref_namespace = param_ref["namespace"].as_str().unwrap_or("");
+    let namespace = match (res.namespaced, ref_namespace.is_empty()) {
+        (true, false) => ref_namespace,
+        (true, true) if attrs.namespace.is_empty() => {
+            return Err("cannot use namespaced paramRef in policy binding that matches cluster-scoped resources".into())
+        }
+        (true, true) => attrs.namespace,
+        (false, false) => {
+            return Err("paramRef.namespace must not be provided for a cluster-scoped `paramKind`".into())
+        }
+        (false, true) => "",
+    };
+    let found: Vec<Value> = match (
+        param_ref["name"].as_str(),
+        param_ref["selector"].is_object(),
+    ) {
+        (Some(_), true) => {
+            return Err("paramRef.name and paramRef.selector are mutually exclusive".into())
+        }
+        (Some(name), false) => snap
+            .get(&res.gr, &ObjectKey::new(namespace, name))
+            .map(|o| o.value.clone())
+            .into_iter()
+            .collect(),
+        (None, true) => snap
+            .list(&res.gr, Some(namespace))
+            .filter(|(_, o)| {
+                selector_or_all(&param_ref["selector"], &o.value["metadata"]["labels"])
+            })
+            .map(|(_, o)| o.value.clone())
+            .collect(),
+        (None, false) => return Err("one of name or selector must be provided".into()),
+    };
+    if found.is_empty() && param_ref["parameterNotFoundAction"] == "Deny" {
+        return Err(
+            "no params found for policy binding with `Deny` parameterNotFoundAction".into(),
+        );
+    }
+    Ok(found)
+}
+
+/// Runs a policy's match conditions, variables and validations for one parameter object:
+/// the `(message, reason)` of each failed validation.
+fn evaluate(
+    policy: &Value,
+    attrs: &Attributes<'_>,
+    snap: &Snapshot,
+    object: Option<&Value>,
+    param: &Value,
+    fail: bool,
+) -> Vec<(String, String)> {
+    let spec = &policy["spec"];
+    let object = object.cloned().unwrap_or(Value::Null);
+    let old = attrs.old_object.cloned().unwrap_or(Value::Null);
+    let request = super::webhook::request_fields(attrs, Some(&object));
+    let namespace = namespace_object(attrs, snap);
+    let mut variables = Map::new();
+    let run = |src: &str, variables: &Map<String, Value>| {
+        let variables = Value::Object(variables.clone());
+        let vars = [
+            ("object", &object),
+            ("oldObject", &old),
+            ("request", &request),
+            ("params", param),
+            ("namespaceObject", &namespace),
+            ("variables", &variables),
+        ];
+        Expression::compile(src, &VARS)
+            .map_err(|e| e.to_string())
+            .and_then(|e| {
+                e.eval(&vars)
+                    .map_err(|e| format!("expression '{src}' resulted in error: {e}"))
+            })
+    };
+    let error = |e: String| {
+        if fail {
+            vec![(e, "Invalid".to_string())]
+        } else {
+            Vec::new()
+        }
+    };
+    for condition in spec["matchConditions"].as_array().into_iter().flatten() {
+        match run(condition["expression"].as_str().unwrap_or(""), &variables) {
+            Ok(Value::Bool(true)) => {}
+            Ok(Value::Bool(false)) => return Vec::new(),
+            Ok(_) => return error("no such overload".into()),
+            Err(e) => return error(e),
+        }
+    }
+    for variable in spec["variables"].as_array().into_iter().flatten() {
+        let name = variable["name"].as_str().unwrap_or("").to_string();
+        match run(variable["expression"].as_str().unwrap_or(""), &variables) {
+            Ok(v) => {
+                variables.insert(name, v);
+            }
+            Err(e) => return error(e),
+        }
+    }
+    let mut failed = Vec::new();
+    for validation in spec["validations"].as_array().into_iter().flatten() {
+        let expression = validation["expression"].as_str().unwrap_or("");
+        match run(expression, &variables) {
+            Ok(Value::Bool(true)) => {}
+            Ok(Value::Bool(false)) => {
+                let from_expression = validation["messageExpression"]
+                    .as_str()
+                    .and_then(|m| run(m, &variables).ok())
+                    .and_then(|m| m.as_str().map(|s| s.trim().to_string()))
+                    .filter(|m| !m.is_empty() && m.len() <= MAX_MESSAGE && !m.contains('\n'));
+                let message = from_expression
+                    .or_else(|| {
+                        validation["message"]
+                            .as_str()
+                            .map(|m| m.trim().to_string())
+                            .filter(|m| !m.is_empty())
+                    })
+                    .unwrap_or_else(|| format!("failed expression: {}", expression.trim()));
+                let reason = validation["reason"].as_str().unwrap_or("Invalid");
+                failed.push((message, reason.to_string()));
+            }
+            Ok(_) => failed.extend(error("no such overload".into())),
+            Err(e) => failed.extend(error(e)),
+        }
+    }
+    failed
+}
+
+/// `namespaceObject`: the request's namespace (null for cluster-scoped objects and namespaces).
+fn namespace_object(attrs: &Attributes<'_>, snap: &Snapshot) -> Value {
+    let res = attrs.resource;
+    if attrs.namespace.is_empty() || (res.group.is_empty() && res.plural == "namespaces") {
+        return Value::Null;
+    }
+    snap.get(
+        &GroupResource::new("", "namespaces"),
+        &ObjectKey::new("", attrs.namespace),
+    )
+    .map_or(Value::Null, |ns| ns.value.clone())
+}
+
+/// The refusal of the first denial: `admission.NewForbidden` with the decision's reason and
+/// the code it maps to, and the message as a cause.
+fn refusal(attrs: &Attributes<'_>, d: &Denial) -> ApiError {
+    let res = attrs.resource;
+    let message = format!(
+        "ValidatingAdmissionPolicy '{}' with binding '{}' denied request: {}",
+        d.policy, d.binding, d.message
+    );
+    let code = match d.reason.as_str() {
+        "Forbidden" => 403,
+        "Unauthorized" => 401,
+        "RequestEntityTooLarge" => 413,
+        _ => 422,
+    };
+    let mut err = ApiError::forbidden(&res.group, &res.plural, attrs.name, &message);
+    err.code = code;
+    err.reason = d.reason.clone().into();
+    err.details = Some(Box::new(StatusDetails {
+        name: Some(attrs.name.to_string()),
+        group: Some(res.group.clone()),
+        kind: Some(res.plural.clone()),
+        causes: vec![StatusCause {
+            reason: String::new(),
+            message,
+            field: String::new(),
+        }],
+        ..Default::default()
+    }));
+    err
+}

@@ -1,0 +1,200 @@
+//! ValidatingAdmissionPolicies and their bindings, enforced: validations with message,
+//! messageExpression and reason, variables, params (found, missing with Deny), match conditions,
+//! failure policies, and the Deny/Warn/Audit actions, each refusal in the apiserver's words.
+
+use serde_json::{json, Value};
+
+use crate::harness::{server, TestServer};
+
+const POLICIES: &str = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies";
+const BINDINGS: &str = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings";
+const CONFIGMAPS: &str = "/api/v1/namespaces/default/configmaps";
+
+/// A policy on ConfigMap creates and updates with these spec fields added.
+async fn policy(server: &TestServer, name: &str, spec: Value) {
+    let mut body = json!({"metadata": {"name": name}, "spec": {
+        "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+            "operations": ["CREATE", "UPDATE"], "resources": ["configmaps"]}]}}});
+    for (k, v) in spec.as_object().into_iter().flatten() {
+        body["spec"][k] = v.clone();
+    }
+    let (status, created) = server.post(POLICIES, &body).await;
+    assert_eq!(status, 201, "{created}");
+}
+
+async fn bind(server: &TestServer, name: &str, policy: &str, actions: &[&str], extra: Value) {
+    let mut body = json!({"metadata": {"name": name},
+        "spec": {"policyName": policy, "validationActions": actions}});
+    for (k, v) in extra.as_object().into_iter().flatten() {
+        body["spec"][k] = v.clone();
+    }
+    let (status, created) = server.post(BINDINGS, &body).await;
+    assert_eq!(status, 201, "{created}");
+}
+
+fn configmap(name: &str, keys: usize) -> Value {
+    let data: serde_json::Map<String, Value> =
+        (0..keys).map(|i| (format!("k{i}"), json!("v"))).collect();
+    json!({"metadata": {"name": name}, "data": data})
+}
+
+#[tokio::test]
+async fn validations_refuse_with_the_policys_message() {
+    let server = server().await;
+    policy(&server, "small", json!({"validations": [
+        {"expression": "!has(object.data) || size(object.data) <= 1", "message": "too much data"},
+        {"expression": "!object.metadata.name.startsWith('x-')",
+         "messageExpression": "'name ' + object.metadata.name + ' is reserved'", "reason": "Forbidden"},
+        {"expression": "object.metadata.name != 'plain'"}
+    ]})).await;
+    bind(&server, "small-binding", "small", &["Deny"], json!({})).await;
+
+    assert_eq!(server.post(CONFIGMAPS, &configmap("ok", 1)).await.0, 201);
+    let before = server.rv();
+    let (status, err) = server.post(CONFIGMAPS, &configmap("big", 2)).await;
+    assert_eq!((status, err["reason"].as_str()), (422, Some("Invalid")));
+    assert_eq!(
+        err["message"],
+        "configmaps \"big\" is forbidden: ValidatingAdmissionPolicy 'small' with binding 'small-binding' denied request: too much data"
+    );
+    assert_eq!(err["details"]["causes"][0]["message"], "ValidatingAdmissionPolicy 'small' with binding 'small-binding' denied request: too much data");
+    let (status, err) = server.post(CONFIGMAPS, &configmap("x-1", 0)).await;
+    assert_eq!((status, err["reason"].as_str()), (403, Some("Forbidden")));
+    assert_eq!(
+        err["message"],
+        "configmaps \"x-1\" is forbidden: ValidatingAdmissionPolicy 'small' with binding 'small-binding' denied request: name x-1 is reserved"
+    );
+    let (_, err) = server.post(CONFIGMAPS, &configmap("plain", 0)).await;
+    assert_eq!(
+        err["message"],
+        "configmaps \"plain\" is forbidden: ValidatingAdmissionPolicy 'small' with binding 'small-binding' denied request: failed expression: object.metadata.name != 'plain'"
+    );
+    assert_eq!(server.rv(), before, "refusals change nothing");
+}
+
+#[tokio::test]
+async fn warn_and_audit_actions_let_the_request_through() {
+    let server = server().await;
+    policy(
+        &server,
+        "small",
+        json!({"validations": [
+        {"expression": "size(object.data) <= 1", "message": "too much data"}]}),
+    )
+    .await;
+    bind(&server, "warn", "small", &["Warn", "Audit"], json!({})).await;
+    let resp = server
+        .http
+        .post(server.url(CONFIGMAPS))
+        .json(&configmap("big", 2))
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(resp.status(), 201);
+    assert_eq!(
+        resp.headers()["warning"],
+        "299 - \"Validation failed for ValidatingAdmissionPolicy 'small' with binding 'warn': too much data\""
+    );
+}
+
+#[tokio::test]
+async fn params_and_variables() {
+    let server = server().await;
+    policy(&server, "limited", json!({
+        "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+        "variables": [{"name": "keys", "expression": "has(object.data) ? size(object.data) : 0"}],
+        "matchConditions": [{"name": "not-the-params", "expression": "object.metadata.name != 'limits'"}],
+        "validations": [{"expression": "variables.keys <= int(params.data.max)",
+            "messageExpression": "'at most ' + params.data.max + ' keys'"}]})).await;
+    // Params exist before the binding that needs them (the policy would refuse their create).
+    let limits = json!({"metadata": {"name": "limits"}, "data": {"max": "2"}});
+    assert_eq!(server.post(CONFIGMAPS, &limits).await.0, 201);
+    bind(
+        &server,
+        "limited-binding",
+        "limited",
+        &["Deny"],
+        json!({"paramRef": {"name": "limits", "namespace": "default",
+            "parameterNotFoundAction": "Deny"}}),
+    )
+    .await;
+    assert_eq!(server.post(CONFIGMAPS, &configmap("two", 2)).await.0, 201);
+    let (status, err) = server.post(CONFIGMAPS, &configmap("three", 3)).await;
+    assert_eq!(status, 422);
+    assert_eq!(
+        err["message"],
+        "configmaps \"three\" is forbidden: ValidatingAdmissionPolicy 'limited' with binding 'limited-binding' denied request: at most 2 keys"
+    );
+    let limits_update = json!({"metadata": {"name": "limits"}, "data": {"max": "3"}});
+    let put = server
+        .http
+        .put(server.url(&format!("{CONFIGMAPS}/limits")))
+        .json(&limits_update);
+    let (status, body) = server.send(put).await;
+    assert_eq!(
+        status, 200,
+        "the match condition skips the params object: {body}"
+    );
+    assert_eq!(
+        server.post(CONFIGMAPS, &configmap("three", 3)).await.0,
+        201,
+        "new params apply at once"
+    );
+
+    let delete = server
+        .http
+        .delete(server.url(&format!("{CONFIGMAPS}/limits")));
+    assert_eq!(server.send(delete).await.0, 200);
+    let (status, err) = server.post(CONFIGMAPS, &configmap("late", 1)).await;
+    assert_eq!(status, 422);
+    assert_eq!(
+        err["message"],
+        "configmaps \"late\" is forbidden: ValidatingAdmissionPolicy 'limited' with binding 'limited-binding' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction"
+    );
+}
+
+#[tokio::test]
+async fn failure_policies_and_binding_match_resources() {
+    let server = server().await;
+    policy(
+        &server,
+        "broken",
+        json!({"failurePolicy": "Ignore",
+        "validations": [{"expression": "object.data.missing == 'x'"}]}),
+    )
+    .await;
+    bind(&server, "broken-binding", "broken", &["Deny"], json!({})).await;
+    assert_eq!(server.post(CONFIGMAPS, &configmap("a", 1)).await.0, 201);
+
+    policy(
+        &server,
+        "strict",
+        json!({
+        "validations": [{"expression": "object.data.missing == 'x'"}]}),
+    )
+    .await;
+    // The binding narrows the policy to the `guarded` namespace.
+    let ns = json!({"metadata": {"name": "guarded", "labels": {"guard": "on"}}});
+    assert_eq!(server.post("/api/v1/namespaces", &ns).await.0, 201);
+    bind(
+        &server,
+        "strict-binding",
+        "strict",
+        &["Deny"],
+        json!({"matchResources": {
+        "namespaceSelector": {"matchLabels": {"guard": "on"}},
+        "resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["*"],
+            "resources": ["configmaps"]}]}}),
+    )
+    .await;
+    assert_eq!(server.post(CONFIGMAPS, &configmap("b", 1)).await.0, 201);
+    let (status, err) = server
+        .post("/api/v1/namespaces/guarded/configmaps", &configmap("c", 1))
+        .await;
+    assert_eq!(status, 422);
+    let message = err["message"].as_str().unwrap_or("");
+    assert!(
+        message.starts_with("configmaps \"c\" is forbidden: ValidatingAdmissionPolicy 'strict' with binding 'strict-binding' denied request: expression 'object.data.missing == 'x'' resulted in error: "),
+        "{message}"
+    );
+}
