@@ -1,12 +1,12 @@
-//! Admission benchmark: what admission webhooks cost a write. ConfigMap creates through one
-//! HTTP/1.1 keep-alive client, for `CREATES` creates each, with no webhook configured, with one
-//! validating webhook that allows everything, and with one mutating webhook that adds a label by
-//! JSONPatch. The webhooks are [`kubefake::testing::WebhookServer`]s (HTTPS, in this process);
+//! Admission benchmark: what admission policies and webhooks cost a write. ConfigMap creates
+//! through one HTTP/1.1 keep-alive client, `CREATES` creates each, with nothing configured, with
+//! 1 and 5 ValidatingAdmissionPolicies that match every create (each bound with Deny, each with
+//! a variable and two validations that pass), with one validating webhook that allows
+//! everything, and with one mutating webhook that adds a label by JSONPatch. The webhooks are [`kubefake::testing::WebhookServer`]s (HTTPS, in this process);
 //! server, webhooks and client share one tokio runtime with 2 workers, so the figures are lower
 //! bounds of what the server alone could do. Each row gets a fresh server.
 //!
-//! Run with `cargo bench --bench admission --features testing`. (Admission policies are not
-//! evaluated yet, so there is no policy row.)
+//! Run with `cargo bench --bench admission --features testing`.
 
 use std::time::{Duration, Instant};
 
@@ -21,6 +21,7 @@ const CREATES: usize = 2_000;
 #[derive(Clone, Copy)]
 enum Setup {
     None,
+    Policies(usize),
     Validating,
     Mutating,
 }
@@ -28,7 +29,9 @@ enum Setup {
 impl Setup {
     fn label(self) -> &'static str {
         match self {
-            Setup::None => "no webhook",
+            Setup::None => "nothing",
+            Setup::Policies(1) => "1 ValidatingAdmissionPolicy",
+            Setup::Policies(_) => "5 ValidatingAdmissionPolicies",
             Setup::Validating => "1 validating webhook (allows)",
             Setup::Mutating => "1 mutating webhook (JSONPatch adds a label)",
         }
@@ -52,6 +55,10 @@ async fn admit(review: Value, mutating: bool) -> Value {
 async fn configure(http: &reqwest::Client, base: &str, setup: Setup) -> Option<WebhookServer> {
     let (mutating, path) = match setup {
         Setup::None => return None,
+        Setup::Policies(n) => {
+            policies(http, base, n).await;
+            return None;
+        }
         Setup::Validating => (false, "validatingwebhookconfigurations"),
         Setup::Mutating => (true, "mutatingwebhookconfigurations"),
     };
@@ -67,6 +74,34 @@ async fn configure(http: &reqwest::Client, base: &str, setup: Setup) -> Option<W
     let resp = http.post(url).json(&config).send().await.expect("sent");
     assert_eq!(resp.status(), 201, "webhook configured");
     Some(hook)
+}
+
+/// `n` policies on ConfigMap creates, each bound with Deny; every validation passes.
+async fn policies(http: &reqwest::Client, base: &str, n: usize) {
+    let api = format!("{base}/apis/admissionregistration.k8s.io/v1");
+    for i in 0..n {
+        let policy = json!({"metadata": {"name": format!("p{i}")}, "spec": {
+            "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                "operations": ["CREATE"], "resources": ["configmaps"]}]},
+            "variables": [{"name": "keys", "expression": "has(object.data) ? size(object.data) : 0"}],
+            "validations": [
+                {"expression": "variables.keys <= 10", "message": "too many keys"},
+                {"expression": "!object.metadata.name.startsWith('forbidden-')"}]}});
+        let binding = json!({"metadata": {"name": format!("p{i}-binding")},
+            "spec": {"policyName": format!("p{i}"), "validationActions": ["Deny"]}});
+        for (path, body) in [
+            ("validatingadmissionpolicies", policy),
+            ("validatingadmissionpolicybindings", binding),
+        ] {
+            let resp = http
+                .post(format!("{api}/{path}"))
+                .json(&body)
+                .send()
+                .await
+                .expect("sent");
+            assert_eq!(resp.status(), 201, "policy configured");
+        }
+    }
 }
 
 /// One row: creates per second and latency percentiles.
@@ -101,7 +136,14 @@ async fn main() {
     println!("## ConfigMap creates, 1 client, {CREATES} per row\n");
     println!("| admission | creates/s | p50 | p99 | webhook calls |");
     println!("|---|---:|---:|---:|---:|");
-    for setup in [Setup::None, Setup::Validating, Setup::Mutating] {
+    let setups = [
+        Setup::None,
+        Setup::Policies(1),
+        Setup::Policies(5),
+        Setup::Validating,
+        Setup::Mutating,
+    ];
+    for setup in setups {
         let (rate, p50, p99, calls) = row(setup).await;
         println!(
             "| {} | {rate:.0} | {:.3} ms | {:.3} ms | {calls} |",

@@ -90,7 +90,8 @@ impl Validating for ValidatingPolicies {
 }
 
 /// Whether `matchConstraints` (or a binding's `matchResources`) select the request:
-/// `resourceRules` (with `resourceNames`), not `excludeResourceRules`, and the selectors.
+/// `resourceRules` (with `resourceNames`; none at all selects every resource), not
+/// `excludeResourceRules`, and the selectors.
 fn selects(
     constraints: &Value,
     attrs: &Attributes<'_>,
@@ -108,7 +109,10 @@ fn selects(
             .flatten()
             .any(|r| rule_matches(r, attrs) && named(r))
     };
-    if !matching("resourceRules") || matching("excludeResourceRules") {
+    let no_rules = constraints["resourceRules"]
+        .as_array()
+        .is_none_or(|r| r.is_empty());
+    if !(no_rules || matching("resourceRules")) || matching("excludeResourceRules") {
         return false;
     }
     let selector = &constraints["objectSelector"];
