@@ -10,10 +10,12 @@
 //! [`default_class`] (storage and ingress classes),
 //! and for pods [`service_account`] and [`default_toleration_seconds`]; then the admission
 //! webhooks ([`webhook`]), after ValidatingAdmissionPolicies ([`policy`]) in the validating
-//! phase, as the apiserver orders them. MutatingAdmissionPolicies will plug in here.
+//! phase, and after MutatingAdmissionPolicies ([`mutating_policy`]) in the mutating phase, as
+//! the apiserver orders them.
 
 pub mod default_class;
 pub mod default_toleration_seconds;
+pub mod mutating_policy;
 pub mod namespace_lifecycle;
 pub mod policy;
 pub mod priority;
@@ -136,6 +138,9 @@ impl Chain {
     /// apiserver's default order puts them: after the built-in plugins of each phase.
     pub fn with_webhooks(client: Arc<WebhookClient>) -> Chain {
         let mut chain = Chain::default();
+        chain
+            .mutating
+            .push(Arc::new(mutating_policy::MutatingPolicies));
         chain
             .mutating
             .push(Arc::new(webhook::MutatingWebhooks::new(client.clone())));

@@ -16,7 +16,9 @@ use serde_json::{Map, Value};
 
 use super::webhook::{namespace_labels, rule_matches, selector_or_all, EXEMPT, EXEMPT_GROUP};
 use super::{Attributes, Validating};
-use crate::cel::Expression;
+use std::sync::LazyLock;
+
+use crate::cel::{Bindings, ExpressionCache};
 use crate::error::{ApiError, StatusCause, StatusDetails};
 use crate::store::{GroupResource, ObjectKey, Snapshot};
 
@@ -29,6 +31,9 @@ const VARS: [&str; 6] = [
     "namespaceObject",
     "variables",
 ];
+/// Policy expressions, compiled once per source for every server of the process.
+static EXPRESSIONS: LazyLock<ExpressionCache> = LazyLock::new(|| ExpressionCache::new(&VARS));
+
 /// Longer `messageExpression` results are dropped (`MaxEvaluatedMessageExpressionSizeBytes`).
 const MAX_MESSAGE: usize = 5 * 1024;
 
@@ -92,7 +97,7 @@ impl Validating for ValidatingPolicies {
 /// Whether `matchConstraints` (or a binding's `matchResources`) select the request:
 /// `resourceRules` (with `resourceNames`; none at all selects every resource), not
 /// `excludeResourceRules`, and the selectors.
-fn selects(
+pub(super) fn selects(
     constraints: &Value,
     attrs: &Attributes<'_>,
     snap: &Snapshot,
@@ -185,7 +190,7 @@ fn apply_binding(
 
 /// `CollectParams`: the parameter objects a binding names (one `null` without `paramKind` or
 /// `paramRef`).
-fn params(
+pub(super) fn params(
     policy: &Value,
     binding: &Value,
     attrs: &Attributes<'_>,
@@ -266,21 +271,12 @@ fn evaluate(
     let old = attrs.old_object.cloned().unwrap_or(Value::Null);
     let request = super::webhook::request_fields(attrs, Some(&object));
     let namespace = namespace_object(attrs, snap);
-    let mut variables = Map::new();
-    let run = |src: &str, variables: &Map<String, Value>| {
-        let variables = Value::Object(variables.clone());
-        let vars = [
-            ("object", &object),
-            ("oldObject", &old),
-            ("request", &request),
-            ("params", param),
-            ("namespaceObject", &namespace),
-            ("variables", &variables),
-        ];
-        Expression::compile(src, &VARS)
+    let run = |src: &str, bindings: &Bindings<'_>| {
+        EXPRESSIONS
+            .get(src)
             .map_err(|e| e.to_string())
             .and_then(|e| {
-                e.eval(&vars)
+                e.eval_bound(bindings)
                     .map_err(|e| format!("expression '{src}' resulted in error: {e}"))
             })
     };
@@ -291,32 +287,42 @@ fn evaluate(
             Vec::new()
         }
     };
-    for condition in spec["matchConditions"].as_array().into_iter().flatten() {
-        match run(condition["expression"].as_str().unwrap_or(""), &variables) {
-            Ok(Value::Bool(true)) => {}
-            Ok(Value::Bool(false)) => return Vec::new(),
-            Ok(_) => return error("no such overload".into()),
-            Err(e) => return error(e),
+    let fixed = [&object, &old, &request, param, &namespace];
+    let mut variables = Value::Object(Map::new());
+    {
+        let before = bind(fixed, &variables);
+        for condition in spec["matchConditions"].as_array().into_iter().flatten() {
+            match run(condition["expression"].as_str().unwrap_or(""), &before) {
+                Ok(Value::Bool(true)) => {}
+                Ok(Value::Bool(false)) => return Vec::new(),
+                Ok(_) => return error("no such overload".into()),
+                Err(e) => return error(e),
+            }
         }
     }
     for variable in spec["variables"].as_array().into_iter().flatten() {
         let name = variable["name"].as_str().unwrap_or("").to_string();
-        match run(variable["expression"].as_str().unwrap_or(""), &variables) {
+        let value = run(
+            variable["expression"].as_str().unwrap_or(""),
+            &bind(fixed, &variables),
+        );
+        match value {
             Ok(v) => {
-                variables.insert(name, v);
+                variables[name] = v;
             }
             Err(e) => return error(e),
         }
     }
+    let bound = bind(fixed, &variables);
     let mut failed = Vec::new();
     for validation in spec["validations"].as_array().into_iter().flatten() {
         let expression = validation["expression"].as_str().unwrap_or("");
-        match run(expression, &variables) {
+        match run(expression, &bound) {
             Ok(Value::Bool(true)) => {}
             Ok(Value::Bool(false)) => {
                 let from_expression = validation["messageExpression"]
                     .as_str()
-                    .and_then(|m| run(m, &variables).ok())
+                    .and_then(|m| run(m, &bound).ok())
                     .and_then(|m| m.as_str().map(|s| s.trim().to_string()))
                     .filter(|m| !m.is_empty() && m.len() <= MAX_MESSAGE && !m.contains('\n'));
                 let message = from_expression
@@ -337,8 +343,21 @@ fn evaluate(
     failed
 }
 
+/// The variables of a policy expression, converted once for the expressions that share them.
+fn bind<'a>(fixed: [&'a Value; 5], variables: &'a Value) -> Bindings<'a> {
+    let [object, old, request, params, namespace] = fixed;
+    Bindings::new(&[
+        ("object", object),
+        ("oldObject", old),
+        ("request", request),
+        ("params", params),
+        ("namespaceObject", namespace),
+        ("variables", variables),
+    ])
+}
+
 /// `namespaceObject`: the request's namespace (null for cluster-scoped objects and namespaces).
-fn namespace_object(attrs: &Attributes<'_>, snap: &Snapshot) -> Value {
+pub(super) fn namespace_object(attrs: &Attributes<'_>, snap: &Snapshot) -> Value {
     let res = attrs.resource;
     if attrs.namespace.is_empty() || (res.group.is_empty() && res.plural == "namespaces") {
         return Value::Null;

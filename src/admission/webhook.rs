@@ -16,7 +16,7 @@
 //! `authorizer` yet); `matchPolicy: Equivalent` matches only the version requested.
 
 use std::collections::HashSet;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use base64::Engine;
@@ -24,7 +24,7 @@ use futures_util::future::{join_all, BoxFuture};
 use serde_json::{json, Value};
 
 use super::{Attributes, Mutating, Operation, Validating};
-use crate::cel::Expression;
+use crate::cel::ExpressionCache;
 use crate::error::ApiError;
 use crate::registry::validation::selector_matches;
 use crate::store::{GroupResource, Snapshot};
@@ -104,6 +104,9 @@ fn selected_hooks(
 
 /// The variables `matchConditions` may use (`authorizer` is not offered: no authorization yet).
 const CONDITION_VARS: [&str; 3] = ["object", "oldObject", "request"];
+/// `matchConditions`, compiled once per source for every server of the process.
+static CONDITIONS: LazyLock<ExpressionCache> =
+    LazyLock::new(|| ExpressionCache::new(&CONDITION_VARS));
 
 /// `matchConditions`: every condition must hold. One that is false skips the webhook; one that
 /// cannot be compiled or evaluated fails the request (403) under `failurePolicy: Fail`, and
@@ -129,7 +132,8 @@ fn conditions_match(
     let mut errors = Vec::new();
     for condition in conditions {
         let src = condition["expression"].as_str().unwrap_or("");
-        let result = Expression::compile(src, &CONDITION_VARS)
+        let result = CONDITIONS
+            .get(src)
             .map_err(|e| e.to_string())
             .and_then(|e| {
                 e.eval_bool(&vars)

@@ -660,6 +660,13 @@ fn has_last_applied(obj: &Value) -> bool {
         .is_some_and(|s| !s.is_empty())
 }
 
+/// Merges an apply configuration into an object as server-side apply merges (maps per key,
+/// associative lists per item, the rest replaced), typed by `schema` (none: the value's own
+/// shape): what a MutatingAdmissionPolicy's `ApplyConfiguration` mutation does.
+pub fn merge_configuration(live: &Value, config: &Value, schema: Option<&Node>) -> Value {
+    typed::merge(Some(live), Some(config), typed::Ty::Root(schema)).unwrap_or_else(|| live.clone())
+}
+
 /// Server-side apply (PATCH with `application/apply-patch+yaml`): merges `config` (the applier's
 /// intent) into `live` (`None`: the object is being created) by the schema, removes what this
 /// manager applied before and no longer applies (unless someone else owns it), and records the

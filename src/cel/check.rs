@@ -151,10 +151,23 @@ impl Checker {
             Expr::Select(sel) => self.check_select(e, sel),
             Expr::List(l) => self.check_list(l),
             Expr::Map(m) => self.check_map(m),
+            Expr::Struct(s) if is_admission_struct(&s.type_name) => self.check_struct(s),
             Expr::Struct(s) => self.err(e.id, CheckError::UndeclaredReference(s.type_name.clone())),
             Expr::Comprehension(c) => self.check_comprehension(c),
             Expr::Call(call) => self.check_call(e, call),
         }
+    }
+
+    /// `Object{...}` / `JSONPatch{...}`: an object literal of mutating admission policies,
+    /// `dyn` (its fields are not checked against a schema).
+    fn check_struct(&mut self, s: &cel::common::ast::StructExpr) -> Info {
+        let mut cost = Cost::exact(40);
+        for entry in &s.entries {
+            if let EntryExpr::StructField(f) = &entry.expr {
+                cost = cost.add(self.check(&f.value).cost);
+            }
+        }
+        Info::new(Ty::Dyn, cost)
     }
 
     /// A variable, or a type named by an identifier (`int`).
@@ -599,4 +612,10 @@ fn literal(l: &LiteralValue) -> Info {
     let mut i = Info::new(ty, Cost::default());
     i.size = size;
     i
+}
+
+/// The object types mutating admission policies construct: `Object` (and its nested
+/// `Object.spec...` types) for apply configurations, `JSONPatch` for patch operations.
+pub fn is_admission_struct(type_name: &str) -> bool {
+    type_name == "Object" || type_name.starts_with("Object.") || type_name == "JSONPatch"
 }

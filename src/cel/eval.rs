@@ -13,7 +13,7 @@ use cel::common::ast::{
 };
 use regex::Regex;
 
-use super::check::qualified_name;
+use super::check::{is_admission_struct, qualified_name};
 use super::decl::ListKind;
 use super::error::EvalError;
 use super::library::{self, Ctx, Eval};
@@ -74,6 +74,7 @@ impl<'a> Evaluator<'a> {
             Expr::Select(sel) => self.select(e, sel),
             Expr::List(l) => self.list(l),
             Expr::Map(m) => self.map(m),
+            Expr::Struct(s) if is_admission_struct(&s.type_name) => self.object_literal(s),
             Expr::Struct(s) => Err(EvalError::Unsupported(format!(
                 "unknown type: {}",
                 s.type_name
@@ -124,6 +125,25 @@ impl<'a> Evaluator<'a> {
             },
             _ => no_overload(),
         }
+    }
+
+    /// `Object{f: v, ?g: opt}`: a map of the fields set (absent optionals left out).
+    fn object_literal(&mut self, s: &'a cel::common::ast::StructExpr) -> R<'a> {
+        self.charge(40)?;
+        let mut fields = Vec::with_capacity(s.entries.len());
+        for entry in &s.entries {
+            let EntryExpr::StructField(f) = &entry.expr else {
+                continue;
+            };
+            let v = self.eval(&f.value)?;
+            let v = match (f.optional, v) {
+                (true, Val::Opt(None)) => continue,
+                (true, Val::Opt(Some(x))) => (*x).clone(),
+                (_, v) => v,
+            };
+            fields.push((Val::JStr(f.field.as_str()), v));
+        }
+        Ok(Val::Map(Rc::new(fields)))
     }
 
     /// A list literal (optional elements `?x` only when present).

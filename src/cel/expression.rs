@@ -3,7 +3,11 @@
 //! same parser, checker, library and interpreter as the CRD rules; the values are the request's
 //! JSON, turned into CEL maps and lists at evaluation.
 
+use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use serde_json::Value;
 
@@ -40,10 +44,28 @@ impl Expression {
     /// Evaluates with `vars` bound; the result as JSON (timestamps, durations and other
     /// library values as their string forms, bytes as base64).
     pub fn eval(&self, vars: &[(&str, &Value)]) -> Result<Value, EvalError> {
-        let bound = vars.iter().map(|(n, v)| (*n, unstructured(v))).collect();
-        let mut ev = Evaluator::new(bound, PER_CALL_LIMIT, &self.program.regexes);
+        self.eval_bound(&Bindings::new(vars))
+    }
+
+    /// Evaluates with variables bound once for several expressions.
+    pub fn eval_bound(&self, bindings: &Bindings<'_>) -> Result<Value, EvalError> {
+        let mut ev = Evaluator::new(bindings.vars.clone(), PER_CALL_LIMIT, &self.program.regexes);
         let result = ev.eval(&self.program.expr)?;
         Ok(to_json(&result))
+    }
+}
+
+/// Variables converted to CEL values once, for evaluating several expressions over them.
+pub struct Bindings<'a> {
+    vars: Vec<(&'a str, Val<'a>)>,
+}
+
+impl<'a> Bindings<'a> {
+    /// `vars` as CEL's unstructured values.
+    pub fn new(vars: &[(&'a str, &'a Value)]) -> Bindings<'a> {
+        Bindings {
+            vars: vars.iter().map(|(n, v)| (*n, unstructured(v))).collect(),
+        }
     }
 }
 
@@ -76,6 +98,41 @@ fn map_key(k: &Val<'_>) -> String {
     match to_json(k) {
         Value::String(s) => s,
         other => other.to_string(),
+    }
+}
+
+/// Compiled expressions by source, for one set of variables: admission evaluates the same
+/// policies' expressions on every write, and compiles each once. Bounded: past
+/// [`ExpressionCache::LIMIT`] entries it starts over.
+pub struct ExpressionCache {
+    vars: &'static [&'static str],
+    compiled: Mutex<HashMap<String, Result<Arc<Expression>, CompileError>>>,
+}
+
+impl ExpressionCache {
+    /// Entries kept before the cache is emptied.
+    pub const LIMIT: usize = 4096;
+
+    /// A cache for expressions over `vars`.
+    pub fn new(vars: &'static [&'static str]) -> Self {
+        ExpressionCache {
+            vars,
+            compiled: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The compiled `src` (or its compile error), compiled on first use.
+    pub fn get(&self, src: &str) -> Result<Arc<Expression>, CompileError> {
+        if let Some(found) = self.compiled.lock().get(src) {
+            return found.clone();
+        }
+        let result = Expression::compile(src, self.vars).map(Arc::new);
+        let mut compiled = self.compiled.lock();
+        if compiled.len() >= Self::LIMIT {
+            compiled.clear();
+        }
+        compiled.insert(src.to_string(), result.clone());
+        result
     }
 }
 
@@ -145,5 +202,24 @@ mod tests {
             .expect("a syntax error");
         assert!(err.to_string().starts_with("ERROR: <input>:1:"), "{err}");
         assert!(Expression::compile("authorizer.path('x')", &vars).is_err());
+    }
+
+    #[test]
+    fn mutating_policy_literals() {
+        let object = json!({"spec": {"replicas": 1}});
+        let eval = |src: &str| {
+            Expression::compile(src, &["object"])
+                .expect("compiles")
+                .eval(&[("object", &object)])
+        };
+        assert_eq!(
+            eval("Object{spec: Object.spec{replicas: object.spec.replicas + 1}}"),
+            Ok(json!({"spec": {"replicas": 2}}))
+        );
+        assert_eq!(
+            eval("[JSONPatch{op: 'add', path: '/metadata/labels', value: {'a': 'b'}}]"),
+            Ok(json!([{"op": "add", "path": "/metadata/labels", "value": {"a": "b"}}]))
+        );
+        assert!(Expression::compile("Unknown{a: 1}", &["object"]).is_err());
     }
 }

@@ -67,7 +67,7 @@ mod tests;
 /// Exact `resource.Quantity` arithmetic, shared with the built-in kinds' validation.
 pub use decl::is_reserved;
 pub use error::{CompileError, EvalError};
-pub use expression::Expression;
+pub use expression::{Bindings, Expression, ExpressionCache};
 pub use library::Quantity;
 
 use std::collections::HashMap;

@@ -198,3 +198,81 @@ async fn failure_policies_and_binding_match_resources() {
         "{message}"
     );
 }
+
+const MUTATING_POLICIES: &str = "/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicies";
+const MUTATING_BINDINGS: &str =
+    "/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings";
+
+/// A mutating policy on ConfigMap creates with these mutations, bound.
+async fn mutating_policy(server: &TestServer, name: &str, spec: Value) {
+    let mut body = json!({"metadata": {"name": name}, "spec": {
+        "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+            "operations": ["CREATE"], "resources": ["configmaps"]}]},
+        "reinvocationPolicy": "Never"}});
+    for (k, v) in spec.as_object().into_iter().flatten() {
+        body["spec"][k] = v.clone();
+    }
+    let (status, created) = server.post(MUTATING_POLICIES, &body).await;
+    assert_eq!(status, 201, "{created}");
+    let binding = json!({"metadata": {"name": format!("{name}-binding")},
+        "spec": {"policyName": name}});
+    let (status, created) = server.post(MUTATING_BINDINGS, &binding).await;
+    assert_eq!(status, 201, "{created}");
+}
+
+#[tokio::test]
+async fn mutating_policies_apply_configurations_and_json_patches() {
+    let server = server().await;
+    mutating_policy(
+        &server,
+        "a-labels",
+        json!({"mutations": [{"patchType": "ApplyConfiguration",
+        "applyConfiguration": {"expression":
+            "Object{metadata: Object.metadata{labels: {'owner': 'policy'}}}"}}]}),
+    )
+    .await;
+    mutating_policy(
+        &server,
+        "b-count",
+        json!({
+        "variables": [{"name": "keys", "expression": "string(size(object.data))"}],
+        "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression":
+            "[JSONPatch{op: 'add', path: '/data/count', value: variables.keys}]"}}]}),
+    )
+    .await;
+    let (status, created) = server.post(CONFIGMAPS, &configmap("m", 2)).await;
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(created["metadata"]["labels"], json!({"owner": "policy"}));
+    assert_eq!(
+        created["data"]["count"], "2",
+        "the second policy saw two keys"
+    );
+    assert_eq!(
+        created["data"]["k0"], "v",
+        "the apply configuration merged, not replaced"
+    );
+}
+
+#[tokio::test]
+async fn mutating_policy_failures() {
+    let server = server().await;
+    mutating_policy(
+        &server,
+        "broken",
+        json!({"mutations": [{"patchType": "JSONPatch",
+        "jsonPatch": {"expression": "[JSONPatch{op: 'remove', path: '/spec/missing'}]"}}]}),
+    )
+    .await;
+    let before = server.rv();
+    let (status, err) = server.post(CONFIGMAPS, &configmap("m", 1)).await;
+    assert_eq!(status, 403);
+    assert_eq!(err["reason"], "Invalid");
+    let message = err["message"].as_str().unwrap_or("");
+    assert!(
+        message.starts_with(
+            "policy 'broken' with binding 'broken-binding' denied request: JSONPatch: "
+        ),
+        "{message}"
+    );
+    assert_eq!(server.rv(), before);
+}

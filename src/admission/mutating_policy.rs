@@ -1,0 +1,235 @@
+//! The MutatingAdmissionPolicy plugin: every stored MutatingAdmissionPolicy whose
+//! `matchConstraints` select a create or update runs, once per binding (and parameter object)
+//! whose `matchResources` select it too, in policy name order: `matchConditions`, `variables`,
+//! then each of its `mutations` in turn on the object the previous ones produced: an
+//! `ApplyConfiguration` (`Object{...}`, merged as server-side apply merges, typed by the kind's
+//! schema) or a `JSONPatch` (a list of `JSONPatch{op, path, value}`). The mutated object is
+//! decoded and defaulted again. An expression that cannot be evaluated or applied refuses the
+//! request under `failurePolicy: Fail` (`policy 'p' with binding 'b' denied request: ...`) and is
+//! skipped under Ignore. `reinvocationPolicy` is not honoured (policies run once).
+
+use std::sync::LazyLock;
+
+use futures_util::future::BoxFuture;
+use serde_json::{Map, Value};
+
+use super::policy::{namespace_object, params, selects};
+use super::webhook::{request_fields, EXEMPT, EXEMPT_GROUP};
+use super::{Attributes, Mutating};
+use crate::cel::{Bindings, ExpressionCache};
+use crate::error::{ApiError, StatusCause, StatusDetails};
+use crate::store::{GroupResource, Snapshot};
+
+/// The variables every mutating policy expression may use.
+const VARS: [&str; 6] = [
+    "object",
+    "oldObject",
+    "request",
+    "params",
+    "namespaceObject",
+    "variables",
+];
+/// Mutating policy expressions, compiled once per source for every server of the process.
+static EXPRESSIONS: LazyLock<ExpressionCache> = LazyLock::new(|| ExpressionCache::new(&VARS));
+
+/// Applies MutatingAdmissionPolicies. See the module documentation.
+pub struct MutatingPolicies;
+
+impl Mutating for MutatingPolicies {
+    fn admit<'a>(
+        &'a self,
+        attrs: &'a Attributes<'a>,
+        object: &'a mut Value,
+    ) -> BoxFuture<'a, Result<(), ApiError>> {
+        Box::pin(async move {
+            let res = attrs.resource;
+            if res.group == EXEMPT_GROUP && EXEMPT.contains(&res.plural.as_str()) {
+                return Ok(());
+            }
+            let snap = attrs.store.snapshot();
+            let gr = |r: &str| GroupResource::new(EXEMPT_GROUP, r);
+            let policies: Vec<Value> = snap
+                .list(&gr("mutatingadmissionpolicies"), None)
+                .map(|(_, o)| o.value.clone())
+                .collect();
+            if policies.is_empty() {
+                return Ok(());
+            }
+            let bindings: Vec<Value> = snap
+                .list(&gr("mutatingadmissionpolicybindings"), None)
+                .map(|(_, o)| o.value.clone())
+                .collect();
+            let before = object.clone();
+            for policy in &policies {
+                if !selects(
+                    &policy["spec"]["matchConstraints"],
+                    attrs,
+                    &snap,
+                    Some(object),
+                ) {
+                    continue;
+                }
+                let name = policy["metadata"]["name"].as_str().unwrap_or("");
+                for binding in bindings.iter().filter(|b| b["spec"]["policyName"] == name) {
+                    let resources = &binding["spec"]["matchResources"];
+                    if resources.is_object() && !selects(resources, attrs, &snap, Some(object)) {
+                        continue;
+                    }
+                    run_binding(policy, binding, attrs, &snap, object)?;
+                }
+            }
+            if *object != before {
+                let quiet = attrs.ctx.for_controller("admission");
+                attrs.resource.strategy.decode(object, &quiet)?;
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Runs one policy through one binding on `object`; a failure refuses the request under
+/// `failurePolicy: Fail`.
+fn run_binding(
+    policy: &Value,
+    binding: &Value,
+    attrs: &Attributes<'_>,
+    snap: &Snapshot,
+    object: &mut Value,
+) -> Result<(), ApiError> {
+    let fail = policy["spec"]["failurePolicy"] != "Ignore";
+    let refuse = |why: String, reason: &'static str| {
+        if fail {
+            Err(refusal(attrs, policy, binding, &why, reason))
+        } else {
+            Ok(())
+        }
+    };
+    let params = match params(policy, binding, attrs, snap) {
+        Ok(p) => p,
+        Err(e) => return refuse(format!("failed to configure binding: {e}"), "Forbidden"),
+    };
+    for param in params {
+        if let Err(e) = mutate(policy, attrs, snap, object, &param) {
+            return refuse(e, "Invalid");
+        }
+    }
+    Ok(())
+}
+
+/// One evaluation of a policy's mutations, each on the object the previous one produced.
+fn mutate(
+    policy: &Value,
+    attrs: &Attributes<'_>,
+    snap: &Snapshot,
+    object: &mut Value,
+    param: &Value,
+) -> Result<(), String> {
+    let spec = &policy["spec"];
+    let old = attrs.old_object.cloned().unwrap_or(Value::Null);
+    let namespace = namespace_object(attrs, snap);
+    let run = |src: &str, b: &Bindings<'_>| {
+        EXPRESSIONS
+            .get(src)
+            .map_err(|e| e.to_string())
+            .and_then(|e| {
+                e.eval_bound(b)
+                    .map_err(|e| format!("expression '{src}' resulted in error: {e}"))
+            })
+    };
+    let mut variables = Value::Object(Map::new());
+    {
+        let current = object.clone();
+        let request = request_fields(attrs, Some(&current));
+        for condition in spec["matchConditions"].as_array().into_iter().flatten() {
+            let b = bind(&current, &old, &request, param, &namespace, &variables);
+            match run(condition["expression"].as_str().unwrap_or(""), &b)? {
+                Value::Bool(true) => {}
+                Value::Bool(false) => return Ok(()),
+                _ => return Err("no such overload".into()),
+            }
+        }
+        for variable in spec["variables"].as_array().into_iter().flatten() {
+            let b = bind(&current, &old, &request, param, &namespace, &variables);
+            let value = run(variable["expression"].as_str().unwrap_or(""), &b)?;
+            let name = variable["name"].as_str().unwrap_or("").to_string();
+            variables[name] = value;
+        }
+    }
+    for mutation in spec["mutations"].as_array().into_iter().flatten() {
+        let current = object.clone();
+        let request = request_fields(attrs, Some(&current));
+        let b = bind(&current, &old, &request, param, &namespace, &variables);
+        match mutation["patchType"].as_str().unwrap_or("") {
+            "ApplyConfiguration" => {
+                let src = mutation["applyConfiguration"]["expression"]
+                    .as_str()
+                    .unwrap_or("");
+                let config = run(src, &b)?;
+                let schema = attrs.resource.schema.get();
+                *object =
+                    crate::apply::merge_configuration(&current, &config, schema.map(|s| s.root()));
+            }
+            "JSONPatch" => {
+                let src = mutation["jsonPatch"]["expression"].as_str().unwrap_or("");
+                let ops = run(src, &b)?;
+                let patch: json_patch::Patch =
+                    serde_json::from_value(ops).map_err(|e| format!("JSONPatch: {e}"))?;
+                json_patch::patch(object, &patch).map_err(|e| format!("JSONPatch: {e}"))?;
+            }
+            other => return Err(format!("unsupported patch type {other:?}")),
+        }
+    }
+    Ok(())
+}
+
+/// The variables of a mutating policy expression.
+fn bind<'a>(
+    object: &'a Value,
+    old: &'a Value,
+    request: &'a Value,
+    params: &'a Value,
+    namespace: &'a Value,
+    variables: &'a Value,
+) -> Bindings<'a> {
+    Bindings::new(&[
+        ("object", object),
+        ("oldObject", old),
+        ("request", request),
+        ("params", params),
+        ("namespaceObject", namespace),
+        ("variables", variables),
+    ])
+}
+
+/// `PolicyError` as the policy dispatcher returns it: a 403 for the object whose message names
+/// the policy and binding, with the message as a cause, and `Invalid` as the reason of a
+/// mutation that failed.
+fn refusal(
+    attrs: &Attributes<'_>,
+    policy: &Value,
+    binding: &Value,
+    why: &str,
+    reason: &'static str,
+) -> ApiError {
+    let res = attrs.resource;
+    let message = format!(
+        "policy '{}' with binding '{}' denied request: {why}",
+        policy["metadata"]["name"].as_str().unwrap_or(""),
+        binding["metadata"]["name"].as_str().unwrap_or("")
+    );
+    let mut err = ApiError::forbidden(&res.group, &res.plural, attrs.name, "");
+    err.message = message.clone();
+    err.reason = reason.into();
+    err.details = Some(Box::new(StatusDetails {
+        name: Some(attrs.name.to_string()),
+        group: Some(res.group.clone()),
+        kind: Some(res.plural.clone()),
+        causes: vec![StatusCause {
+            reason: String::new(),
+            message,
+            field: String::new(),
+        }],
+        ..Default::default()
+    }));
+    err
+}
