@@ -276,3 +276,37 @@ async fn mutating_policy_failures() {
     );
     assert_eq!(server.rv(), before);
 }
+
+#[tokio::test]
+async fn expressions_that_do_not_compile_are_refused_when_written() {
+    let server = server().await;
+    let body = json!({"metadata": {"name": "typo"}, "spec": {
+        "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+            "operations": ["CREATE"], "resources": ["configmaps"]}]},
+        "variables": [{"name": "n", "expression": "object.metadata.name"}],
+        "validations": [{"expression": "object.metadata.name ==", "messageExpression": "nope("}]}});
+    let (status, err) = server.post(POLICIES, &body).await;
+    assert_eq!(status, 422);
+    let causes: Vec<&str> = err["details"]["causes"]
+        .as_array()
+        .expect("causes")
+        .iter()
+        .map(|c| c["field"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        causes,
+        [
+            "spec.validations[0].expression",
+            "spec.validations[0].messageExpression"
+        ]
+    );
+    let first = err["details"]["causes"][0]["message"]
+        .as_str()
+        .unwrap_or("");
+    assert!(
+        first.starts_with(
+            "Invalid value: \"object.metadata.name ==\": compilation failed: ERROR: <input>:1:"
+        ),
+        "{first}"
+    );
+}

@@ -224,9 +224,11 @@ pub fn match_conditions_errors(conditions: &Value, path: &str) -> Vec<StatusCaus
     let mut names = HashSet::new();
     for (i, c) in list.iter().enumerate() {
         let p = format!("{path}[{i}]");
-        if c["expression"].as_str().unwrap_or("").trim().is_empty() {
+        let expression = c["expression"].as_str().unwrap_or("");
+        if expression.trim().is_empty() {
             errs.push(field::required(&format!("{p}.expression"), ""));
         }
+        errs.extend(expression_errors(expression, &format!("{p}.expression")));
         let name = c["name"].as_str().unwrap_or("");
         if name.is_empty() {
             errs.push(field::required(&format!("{p}.name"), ""));
@@ -470,7 +472,40 @@ pub fn is_cel_identifier(name: &str) -> bool {
         && !crate::cel::is_reserved(name)
 }
 
-/// `validateVariable` without compiling: a CEL identifier and an expression.
+/// Every variable an admission expression may name when it is written (`authorizer` is
+/// declared so that expressions using it are accepted, as the apiserver accepts them).
+const EXPRESSION_VARS: [&str; 7] = [
+    "object",
+    "oldObject",
+    "request",
+    "params",
+    "namespaceObject",
+    "variables",
+    "authorizer",
+];
+
+/// Admission expressions checked when written, compiled once per source.
+static WRITTEN: std::sync::LazyLock<crate::cel::ExpressionCache> =
+    std::sync::LazyLock::new(|| crate::cel::ExpressionCache::new(&EXPRESSION_VARS));
+
+/// `validateCELCondition`: an expression that does not compile is invalid, with cel-go's
+/// message (`compilation failed: ERROR: <input>:1:9: ...`). Types are not checked beyond
+/// `dyn` (the apiserver checks them against the matched kinds).
+pub fn expression_errors(expression: &str, path: &str) -> Vec<StatusCause> {
+    if expression.trim().is_empty() {
+        return Vec::new();
+    }
+    match WRITTEN.get(expression) {
+        Ok(_) => Vec::new(),
+        Err(e) => vec![field::invalid(
+            path,
+            &json!(expression),
+            &format!("compilation failed: {e}"),
+        )],
+    }
+}
+
+/// `validateVariable`: a CEL identifier and an expression that compiles.
 pub fn variables_errors(spec: &Value) -> Vec<StatusCause> {
     let mut errs = Vec::new();
     let vars = spec["variables"].as_array().into_iter().flatten();
@@ -486,10 +521,12 @@ pub fn variables_errors(spec: &Value) -> Vec<StatusCause> {
             let msg = "must be a valid CEL identifier";
             errs.push(field::invalid(&format!("{p}.name"), &json!(name), msg));
         }
-        if v["expression"].as_str().unwrap_or("").trim().is_empty() {
+        let expression = v["expression"].as_str().unwrap_or("");
+        if expression.trim().is_empty() {
             let msg = "expression is not specified";
             errs.push(field::required(&format!("{p}.expression"), msg));
         }
+        errs.extend(expression_errors(expression, &format!("{p}.expression")));
     }
     errs
 }

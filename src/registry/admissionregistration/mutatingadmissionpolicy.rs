@@ -1,8 +1,9 @@
 //! The admissionregistration/v1 MutatingAdmissionPolicy kind: CEL mutations (apply
 //! configurations or JSON patches) of the create, update and connect requests its match
 //! constraints select, with the failure policy defaulted to `Fail`, the match constraints'
-//! defaults, and a required reinvocation policy. Validated as the apiserver validates it,
-//! except that expressions are not compiled. The policies are not applied yet.
+//! defaults, and a required reinvocation policy. Validated as the apiserver validates it;
+//! expressions are compiled but type-checked as `dyn` only. Applied by
+//! [`crate::admission::mutating_policy`].
 
 use std::sync::Arc;
 
@@ -61,6 +62,10 @@ fn patch_errors(m: &Value, path: &str, chosen: &str, other: &str, type_: &str) -
         errs.push(field::required(&format!("{path}.{chosen}"), &msg));
     } else if patch["expression"].as_str().unwrap_or("").trim().is_empty() {
         errs.push(field::required(&format!("{path}.{chosen}.expression"), ""));
+    } else {
+        let expression = patch["expression"].as_str().unwrap_or("");
+        let at = format!("{path}.{chosen}.expression");
+        errs.extend(super::expression_errors(expression, &at));
     }
     if m[other].is_object() {
         let msg = format!("must not be specified when patchType is {type_}");

@@ -1,8 +1,8 @@
 //! The admissionregistration/v1 ValidatingAdmissionPolicy kind (+status): CEL validations and
 //! audit annotations over the requests its match constraints select, with the failure policy
 //! defaulted to `Fail` and the match constraints' defaults. Validated as the apiserver
-//! validates it, except that expressions are not compiled (so no type errors, and no
-//! `status.typeChecking` is written). The policies are not enforced yet.
+//! validates it; expressions are compiled but type-checked as `dyn` only (no type errors, and
+//! no `status.typeChecking` is written). Enforced by [`crate::admission::policy`].
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -55,14 +55,23 @@ pub fn resource() -> ApiResource {
         .build()
 }
 
-/// `validateValidation` without compiling: an expression, a one-line message, a known reason.
+/// `validateValidation`: an expression that compiles, a one-line message, a known reason.
 fn validation_errors(v: &Value, path: &str) -> Vec<StatusCause> {
     let mut errs = Vec::new();
-    if v["expression"].as_str().unwrap_or("").trim().is_empty() {
+    let expression = v["expression"].as_str().unwrap_or("");
+    if expression.trim().is_empty() {
         let msg = "expression is not specified";
         errs.push(field::required(&format!("{path}.expression"), msg));
     }
+    errs.extend(super::expression_errors(
+        expression,
+        &format!("{path}.expression"),
+    ));
     let message_expression = v["messageExpression"].as_str().unwrap_or("");
+    errs.extend(super::expression_errors(
+        message_expression,
+        &format!("{path}.messageExpression"),
+    ));
     if !message_expression.is_empty() && message_expression.trim().is_empty() {
         let p = format!("{path}.messageExpression");
         let msg = "must be non-empty if specified";
