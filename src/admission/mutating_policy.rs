@@ -6,7 +6,8 @@
 //! schema) or a `JSONPatch` (a list of `JSONPatch{op, path, value}`). The mutated object is
 //! decoded and defaulted again. An expression that cannot be evaluated or applied refuses the
 //! request under `failurePolicy: Fail` (`policy 'p' with binding 'b' denied request: ...`) and is
-//! skipped under Ignore. `reinvocationPolicy` is not honoured (policies run once).
+//! skipped under Ignore. A policy with `reinvocationPolicy: IfNeeded` runs once more when a
+//! policy after it changed the object (changes by webhooks do not reinvoke policies).
 
 use std::sync::LazyLock;
 
@@ -60,13 +61,10 @@ impl Mutating for MutatingPolicies {
                 .map(|(_, o)| o.value.clone())
                 .collect();
             let before = object.clone();
+            let mut invocations = Vec::new();
             for policy in &policies {
-                if !selects(
-                    &policy["spec"]["matchConstraints"],
-                    attrs,
-                    &snap,
-                    Some(object),
-                ) {
+                let constraints = &policy["spec"]["matchConstraints"];
+                if !selects(constraints, attrs, &snap, Some(object)) {
                     continue;
                 }
                 let name = policy["metadata"]["name"].as_str().unwrap_or("");
@@ -75,8 +73,28 @@ impl Mutating for MutatingPolicies {
                     if resources.is_object() && !selects(resources, attrs, &snap, Some(object)) {
                         continue;
                     }
-                    run_binding(policy, binding, attrs, &snap, object)?;
+                    invocations.push((policy, binding));
                 }
+            }
+            // Round one: every invocation; a change makes the IfNeeded policies that ran before
+            // it due for a second round, as the apiserver's reinvocation does.
+            let mut invoked = Vec::new();
+            let mut again = Vec::new();
+            for (i, (policy, binding)) in invocations.iter().enumerate() {
+                let previous = object.clone();
+                run_binding(policy, binding, attrs, &snap, object)?;
+                if *object != previous {
+                    again.extend(invoked.iter().copied());
+                }
+                if policy["spec"]["reinvocationPolicy"] == "IfNeeded" {
+                    invoked.push(i);
+                }
+            }
+            again.sort_unstable();
+            again.dedup();
+            for i in again {
+                let (policy, binding) = invocations[i];
+                run_binding(policy, binding, attrs, &snap, object)?;
             }
             if *object != before {
                 let quiet = attrs.ctx.for_controller("admission");

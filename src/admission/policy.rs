@@ -174,7 +174,12 @@ fn apply_binding(
         .filter_map(Value::as_str)
         .collect();
     for param in params {
-        for (message, reason) in evaluate(policy, attrs, snap, object, &param, fail) {
+        let outcome = evaluate(policy, attrs, snap, object, &param, fail);
+        // An audit annotation that cannot be computed refuses the request whatever the actions.
+        for message in outcome.audit_errors {
+            denials.push(deny(message, "Invalid"));
+        }
+        for (message, reason) in outcome.failed {
             for action in &actions {
                 match *action {
                     "Deny" => denials.push(deny(message.clone(), &reason)),
@@ -256,8 +261,17 @@ pub(super) fn params(
     Ok(found)
 }
 
-/// Runs a policy's match conditions, variables and validations for one parameter object:
-/// the `(message, reason)` of each failed validation.
+/// What one evaluation of a policy found.
+#[derive(Default)]
+struct Outcome {
+    /// The `(message, reason)` of each failed validation (subject to the binding's actions).
+    failed: Vec<(String, String)>,
+    /// Audit annotations that could not be computed (refusals).
+    audit_errors: Vec<String>,
+}
+
+/// Runs a policy's match conditions, variables, validations and audit annotations for one
+/// parameter object. (Audit annotations' values go nowhere: kubefake writes no audit log.)
 fn evaluate(
     policy: &Value,
     attrs: &Attributes<'_>,
@@ -265,7 +279,7 @@ fn evaluate(
     object: Option<&Value>,
     param: &Value,
     fail: bool,
-) -> Vec<(String, String)> {
+) -> Outcome {
     let spec = &policy["spec"];
     let object = object.cloned().unwrap_or(Value::Null);
     let old = attrs.old_object.cloned().unwrap_or(Value::Null);
@@ -280,12 +294,13 @@ fn evaluate(
                     .map_err(|e| format!("expression '{src}' resulted in error: {e}"))
             })
     };
-    let error = |e: String| {
-        if fail {
+    let error = |e: String| Outcome {
+        failed: if fail {
             vec![(e, "Invalid".to_string())]
         } else {
             Vec::new()
-        }
+        },
+        ..Outcome::default()
     };
     let fixed = [&object, &old, &request, param, &namespace];
     let mut variables = Value::Object(Map::new());
@@ -294,7 +309,7 @@ fn evaluate(
         for condition in spec["matchConditions"].as_array().into_iter().flatten() {
             match run(condition["expression"].as_str().unwrap_or(""), &before) {
                 Ok(Value::Bool(true)) => {}
-                Ok(Value::Bool(false)) => return Vec::new(),
+                Ok(Value::Bool(false)) => return Outcome::default(),
                 Ok(_) => return error("no such overload".into()),
                 Err(e) => return error(e),
             }
@@ -336,11 +351,40 @@ fn evaluate(
                 let reason = validation["reason"].as_str().unwrap_or("Invalid");
                 failed.push((message, reason.to_string()));
             }
-            Ok(_) => failed.extend(error("no such overload".into())),
-            Err(e) => failed.extend(error(e)),
+            Ok(_) => failed.extend(error("no such overload".into()).failed),
+            Err(e) => failed.extend(error(e).failed),
         }
     }
-    failed
+    let mut audit_errors = Vec::new();
+    for annotation in spec["auditAnnotations"].as_array().into_iter().flatten() {
+        let src = annotation["valueExpression"].as_str().unwrap_or("");
+        match run(src, &bound) {
+            Ok(Value::String(_) | Value::Null) => {}
+            Ok(other) => audit_errors.push(format!(
+                "valueExpression '{src}' resulted in unsupported return type: {}. Return type must be either string or null.",
+                cel_type_name(&other)
+            )),
+            Err(e) if fail => audit_errors.push(e),
+            Err(_) => {}
+        }
+    }
+    Outcome {
+        failed,
+        audit_errors,
+    }
+}
+
+/// The CEL type name of a JSON result, as messages name it.
+fn cel_type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null_type",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_f64() => "double",
+        Value::Number(_) => "int",
+        Value::String(_) => "string",
+        Value::Array(_) => "list",
+        Value::Object(_) => "map",
+    }
 }
 
 /// The variables of a policy expression, converted once for the expressions that share them.

@@ -310,3 +310,39 @@ async fn expressions_that_do_not_compile_are_refused_when_written() {
         "{first}"
     );
 }
+
+#[tokio::test]
+async fn audit_annotations_that_cannot_be_computed_refuse() {
+    let server = server().await;
+    policy(
+        &server,
+        "audited",
+        json!({"auditAnnotations": [
+        {"key": "name", "valueExpression": "object.metadata.name"},
+        {"key": "size", "valueExpression": "size(object.metadata.name)"}]}),
+    )
+    .await;
+    bind(&server, "audited-binding", "audited", &["Audit"], json!({})).await;
+    let (status, err) = server.post(CONFIGMAPS, &configmap("one", 1)).await;
+    assert_eq!(status, 422);
+    assert_eq!(
+        err["message"],
+        "configmaps \"one\" is forbidden: ValidatingAdmissionPolicy 'audited' with binding 'audited-binding' denied request: valueExpression 'size(object.metadata.name)' resulted in unsupported return type: int. Return type must be either string or null."
+    );
+}
+
+#[tokio::test]
+async fn mutating_policies_reinvoke_if_needed() {
+    let server = server().await;
+    mutating_policy(&server, "a-first", json!({"reinvocationPolicy": "IfNeeded",
+        "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {"expression":
+            "Object{metadata: Object.metadata{labels: {'a': has(object.metadata.labels) && 'b' in object.metadata.labels ? 'second' : 'first'}}}"}}]})).await;
+    mutating_policy(&server, "b-second", json!({"mutations": [{"patchType": "ApplyConfiguration",
+        "applyConfiguration": {"expression": "Object{metadata: Object.metadata{labels: {'b': 'yes'}}}"}}]})).await;
+    let (status, created) = server.post(CONFIGMAPS, &configmap("r", 1)).await;
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(
+        created["metadata"]["labels"],
+        json!({"a": "second", "b": "yes"})
+    );
+}

@@ -144,6 +144,9 @@ fn audit_annotations_errors(obj: &Value) -> Vec<StatusCause> {
         } else if value.len() > MAX_VALUE_EXPRESSION {
             let msg = format!("must not exceed {MAX_VALUE_EXPRESSION} bytes in length");
             errs.push(field::required(&value_path, &msg));
+        } else {
+            let raw = a["valueExpression"].as_str().unwrap_or("");
+            errs.extend(super::expression_errors(raw, &value_path));
         }
         if !keys.insert(key) {
             errs.push(field::duplicate(&key_path, &json!(key)));
