@@ -14,12 +14,12 @@ use std::sync::LazyLock;
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
 
-use super::policy::{namespace_object, params, selects};
-use super::webhook::{request_fields, EXEMPT, EXEMPT_GROUP};
+use super::policy::{invocations, namespace_object, params};
+use super::webhook::request_fields;
 use super::{Attributes, Mutating};
 use crate::cel::{Bindings, ExpressionCache};
 use crate::error::{ApiError, StatusCause, StatusDetails};
-use crate::store::{GroupResource, Snapshot};
+use crate::store::Snapshot;
 
 /// The variables every mutating policy expression may use.
 const VARS: [&str; 6] = [
@@ -43,58 +43,35 @@ impl Mutating for MutatingPolicies {
         object: &'a mut Value,
     ) -> BoxFuture<'a, Result<(), ApiError>> {
         Box::pin(async move {
-            let res = attrs.resource;
-            if res.group == EXEMPT_GROUP && EXEMPT.contains(&res.plural.as_str()) {
-                return Ok(());
-            }
             let snap = attrs.store.snapshot();
-            let gr = |r: &str| GroupResource::new(EXEMPT_GROUP, r);
-            let policies: Vec<Value> = snap
-                .list(&gr("mutatingadmissionpolicies"), None)
-                .map(|(_, o)| o.value.clone())
-                .collect();
-            if policies.is_empty() {
+            let kinds = (
+                "mutatingadmissionpolicies",
+                "mutatingadmissionpolicybindings",
+            );
+            let invocations = invocations(attrs, &snap, kinds, Some(object));
+            if invocations.is_empty() {
                 return Ok(());
             }
-            let bindings: Vec<Value> = snap
-                .list(&gr("mutatingadmissionpolicybindings"), None)
-                .map(|(_, o)| o.value.clone())
-                .collect();
             let before = object.clone();
-            let mut invocations = Vec::new();
-            for policy in &policies {
-                let constraints = &policy["spec"]["matchConstraints"];
-                if !selects(constraints, attrs, &snap, Some(object)) {
-                    continue;
-                }
-                let name = policy["metadata"]["name"].as_str().unwrap_or("");
-                for binding in bindings.iter().filter(|b| b["spec"]["policyName"] == name) {
-                    let resources = &binding["spec"]["matchResources"];
-                    if resources.is_object() && !selects(resources, attrs, &snap, Some(object)) {
-                        continue;
-                    }
-                    invocations.push((policy, binding));
-                }
-            }
             // Round one: every invocation; a change makes the IfNeeded policies that ran before
             // it due for a second round, as the apiserver's reinvocation does.
             let mut invoked = Vec::new();
             let mut again = Vec::new();
             for (i, (policy, binding)) in invocations.iter().enumerate() {
                 let previous = object.clone();
-                run_binding(policy, binding, attrs, &snap, object)?;
+                run_binding(&policy.value, &binding.value, attrs, &snap, object)?;
                 if *object != previous {
                     again.extend(invoked.iter().copied());
                 }
-                if policy["spec"]["reinvocationPolicy"] == "IfNeeded" {
+                if policy.value["spec"]["reinvocationPolicy"] == "IfNeeded" {
                     invoked.push(i);
                 }
             }
             again.sort_unstable();
             again.dedup();
             for i in again {
-                let (policy, binding) = invocations[i];
-                run_binding(policy, binding, attrs, &snap, object)?;
+                let (policy, binding) = &invocations[i];
+                run_binding(&policy.value, &binding.value, attrs, &snap, object)?;
             }
             if *object != before {
                 let quiet = attrs.ctx.for_controller("admission");

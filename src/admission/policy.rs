@@ -14,13 +14,13 @@
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
 
-use super::webhook::{namespace_labels, rule_matches, selector_or_all, EXEMPT, EXEMPT_GROUP};
+use super::webhook::{is_exempt, namespace_labels, rule_matches, selector_or_all, EXEMPT_GROUP};
 use super::{Attributes, Validating};
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use crate::cel::{Bindings, ExpressionCache};
 use crate::error::{ApiError, StatusCause, StatusDetails};
-use crate::store::{GroupResource, ObjectKey, Snapshot};
+use crate::store::{GroupResource, ObjectKey, Snapshot, StoredObject};
 
 /// The variables every policy expression may use.
 const VARS: [&str; 6] = [
@@ -55,36 +55,21 @@ impl Validating for ValidatingPolicies {
         object: Option<&'a Value>,
     ) -> BoxFuture<'a, Result<(), ApiError>> {
         Box::pin(async move {
-            let res = attrs.resource;
-            if res.group == EXEMPT_GROUP && EXEMPT.contains(&res.plural.as_str()) {
-                return Ok(());
-            }
             let snap = attrs.store.snapshot();
-            let gr = |r: &str| GroupResource::new(EXEMPT_GROUP, r);
-            let policies: Vec<Value> = snap
-                .list(&gr("validatingadmissionpolicies"), None)
-                .map(|(_, o)| o.value.clone())
-                .collect();
-            if policies.is_empty() {
-                return Ok(());
-            }
-            let bindings: Vec<Value> = snap
-                .list(&gr("validatingadmissionpolicybindings"), None)
-                .map(|(_, o)| o.value.clone())
-                .collect();
+            let kinds = (
+                "validatingadmissionpolicies",
+                "validatingadmissionpolicybindings",
+            );
             let mut denials = Vec::new();
-            for policy in &policies {
-                if !selects(&policy["spec"]["matchConstraints"], attrs, &snap, object) {
-                    continue;
-                }
-                let name = policy["metadata"]["name"].as_str().unwrap_or("");
-                for binding in bindings.iter().filter(|b| b["spec"]["policyName"] == name) {
-                    let resources = &binding["spec"]["matchResources"];
-                    if resources.is_object() && !selects(resources, attrs, &snap, object) {
-                        continue;
-                    }
-                    apply_binding(policy, binding, attrs, &snap, object, &mut denials);
-                }
+            for (policy, binding) in invocations(attrs, &snap, kinds, object) {
+                apply_binding(
+                    &policy.value,
+                    &binding.value,
+                    attrs,
+                    &snap,
+                    object,
+                    &mut denials,
+                );
             }
             match denials.into_iter().next() {
                 Some(d) => Err(refusal(attrs, &d)),
@@ -92,6 +77,47 @@ impl Validating for ValidatingPolicies {
             }
         })
     }
+}
+
+/// The (policy, binding) pairs of one policy kind (`kinds`: the policies' and the bindings'
+/// resources) that select the request: policies by name whose `matchConstraints` select it,
+/// each with its bindings by name whose `matchResources` (if any) select it too. Nothing is
+/// copied: the stored objects are shared.
+pub(super) fn invocations(
+    attrs: &Attributes<'_>,
+    snap: &Snapshot,
+    kinds: (&str, &str),
+    object: Option<&Value>,
+) -> Vec<(Arc<StoredObject>, Arc<StoredObject>)> {
+    if is_exempt(attrs) {
+        return Vec::new();
+    }
+    let policies = GroupResource::new(EXEMPT_GROUP, kinds.0);
+    let bindings = GroupResource::new(EXEMPT_GROUP, kinds.1);
+    let mut out = Vec::new();
+    for (_, policy) in snap.list(&policies, None) {
+        if !selects(
+            &policy.value["spec"]["matchConstraints"],
+            attrs,
+            snap,
+            object,
+        ) {
+            continue;
+        }
+        let name = &policy.value["metadata"]["name"];
+        for (_, binding) in snap.list(&bindings, None) {
+            let spec = &binding.value["spec"];
+            if spec["policyName"] != *name {
+                continue;
+            }
+            let resources = &spec["matchResources"];
+            if resources.is_object() && !selects(resources, attrs, snap, object) {
+                continue;
+            }
+            out.push((policy.clone(), binding.clone()));
+        }
+    }
+    out
 }
 
 /// Whether `matchConstraints` (or a binding's `matchResources`) select the request:
@@ -355,23 +381,33 @@ fn evaluate(
             Err(e) => failed.extend(error(e).failed),
         }
     }
-    let mut audit_errors = Vec::new();
+    Outcome {
+        failed,
+        audit_errors: audit_annotation_errors(spec, |src| run(src, &bound), fail),
+    }
+}
+
+/// The audit annotations that cannot be computed: a value that is not a string or null
+/// always, an evaluation error under `failurePolicy: Fail`. (Their values go nowhere.)
+fn audit_annotation_errors(
+    spec: &Value,
+    run: impl Fn(&str) -> Result<Value, String>,
+    fail: bool,
+) -> Vec<String> {
+    let mut errors = Vec::new();
     for annotation in spec["auditAnnotations"].as_array().into_iter().flatten() {
         let src = annotation["valueExpression"].as_str().unwrap_or("");
-        match run(src, &bound) {
+        match run(src) {
             Ok(Value::String(_) | Value::Null) => {}
-            Ok(other) => audit_errors.push(format!(
+            Ok(other) => errors.push(format!(
                 "valueExpression '{src}' resulted in unsupported return type: {}. Return type must be either string or null.",
                 cel_type_name(&other)
             )),
-            Err(e) if fail => audit_errors.push(e),
+            Err(e) if fail => errors.push(e),
             Err(_) => {}
         }
     }
-    Outcome {
-        failed,
-        audit_errors,
-    }
+    errors
 }
 
 /// The CEL type name of a JSON result, as messages name it.

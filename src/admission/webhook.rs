@@ -34,7 +34,7 @@ use crate::webhook::{ClientConfig, WebhookClient};
 pub(super) const EXEMPT_GROUP: &str = "admissionregistration.k8s.io";
 /// Resources of [`EXEMPT_GROUP`] exempt from admission
 /// (`IsExemptAdmissionConfigurationResource`).
-pub(super) const EXEMPT: &[&str] = &[
+const EXEMPT: &[&str] = &[
     "mutatingwebhookconfigurations",
     "validatingwebhookconfigurations",
     "validatingadmissionpolicies",
@@ -42,6 +42,13 @@ pub(super) const EXEMPT: &[&str] = &[
     "mutatingadmissionpolicies",
     "mutatingadmissionpolicybindings",
 ];
+/// Whether the request is for an admission configuration kind, which admission never
+/// intercepts.
+pub(super) fn is_exempt(attrs: &Attributes<'_>) -> bool {
+    let res = attrs.resource;
+    res.group == EXEMPT_GROUP && EXEMPT.contains(&res.plural.as_str())
+}
+
 /// A webhook's timeout when its configuration names none.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -78,8 +85,7 @@ fn selected_hooks(
     resource: &str,
     object: Option<&Value>,
 ) -> Result<Vec<Value>, ApiError> {
-    let res = attrs.resource;
-    if res.group == EXEMPT_GROUP && EXEMPT.contains(&res.plural.as_str()) {
+    if is_exempt(attrs) {
         return Ok(Vec::new());
     }
     let gr = GroupResource::new(EXEMPT_GROUP, resource);
@@ -92,11 +98,11 @@ fn selected_hooks(
     let mut selected = Vec::new();
     let candidates = configs
         .iter()
-        .flat_map(|c| c.value["webhooks"].as_array().cloned().unwrap_or_default())
+        .flat_map(|c| c.value["webhooks"].as_array().into_iter().flatten())
         .filter(|hook| hook_selects(hook, attrs, snap, object));
     for hook in candidates {
-        if conditions_match(&hook, attrs, object)? {
-            selected.push(hook);
+        if conditions_match(hook, attrs, object)? {
+            selected.push(hook.clone());
         }
     }
     Ok(selected)
