@@ -101,6 +101,12 @@ impl Codec {
         &self.api_version
     }
 
+    /// Whether this version is not the storage version, so that reads convert (objects left
+    /// in an earlier storage version aside): batching conversions is worth it only then.
+    pub fn serves_another_version(&self) -> bool {
+        self.api_version != self.storage_api_version
+    }
+
     /// Whether a stored object reads exactly as stored in this version.
     fn is_identity_for(&self, obj: &StoredObject) -> bool {
         !self.converts(obj) && !self.needs_defaults(obj)

@@ -244,7 +244,13 @@ struct Watcher {
 
 impl Watcher {
     async fn send(&self, frame: Bytes) -> Result<(), Stop> {
-        match tokio::time::timeout(self.stall, self.tx.send(Ok(frame))).await {
+        // The common case, room in the stream, needs no timer.
+        let frame = match self.tx.try_send(Ok(frame)) {
+            Ok(()) => return Ok(()),
+            Err(mpsc::error::TrySendError::Closed(_)) => return Err(Stop::Closed),
+            Err(mpsc::error::TrySendError::Full(frame)) => frame,
+        };
+        match tokio::time::timeout(self.stall, self.tx.send(frame)).await {
             Ok(sent) => sent.map_err(|_| Stop::Closed),
             Err(_) => {
                 // The client has not read for the stall timeout: the 410 if there is room
@@ -288,9 +294,10 @@ impl Watcher {
             .map(|(_, o)| o.clone())
             .collect();
         drop(snap);
-        if self.req.table.is_none() && objects.len() > 1 {
+        let codec = &self.req.resource.codec;
+        if self.req.table.is_none() && objects.len() > 1 && codec.serves_another_version() {
             // One conversion for the whole initial state.
-            if let Err(e) = self.req.resource.codec.encode_all(&objects).await {
+            if let Err(e) = codec.encode_all(&objects).await {
                 return Err(self.fail(&e).await);
             }
         }
@@ -381,7 +388,8 @@ impl Watcher {
     /// Encodes, in one conversion, the objects of a burst this watcher will be sent and no
     /// other watcher of its version has encoded yet (the codec caches them on the objects).
     async fn convert_burst(&self, burst: &[Arc<Event>]) -> Result<(), ApiError> {
-        if self.req.table.is_some() || burst.len() < 2 {
+        let codec = &self.req.resource.codec;
+        if self.req.table.is_some() || burst.len() < 2 || !codec.serves_another_version() {
             return Ok(());
         }
         let objects: Vec<Arc<StoredObject>> = burst
@@ -390,7 +398,7 @@ impl Watcher {
             .filter_map(|e| translate(&self.req, e).map(|(_, o)| o))
             .collect();
         if objects.len() > 1 {
-            self.req.resource.codec.encode_all(&objects).await?;
+            codec.encode_all(&objects).await?;
         }
         Ok(())
     }
