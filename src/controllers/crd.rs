@@ -28,7 +28,7 @@ pub async fn reconcile(state: &State, ctx: &Context, name: &str) {
         let Some(current) = txn.view().get(&gr, &key) else {
             return Ok(None);
         };
-        if current.metadata().get("deletionTimestamp").is_some() {
+        if current.is_deleting() {
             return Ok(Some(current));
         }
         let others: Vec<Crd> = txn
@@ -129,7 +129,7 @@ async fn delete_objects(state: &State, ctx: &Context, gr: &GroupResource) -> Res
         .store
         .snapshot()
         .list(gr, None)
-        .filter(|(_, o)| o.metadata().get("deletionTimestamp").is_none())
+        .filter(|(_, o)| !o.is_deleting())
         .map(|(k, _)| k.clone())
         .collect();
     for key in keys {
@@ -137,7 +137,7 @@ async fn delete_objects(state: &State, ctx: &Context, gr: &GroupResource) -> Res
             .store
             .snapshot()
             .get(gr, &key)
-            .is_some_and(|o| o.metadata().get("deletionTimestamp").is_some());
+            .is_some_and(|o| o.is_deleting());
         if already {
             continue;
         }

@@ -54,7 +54,7 @@ fn owner_state(state: &State, dependent_ns: &str, reference: &Value) -> OwnerSta
     let key = ObjectKey::new(if res.namespaced { dependent_ns } else { "" }, name);
     match state.store.snapshot().get(&res.gr, &key) {
         Some(owner) if meta_str(&owner.value, "uid") == uid => {
-            let deleting = owner.metadata().get("deletionTimestamp").is_some();
+            let deleting = owner.is_deleting();
             if deleting
                 && finalizers(&owner.value)
                     .iter()
@@ -110,7 +110,7 @@ pub async fn process_dependent(state: &State, ctx: &Context, gr: &GroupResource,
         edit(state, ctx, &res, key, why, &remove).await;
         return;
     }
-    if obj.metadata().get("deletionTimestamp").is_some() {
+    if obj.is_deleting() {
         return;
     }
     let own_uid = meta_str(&obj.value, "uid");
@@ -162,7 +162,7 @@ pub async fn process_owner(state: &State, ctx: &Context, uid: &str) {
         .await;
         return;
     };
-    if owner.metadata().get("deletionTimestamp").is_none() {
+    if !owner.is_deleting() {
         return;
     }
     let Some(res) = state.registry().by_group_resource(&gr) else {

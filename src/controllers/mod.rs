@@ -159,10 +159,6 @@ fn process<'a>(state: &'a State, ctx: &'a Context, work: Work) -> BoxFuture<'a, 
     })
 }
 
-fn deleting(obj: &StoredObject) -> bool {
-    obj.metadata().get("deletionTimestamp").is_some()
-}
-
 /// Reports a committed create or update to the controllers and runs what it triggers.
 pub async fn after_commit(
     state: &State,
@@ -172,7 +168,7 @@ pub async fn after_commit(
 ) {
     let name = meta_str(&obj.value, "name");
     let mut work = res.strategy.after_commit(obj);
-    if deleting(obj) {
+    if obj.is_deleting() {
         let uid = meta_str(&obj.value, "uid");
         work.push(Work::Owner(uid.to_string()));
     }

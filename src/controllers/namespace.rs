@@ -22,7 +22,7 @@ pub fn is_terminating(state: &State, namespace: &str) -> bool {
         .store
         .snapshot()
         .get(&namespaces_gr(), &ObjectKey::new("", namespace))
-        .is_some_and(|ns| ns.metadata().get("deletionTimestamp").is_some())
+        .is_some_and(|ns| ns.is_deleting())
 }
 
 /// Deletes the content of a terminating namespace and finishes it when nothing is left.
@@ -47,7 +47,7 @@ async fn delete_content(state: &State, ctx: &Context, name: &str) -> Result<(), 
             .store
             .snapshot()
             .list(&res.gr, Some(name))
-            .filter(|(_, o)| o.metadata().get("deletionTimestamp").is_none())
+            .filter(|(_, o)| !o.is_deleting())
             .map(|(k, _)| k.clone())
             .collect();
         // The namespace deleter deletes in the background, whatever a kind's default.

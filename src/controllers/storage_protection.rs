@@ -33,7 +33,7 @@ pub async fn reconcile(state: &State, ctx: &Context, gr: &GroupResource, key: &O
     let Some(obj) = snapshot.get(gr, key) else {
         return;
     };
-    if obj.metadata().get("deletionTimestamp").is_none() {
+    if !obj.is_deleting() {
         return;
     }
     let (finalizer, in_use) = if *gr == claims_gr() {

@@ -320,7 +320,7 @@ fn commit_create(
         state.admission.check_at_commit(&attrs, txn.view())?;
         if let Some(existing) = txn.view().get(&res.gr, &key) {
             let mut err = ApiError::already_exists(&res.group, &res.plural, &name);
-            if existing.metadata().get("deletionTimestamp").is_some() {
+            if existing.is_deleting() {
                 err.message = format!("object is being deleted: {}", err.message);
             }
             return Err(err);

@@ -128,6 +128,11 @@ impl StoredObject {
     pub fn metadata(&self) -> &Value {
         &self.value["metadata"]
     }
+
+    /// Whether the object is being deleted (`metadata.deletionTimestamp` is set).
+    pub fn is_deleting(&self) -> bool {
+        self.metadata().get("deletionTimestamp").is_some()
+    }
 }
 
 /// The type of a watch event.

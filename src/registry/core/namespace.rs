@@ -119,7 +119,7 @@ impl Strategy for NamespaceStrategy {
     }
 
     fn after_commit(&self, obj: &StoredObject) -> Vec<Work> {
-        if obj.metadata().get("deletionTimestamp").is_some() {
+        if obj.is_deleting() {
             return vec![Work::Namespace(meta_str(&obj.value, "name").to_string())];
         }
         Vec::new()

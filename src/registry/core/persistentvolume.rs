@@ -87,7 +87,7 @@ pub struct PersistentVolumeStrategy;
 impl Strategy for PersistentVolumeStrategy {
     /// A deleted volume is released by the protection controller once unused.
     fn after_commit(&self, obj: &StoredObject) -> Vec<Work> {
-        if obj.metadata().get("deletionTimestamp").is_none() {
+        if !obj.is_deleting() {
             return Vec::new();
         }
         let key = ObjectKey::new("", meta_str(&obj.value, "name"));

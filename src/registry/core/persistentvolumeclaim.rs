@@ -54,7 +54,7 @@ pub struct PersistentVolumeClaimStrategy;
 impl Strategy for PersistentVolumeClaimStrategy {
     /// A deleted claim is released by the protection controller once unused.
     fn after_commit(&self, obj: &StoredObject) -> Vec<Work> {
-        if obj.metadata().get("deletionTimestamp").is_none() {
+        if !obj.is_deleting() {
             return Vec::new();
         }
         let key = ObjectKey::new(
