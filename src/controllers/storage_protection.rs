@@ -52,12 +52,34 @@ pub async fn reconcile(state: &State, ctx: &Context, gr: &GroupResource, key: &O
     release(state, ctx, &res, key, finalizer).await;
 }
 
-/// Whether a pod of the claim's namespace that has not finished names the claim.
+/// Whether a pod of the claim's namespace uses the claim.
 fn claim_in_use(snapshot: &Snapshot, key: &ObjectKey) -> bool {
     let pods = GroupResource::new("", "pods");
     snapshot
         .list(&pods, Some(&key.namespace))
-        .any(|(_, pod)| !pod_finished(&pod.value) && claims_of(&pod.value).any(|c| c == key.name))
+        .any(|(_, pod)| pod_uses_claim(&pod.value, &key.name))
+}
+
+/// `podUsesPVCForDeletion`: only a scheduled pod holds a claim (the kubelet refuses to start
+/// one on a claim being deleted): one its `persistentVolumeClaim` volumes name, whatever its
+/// phase, or, until it has finished, one of its `ephemeral` volumes' (`<pod>-<volume>`).
+fn pod_uses_claim(pod: &Value, claim: &str) -> bool {
+    if pod["spec"]["nodeName"].as_str().unwrap_or("").is_empty() {
+        return false;
+    }
+    let pod_name = pod["metadata"]["name"].as_str().unwrap_or("");
+    let volumes = pod["spec"]["volumes"].as_array().into_iter().flatten();
+    volumes.into_iter().any(|v| {
+        v["persistentVolumeClaim"]["claimName"] == claim
+            || (!pod_finished(pod)
+                && v["ephemeral"].is_object()
+                && ephemeral_claim_name(pod_name, v) == claim)
+    })
+}
+
+/// The claim an `ephemeral` volume gets: `<pod>-<volume>`.
+fn ephemeral_claim_name(pod: &str, volume: &Value) -> String {
+    format!("{pod}-{}", volume["name"].as_str().unwrap_or(""))
 }
 
 /// Whether a pod ran to its end (its claims are free).
@@ -68,13 +90,21 @@ pub fn pod_finished(pod: &Value) -> bool {
     )
 }
 
-/// The claims a pod's volumes name.
-pub fn claims_of(pod: &Value) -> impl Iterator<Item = &str> {
+/// The claims a pod's volumes name or create (ephemeral volumes).
+pub fn claims_of(pod: &Value) -> impl Iterator<Item = String> + '_ {
+    let pod_name = pod["metadata"]["name"].as_str().unwrap_or("");
     pod["spec"]["volumes"]
         .as_array()
         .into_iter()
         .flatten()
-        .filter_map(|v| v["persistentVolumeClaim"]["claimName"].as_str())
+        .filter_map(
+            move |v| match v["persistentVolumeClaim"]["claimName"].as_str() {
+                Some(c) => Some(c.to_string()),
+                None => v["ephemeral"]
+                    .is_object()
+                    .then(|| ephemeral_claim_name(pod_name, v)),
+            },
+        )
 }
 
 #[cfg(test)]
@@ -92,5 +122,30 @@ mod tests {
         assert!(!pod_finished(&pod));
         assert!(pod_finished(&json!({"status": {"phase": "Failed"}})));
         assert!(!pod_finished(&json!({})));
+    }
+
+    #[test]
+    fn only_scheduled_pods_hold_claims() {
+        let pod = |node: &str, phase: &str| {
+            json!({"metadata": {"name": "p"}, "spec": {"nodeName": node, "volumes": [
+                {"name": "a", "persistentVolumeClaim": {"claimName": "data"}},
+                {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {}}}]},
+                "status": {"phase": phase}})
+        };
+        assert!(!pod_uses_claim(&pod("", "Pending"), "data"), "unscheduled");
+        assert!(pod_uses_claim(&pod("n1", "Running"), "data"));
+        assert!(
+            pod_uses_claim(&pod("n1", "Succeeded"), "data"),
+            "finished still holds"
+        );
+        assert!(pod_uses_claim(&pod("n1", "Running"), "p-scratch"));
+        assert!(
+            !pod_uses_claim(&pod("n1", "Failed"), "p-scratch"),
+            "ephemeral freed"
+        );
+        assert_eq!(
+            claims_of(&pod("n1", "Running")).collect::<Vec<_>>(),
+            ["data", "p-scratch"]
+        );
     }
 }

@@ -1161,7 +1161,7 @@ fn podspec_container_names(pod: &Value) -> Vec<&str> {
 fn claims_work(pod: &Value) -> Vec<Work> {
     let ns = meta_str(pod, "namespace");
     claims_of(pod)
-        .map(|c| Work::StorageProtection(claims_gr(), ObjectKey::new(ns, c)))
+        .map(|c| Work::StorageProtection(claims_gr(), ObjectKey::new(ns, &c)))
         .collect()
 }
 

@@ -245,14 +245,16 @@ async fn volumes_and_claims(#[future(awt)] server: TestServer) {
     let t = table(&server, "/api/v1/namespaces/default/persistentvolumeclaims").await;
     assert_eq!(row(&t, "data")[1..3], [json!("Pending"), json!("pv-1")]);
 
-    // The protection controller keeps a deleted claim while a running pod names it, and
-    // releases it when the pod goes.
+    // The protection controller keeps a deleted claim while a scheduled pod names it, and
+    // releases it when the pod goes (an unscheduled pod would not hold it).
     let pods: Api<Pod> = Api::namespaced(server.client.clone(), "default");
     pods.create(
         &PostParams::default(),
-        &from(json!({"metadata": {"name": "user"}, "spec": {
+        &from(
+            json!({"metadata": {"name": "user"}, "spec": {"nodeName": "node-1",
             "containers": [{"name": "c", "image": "busybox"}],
-            "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]}})),
+            "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]}}),
+        ),
     )
     .await
     .expect("pod");
