@@ -19,7 +19,8 @@ import (
 	"strings"
 )
 
-// kubernetesModule is the pinned source of the API definitions.
+// kubernetesModule is the pinned source of the API definitions and of the bootstrap RBAC policy
+// (rbac.go).
 const kubernetesModule = "k8s.io/kubernetes@v1.36.0"
 
 // servedGroupVersions are the group-versions whose OpenAPI documents kubefake serves, by the file
@@ -134,9 +135,9 @@ func structural(v any) any {
 
 // writeAPIData writes openapi/*.json.gz and openapi/index.json (served documents and their
 // hashes), schemas.json (the structural schemas of every component of the served documents) and
-// discovery.json (aggregated discovery of every built-in resource, with storage version hashes).
-func writeAPIData(out string) (module, sum string) {
-	dir, sum := kubernetesModuleDir()
+// discovery.json (aggregated discovery of every built-in resource, with storage version hashes),
+// from the module directory dir.
+func writeAPIData(out, dir string) {
 	specs := filepath.Join(dir, "api", "openapi-spec", "v3")
 	index := map[string]map[string]string{}
 	components := map[string]any{}
@@ -159,7 +160,6 @@ func writeAPIData(out string) (module, sum string) {
 	writeFile(filepath.Join(out, "openapi", "index.json"), mustJSON(index))
 	writeFile(filepath.Join(out, "schemas.json"), mustJSON(components))
 	writeFile(filepath.Join(out, "discovery.json"), mustJSON(discovery(dir)))
-	return kubernetesModule, sum
 }
 
 // discovery: the groups under /apis in the apiserver's order (with their versions, preferred

@@ -1,7 +1,9 @@
 // gen-k8s-data writes kubefake's generated Kubernetes data (src/data/k8s-1.36/) from the Go API
 // types of k8s.io/api, k8s.io/apimachinery, k8s.io/client-go and k8s.io/kube-aggregator, by reflection over client-go's
-// scheme: the protobuf field table and protobuf test vectors. It also checks protobuf written by
-// kubefake against client-go's decoders.
+// scheme: the protobuf field table and protobuf test vectors; and from files of the
+// k8s.io/kubernetes module (apidata.go, rbac.go): the OpenAPI documents, schemas, discovery and
+// the bootstrap RBAC policy. It also checks protobuf written by kubefake against client-go's
+// decoders.
 //
 //	go run . [-out DIR]          # regenerate DIR (default ../../src/data/k8s-1.36)
 //	go run . check FILE.jsonl    # decode kubefake's output with client-go, see check.go
@@ -106,8 +108,11 @@ func generate(out string) {
 
 	vectors := buildVectors(s)
 	writeFile(filepath.Join(out, "testdata", "protobuf-vectors.jsonl"), vectors)
-	module, sum := writeAPIData(out)
-	writeFile(filepath.Join(out, "README.md"), readme(mods, module, sum))
+	// One download of k8s.io/kubernetes serves both its API definitions and its RBAC policy.
+	dir, sum := kubernetesModuleDir()
+	writeAPIData(out, dir)
+	writeRBACBootstrap(out, dir)
+	writeFile(filepath.Join(out, "README.md"), readme(mods, kubernetesModule, sum))
 
 	sort.Strings(tb.notes)
 	for i, n := range tb.notes {

@@ -133,7 +133,7 @@ from the Go API types of these modules, as pinned in its go.mod and go.sum:
 		fmt.Fprintf(&b, "- `%s` %s (go.sum `%s`)\n", fields[0], fields[1], fields[2])
 	}
 	name, version, _ := strings.Cut(kubernetes, "@")
-	fmt.Fprintf(&b, "- `%s` %s (module sum `%s`; downloaded with `go mod download`, not imported:\n  its published API definitions under api/openapi-spec/v3 and api/discovery)\n", name, version, kubernetesSum)
+	fmt.Fprintf(&b, "- `%s` %s (module sum `%s`; downloaded with `go mod download`, not imported:\n  its published API definitions under api/openapi-spec/v3 and api/discovery, and its bootstrap RBAC\n  policy fixtures under plugin/pkg/auth/authorizer/rbac/bootstrappolicy/testdata)\n", name, version, kubernetesSum)
 	b.WriteString(`
 Regenerate (needs Go and the Go module proxy) with:
 
@@ -163,6 +163,16 @@ Running it again gives identical files.
 - ` + "`discovery.json`" + `: the groups under /apis in the apiserver's order and every group-version's
   resource list (names, kinds, scopes, verbs, short names, categories, storage version hashes,
   subresources).
+- ` + "`rbac-bootstrap.json`" + `: the RBAC objects the apiserver's rbac/bootstrap-roles post-start hook
+  creates (cluster roles and controller roles, their cluster role bindings, and the roles and
+  role bindings in kube-system and kube-public), from the bootstrap policy fixtures
+  (cluster-roles, controller-roles, namespace-roles and their -bindings .yaml, which the module's
+  policy_test.go keeps equal to the policy with the release's default feature gates; not
+  cluster-roles-featuregates.yaml). Arrays ` + "`clusterRoles`, `clusterRoleBindings`, `roles`, `roleBindings`" + `,
+  one object a line, sorted by namespace and name; metadata reduced to name, namespace, labels
+  (` + "`kubernetes.io/bootstrapping: rbac-defaults`" + `) and annotations
+  (` + "`rbac.authorization.kubernetes.io/autoupdate: \"true\"`" + `), everything else as the fixtures
+  have it (the aggregated roles admin, edit and view with ` + "`rules: null`" + `).
 
 The Kubernetes API types are Apache-2.0 licensed; see NOTICE.
 `)
