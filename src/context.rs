@@ -7,7 +7,7 @@
 //! commits caused all travel here. The context is shared by reference between the handler and
 //! the code it calls; its few mutable parts sit behind uncontended mutexes.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -15,8 +15,17 @@ use parking_lot::Mutex;
 use crate::controllers::WorkQueue;
 use crate::registry::strategy::FieldValidation;
 
+/// The user name of requests without credentials.
+pub const ANONYMOUS: &str = "system:anonymous";
+/// The group of every authenticated user.
+pub const AUTHENTICATED: &str = "system:authenticated";
+/// The group of anonymous requests.
+pub const UNAUTHENTICATED: &str = "system:unauthenticated";
+/// The group whose members every request is allowed to (the apiserver's privileged group).
+pub const MASTERS: &str = "system:masters";
+
 /// Who makes a request, as authentication would report it (`user.Info` in the apiserver).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct UserInfo {
     /// The user name (`system:admin`, `system:serviceaccount:ns:name`, ...).
     pub name: String,
@@ -24,15 +33,28 @@ pub struct UserInfo {
     pub uid: String,
     /// Groups the user belongs to.
     pub groups: Vec<String>,
+    /// What else the authenticator knows (a service account token's pod, an impersonated
+    /// user's `Impersonate-Extra-*`): RBAC ignores it, webhooks and reviews see it.
+    pub extra: BTreeMap<String, Vec<String>>,
 }
 
 impl UserInfo {
-    /// The cluster administrator every request is made as until authentication exists.
+    /// The cluster administrator: the server's own writes, and the user of the credential
+    /// in the kubeconfig kubefake writes.
     pub fn admin() -> UserInfo {
         UserInfo {
             name: "system:admin".into(),
-            uid: String::new(),
             groups: vec!["system:masters".into(), "system:authenticated".into()],
+            ..UserInfo::default()
+        }
+    }
+
+    /// Who a request without credentials is, when anonymous requests are allowed.
+    pub fn anonymous() -> UserInfo {
+        UserInfo {
+            name: ANONYMOUS.into(),
+            groups: vec![UNAUTHENTICATED.into()],
+            ..UserInfo::default()
         }
     }
 
@@ -40,12 +62,12 @@ impl UserInfo {
     pub fn controller(name: &str) -> UserInfo {
         UserInfo {
             name: format!("system:serviceaccount:kube-system:{name}"),
-            uid: String::new(),
             groups: vec![
                 "system:serviceaccounts".into(),
                 "system:serviceaccounts:kube-system".into(),
-                "system:authenticated".into(),
+                AUTHENTICATED.into(),
             ],
+            ..UserInfo::default()
         }
     }
 }

@@ -1,19 +1,42 @@
 //! Kubeconfig files for a running server, so kubectl, client-go and the Python client connect
-//! without flags: one cluster, one user without credentials, one context in `default`.
+//! without flags: one cluster (with its CA when it serves HTTPS), one user (with the admin
+//! token), one context in `default`.
 
 use std::io::Write;
+
+use base64::Engine as _;
 use std::path::{Path, PathBuf};
 
-/// The kubeconfig YAML for a server URL.
-pub fn render(server: &str) -> String {
-    format!(
-        "apiVersion: v1
+/// What a kubeconfig says: where the server is, which CA to trust, which credential to send.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Kubeconfig<'a> {
+    /// The server URL.
+    pub server: &'a str,
+    /// The CA bundle (PEM) that verifies an HTTPS server.
+    pub ca_pem: Option<&'a str>,
+    /// A bearer token.
+    pub token: Option<&'a str>,
+}
+
+impl Kubeconfig<'_> {
+    /// The kubeconfig YAML: one cluster, one user, one context in `default`.
+    pub fn render(&self) -> String {
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        let mut cluster = format!("    server: {}\n", self.server);
+        if let Some(ca) = self.ca_pem {
+            cluster.push_str(&format!("    certificate-authority-data: {}\n", b64(ca)));
+        }
+        let user = match self.token {
+            Some(token) => format!("\n    token: {token}\n"),
+            None => " {}\n".to_string(),
+        };
+        format!(
+            "apiVersion: v1
 kind: Config
 clusters:
 - name: kubefake
   cluster:
-    server: {server}
-contexts:
+{cluster}contexts:
 - name: kubefake
   context:
     cluster: kubefake
@@ -23,9 +46,18 @@ current-context: kubefake
 preferences: {{}}
 users:
 - name: kubefake
-  user: {{}}
-"
-    )
+  user:{user}"
+        )
+    }
+}
+
+/// The kubeconfig YAML for a server URL, without CA or credentials.
+pub fn render(server: &str) -> String {
+    Kubeconfig {
+        server,
+        ..Kubeconfig::default()
+    }
+    .render()
 }
 
 /// Writes a file readable and writable by its owner only (mode 0600 on Unix), as kubeconfig
@@ -61,9 +93,9 @@ pub enum KubeconfigFile {
 }
 
 impl KubeconfigFile {
-    /// Writes the kubeconfig for `server`, to `path` or to a new temporary file.
-    pub fn write(server: &str, path: Option<&Path>) -> std::io::Result<KubeconfigFile> {
-        let contents = render(server);
+    /// Writes a kubeconfig to `path` or to a new temporary file.
+    pub fn write(config: &Kubeconfig<'_>, path: Option<&Path>) -> std::io::Result<KubeconfigFile> {
+        let contents = config.render();
         match path {
             Some(p) => {
                 if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -91,5 +123,24 @@ impl KubeconfigFile {
             KubeconfigFile::Kept(p) => p,
             KubeconfigFile::Temp(p) => p,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_and_ca_are_embedded() {
+        let text = Kubeconfig {
+            server: "https://127.0.0.1:1",
+            ca_pem: Some("PEM"),
+            token: Some("tok"),
+        }
+        .render();
+        assert!(text
+            .contains("    server: https://127.0.0.1:1\n    certificate-authority-data: UEVN\n"));
+        assert!(text.ends_with("  user:\n    token: tok\n"));
+        assert!(render("http://x").ends_with("  user: {}\n"));
     }
 }

@@ -108,8 +108,12 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+pub use context::UserInfo;
 pub use error::ApiError;
+pub use filters::authorization::Mode as AuthorizationMode;
+pub use kubeconfig::Kubeconfig;
 pub use kubeconfig::KubeconfigFile;
+pub use server::tls::ServingCertificate;
 pub use state::{Options, State};
 
 /// Why a server could not start.
@@ -121,6 +125,9 @@ pub enum Error {
     /// A file given to preload could not be read or one of its objects was rejected.
     #[error("loading {0}: {1}")]
     Load(PathBuf, String),
+    /// The serving certificate or the client CA could not be used.
+    #[error("TLS: {0}")]
+    Tls(#[from] server::tls::TlsError),
 }
 
 /// Entry point: `Server::start()` for the defaults, `Server::builder()` for options.
@@ -147,6 +154,9 @@ pub struct ServerBuilder {
     crds: Vec<PathBuf>,
     objects: Vec<PathBuf>,
     options: Options,
+    https: bool,
+    serving: Option<ServingCertificate>,
+    client_ca: Option<String>,
 }
 
 impl Default for ServerBuilder {
@@ -158,6 +168,9 @@ impl Default for ServerBuilder {
             crds: Vec::new(),
             objects: Vec::new(),
             options: Options::default(),
+            https: false,
+            serving: None,
+            client_ca: None,
         }
     }
 }
@@ -260,34 +273,125 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves HTTPS with a CA and serving certificate generated at start (valid for
+    /// localhost, the loopback addresses, the listening address and the `kubernetes` Service
+    /// names); [`ServerHandle::ca_pem`] and the kubeconfig carry the CA. Off by default: a
+    /// test fixture on loopback gains nothing from TLS but a handshake per connection.
+    pub fn https(mut self) -> Self {
+        self.https = true;
+        self
+    }
+
+    /// Serves HTTPS with this certificate instead of a generated one.
+    pub fn serving_certificate(mut self, certificate: ServingCertificate) -> Self {
+        self.https = true;
+        self.serving = Some(certificate);
+        self
+    }
+
+    /// Verifies client certificates against this CA bundle (PEM), as `--client-ca-file`: a
+    /// verified certificate's common name is the user, its organizations the groups. Implies
+    /// HTTPS.
+    pub fn client_ca(mut self, pem: impl Into<String>) -> Self {
+        self.https = true;
+        self.client_ca = Some(pem.into());
+        self
+    }
+
+    /// Accepts `token` as a bearer token for `user` (as a line of `--token-auth-file`).
+    pub fn token(mut self, token: impl Into<String>, user: UserInfo) -> Self {
+        self.options.authentication.tokens.insert(token, user);
+        self
+    }
+
+    /// Accepts every token of a parsed `--token-auth-file`.
+    pub fn tokens(mut self, tokens: filters::authentication::token_file::StaticTokens) -> Self {
+        self.options.authentication.tokens.extend(tokens);
+        self
+    }
+
+    /// Whether requests without credentials are served as `system:anonymous` (default true,
+    /// as `--anonymous-auth`); when false they get 401.
+    pub fn anonymous_auth(mut self, allow: bool) -> Self {
+        self.options.authentication.anonymous = allow;
+        self
+    }
+
+    /// How requests are authorized: [`AuthorizationMode::AlwaysAllow`] (the default) or
+    /// [`AuthorizationMode::Rbac`], where the cluster's roles and bindings decide (the
+    /// kubeconfig's admin user is in `system:masters` and may do anything).
+    pub fn authorization_mode(mut self, mode: AuthorizationMode) -> Self {
+        self.options.authorization = mode;
+        self
+    }
+
     /// Binds, preloads, writes the kubeconfig and starts serving. Binding an address other
-    /// than a loopback one prints a warning on stderr: the API is unauthenticated.
-    pub async fn start(self) -> Result<ServerHandle, Error> {
+    /// than a loopback one without RBAC prints a warning on stderr: anyone who reaches it may
+    /// do anything.
+    pub async fn start(mut self) -> Result<ServerHandle, Error> {
         let listener = TcpListener::bind(SocketAddr::new(self.address, self.port)).await?;
         let addr = listener.local_addr()?;
-        if !addr.ip().is_loopback() {
+        if !addr.ip().is_loopback() && self.options.authorization == AuthorizationMode::AlwaysAllow
+        {
             eprintln!(
-                "warning: kubefake listens on {addr}, not a loopback address: its API is \
-                 unauthenticated, and anyone who can reach this address controls it"
+                "warning: kubefake listens on {addr}, not a loopback address, and authorizes \
+                 every request: anyone who can reach this address controls it"
             );
         }
-        let url = format!("http://{addr}");
+        let admin_token = new_token();
+        let admin = UserInfo::admin();
+        self.options
+            .authentication
+            .tokens
+            .insert(admin_token.clone(), admin);
+        let serving = self.serving_certificate_for(addr.ip())?;
+        if let Some(serving) = &serving {
+            let config = server::tls::server_config(serving, self.client_ca.as_deref())?;
+            self.options.tls = Some(config);
+        }
+        let scheme = if serving.is_some() { "https" } else { "http" };
+        let url = format!("{scheme}://{addr}");
+        let ca_pem = serving.map(|s| s.ca_pem);
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
         let state = State::new(addr.to_string(), self.options, shutdown_rx.clone());
         state.bootstrap().await;
         loader::load(&state, &self.crds, loader::Only::Crds).await?;
         loader::load(&state, &self.objects, loader::Only::All).await?;
-        let kubeconfig = KubeconfigFile::write(&url, self.kubeconfig.as_deref())?;
+        let config = Kubeconfig {
+            server: &url,
+            ca_pem: ca_pem.as_deref(),
+            token: Some(&admin_token),
+        };
+        let kubeconfig = KubeconfigFile::write(&config, self.kubeconfig.as_deref())?;
         let task = tokio::spawn(server::run(listener, state.clone(), shutdown_rx));
         Ok(ServerHandle {
             url,
             addr,
             kubeconfig,
+            ca_pem,
+            admin_token,
             state,
             shutdown: shutdown_tx,
             task: Some(task),
         })
     }
+
+    /// The certificate to serve, when serving HTTPS: the given one or a generated one.
+    fn serving_certificate_for(&mut self, ip: IpAddr) -> Result<Option<ServingCertificate>, Error> {
+        if !self.https {
+            return Ok(None);
+        }
+        if let Some(given) = self.serving.take() {
+            return Ok(Some(given));
+        }
+        let ca = server::tls::CertificateAuthority::generate("kubefake CA")?;
+        Ok(Some(ca.serving(&server::tls::default_names(ip))?))
+    }
+}
+
+/// A random bearer token (128 bits, hex).
+fn new_token() -> String {
+    format!("{:032x}", fastrand::u128(..))
 }
 
 /// A running server. Dropping it stops the server (and ends its watch streams); call
@@ -296,13 +400,15 @@ pub struct ServerHandle {
     url: String,
     addr: SocketAddr,
     kubeconfig: KubeconfigFile,
+    ca_pem: Option<String>,
+    admin_token: String,
     state: Arc<State>,
     shutdown: watch::Sender<bool>,
     task: Option<JoinHandle<()>>,
 }
 
 impl ServerHandle {
-    /// `http://127.0.0.1:<port>`.
+    /// `http://127.0.0.1:<port>` (`https://` when serving HTTPS).
     pub fn url(&self) -> &str {
         &self.url
     }
@@ -319,7 +425,26 @@ impl ServerHandle {
 
     /// The kubeconfig's contents.
     pub fn kubeconfig_yaml(&self) -> String {
-        kubeconfig::render(&self.url)
+        self.kubeconfig_spec().render()
+    }
+
+    fn kubeconfig_spec(&self) -> Kubeconfig<'_> {
+        Kubeconfig {
+            server: &self.url,
+            ca_pem: self.ca_pem.as_deref(),
+            token: Some(&self.admin_token),
+        }
+    }
+
+    /// The CA bundle (PEM) that verifies the server's certificate, when it serves HTTPS.
+    pub fn ca_pem(&self) -> Option<&str> {
+        self.ca_pem.as_deref()
+    }
+
+    /// The bearer token of the cluster administrator (`system:admin` in `system:masters`),
+    /// which the kubeconfig carries.
+    pub fn admin_token(&self) -> &str {
+        &self.admin_token
     }
 
     /// The server's state, for tests that look behind the API (resourceVersion, store).
@@ -330,10 +455,17 @@ impl ServerHandle {
     /// A kube-rs `Config` for this server (default namespace `default`).
     #[cfg(feature = "kube")]
     pub fn kube_config(&self) -> kube::Config {
-        match self.url.parse() {
+        let mut config = match self.url.parse() {
             Ok(uri) => kube::Config::new(uri),
             Err(_) => unreachable!("the server URL is always a valid URI"),
+        };
+        config.auth_info.token = Some(self.admin_token.clone().into());
+        if let Some(pem) = &self.ca_pem {
+            use rustls_pki_types::pem::PemObject;
+            let ders = rustls_pki_types::CertificateDer::pem_slice_iter(pem.as_bytes());
+            config.root_cert = Some(ders.flatten().map(|d| d.to_vec()).collect());
         }
+        config
     }
 
     /// A kube-rs `Client` for this server.

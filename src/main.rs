@@ -3,7 +3,7 @@
 
 use std::io::Write;
 use std::net::IpAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -23,52 +23,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run a server until SIGINT/SIGTERM. Prints KUBEFAKE_URL=... and KUBECONFIG=... when ready.
-    Serve {
-        /// Address to listen on.
-        #[arg(long, default_value = "127.0.0.1")]
-        address: IpAddr,
-        /// Port to listen on (0 picks a free one).
-        #[arg(long, default_value_t = 0)]
-        port: u16,
-        /// Where to write the kubeconfig (default: a temporary file removed on exit).
-        #[arg(long)]
-        kubeconfig: Option<PathBuf>,
-        /// CRD manifests to install before serving (file or directory; repeatable).
-        #[arg(long)]
-        crds: Vec<PathBuf>,
-        /// Objects to create before serving, after the CRDs (file or directory; repeatable).
-        #[arg(long)]
-        objects: Vec<PathBuf>,
-        /// Recent events kept for watches that resume from a resourceVersion.
-        #[arg(long, default_value_t = 10_000)]
-        history_size: usize,
-        /// Events a watcher may fall behind before it is told to re-list (410).
-        #[arg(long, default_value_t = 1_024)]
-        watch_buffer: usize,
-        /// Seconds between BOOKMARK events on watches that allow them.
-        #[arg(long, default_value_t = 60.0)]
-        bookmark_interval: f64,
-        /// Connections served at once; one more is answered 503 and closed.
-        #[arg(long, default_value_t = 4_096)]
-        max_connections: usize,
-        /// Serve requests whatever their Host header (off: only localhost, loopback addresses
-        /// and the listening address, as protection against DNS rebinding).
-        #[arg(long)]
-        allow_any_host: bool,
-        /// Seconds a client may take to send a request's headers, then its body; also how
-        /// long an idle keep-alive connection stays open.
-        #[arg(long, default_value_t = 30.0)]
-        read_timeout: f64,
-        /// Seconds a response or watch stream may wait on a client that does not read it
-        /// before it is ended.
-        #[arg(long, default_value_t = 10.0)]
-        stall_timeout: f64,
-        /// Where a webhook Service really listens, for conversion webhooks named by Service:
-        /// `NAMESPACE/NAME:PORT=HOST:PORT` (repeatable). Services not given here are looked up
-        /// in their Endpoints or EndpointSlices (which may not hold loopback addresses).
-        #[arg(long, value_parser = parse_webhook_service)]
-        webhook_service: Vec<WebhookService>,
-    },
+    Serve(Box<ServeArgs>),
     /// Write a kubeconfig for a running server.
     Kubeconfig {
         /// The server URL, e.g. http://127.0.0.1:8080.
@@ -78,6 +33,154 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+}
+
+/// The options of `kubefake serve`.
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    address: IpAddr,
+    /// Port to listen on (0 picks a free one).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Where to write the kubeconfig (default: a temporary file removed on exit).
+    #[arg(long)]
+    kubeconfig: Option<PathBuf>,
+    /// CRD manifests to install before serving (file or directory; repeatable).
+    #[arg(long)]
+    crds: Vec<PathBuf>,
+    /// Objects to create before serving, after the CRDs (file or directory; repeatable).
+    #[arg(long)]
+    objects: Vec<PathBuf>,
+    /// Recent events kept for watches that resume from a resourceVersion.
+    #[arg(long, default_value_t = 10_000)]
+    history_size: usize,
+    /// Events a watcher may fall behind before it is told to re-list (410).
+    #[arg(long, default_value_t = 1_024)]
+    watch_buffer: usize,
+    /// Seconds between BOOKMARK events on watches that allow them.
+    #[arg(long, default_value_t = 60.0)]
+    bookmark_interval: f64,
+    /// Connections served at once; one more is answered 503 and closed.
+    #[arg(long, default_value_t = 4_096)]
+    max_connections: usize,
+    /// Serve requests whatever their Host header (off: only localhost, loopback addresses
+    /// and the listening address, as protection against DNS rebinding).
+    #[arg(long)]
+    allow_any_host: bool,
+    /// Seconds a client may take to send a request's headers, then its body; also how
+    /// long an idle keep-alive connection stays open.
+    #[arg(long, default_value_t = 30.0)]
+    read_timeout: f64,
+    /// Seconds a response or watch stream may wait on a client that does not read it
+    /// before it is ended.
+    #[arg(long, default_value_t = 10.0)]
+    stall_timeout: f64,
+    /// Where a webhook Service really listens, for conversion webhooks named by Service:
+    /// `NAMESPACE/NAME:PORT=HOST:PORT` (repeatable). Services not given here are looked up
+    /// in their Endpoints or EndpointSlices (which may not hold loopback addresses).
+    #[arg(long, value_parser = parse_webhook_service)]
+    webhook_service: Vec<WebhookService>,
+    /// Serve plain HTTP instead of HTTPS (the kubeconfig then holds no CA).
+    #[arg(long)]
+    http: bool,
+    /// The serving certificate (PEM) instead of a generated one; needs --tls-private-key-file.
+    #[arg(long, requires = "tls_private_key_file")]
+    tls_cert_file: Option<PathBuf>,
+    /// The serving certificate's private key (PEM).
+    #[arg(long, requires = "tls_cert_file")]
+    tls_private_key_file: Option<PathBuf>,
+    /// Verify client certificates against this CA bundle: the common name is the user, the
+    /// organizations its groups.
+    #[arg(long)]
+    client_ca_file: Option<PathBuf>,
+    /// Static bearer tokens: a CSV file of `token,user,uid,"group1,group2"` lines.
+    #[arg(long)]
+    token_auth_file: Option<PathBuf>,
+    /// Serve requests without credentials as system:anonymous (false: 401).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    anonymous_auth: bool,
+    /// RBAC (roles and bindings decide; the kubeconfig's admin is in system:masters) or
+    /// AlwaysAllow.
+    #[arg(long, default_value = "RBAC", value_parser = parse_authorization_mode)]
+    authorization_mode: kubefake::AuthorizationMode,
+}
+
+fn parse_authorization_mode(s: &str) -> Result<kubefake::AuthorizationMode, String> {
+    match s {
+        "RBAC" => Ok(kubefake::AuthorizationMode::Rbac),
+        "AlwaysAllow" => Ok(kubefake::AuthorizationMode::AlwaysAllow),
+        other => Err(format!(
+            "authorization mode {other:?} is not supported: use RBAC or AlwaysAllow"
+        )),
+    }
+}
+
+fn read(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))
+}
+
+impl ServeArgs {
+    /// The server these options describe.
+    fn builder(self) -> Result<kubefake::ServerBuilder, String> {
+        let mut builder = kubefake::Server::builder()
+            .address(self.address)
+            .port(self.port)
+            .history_size(self.history_size)
+            .watch_buffer(self.watch_buffer)
+            .bookmark_interval(Duration::from_secs_f64(self.bookmark_interval.max(0.001)))
+            .max_connections(self.max_connections)
+            .allow_any_host(self.allow_any_host)
+            .read_timeout(Duration::from_secs_f64(self.read_timeout.max(0.001)))
+            .stall_timeout(Duration::from_secs_f64(self.stall_timeout.max(0.001)))
+            .anonymous_auth(self.anonymous_auth)
+            .authorization_mode(self.authorization_mode);
+        builder = self.tls(builder)?;
+        if let Some(path) = self.kubeconfig {
+            builder = builder.kubeconfig_path(path);
+        }
+        for s in self.webhook_service {
+            builder = builder.webhook_service(&s.namespace, &s.name, s.port, s.addr);
+        }
+        for p in self.crds {
+            builder = builder.crds(p);
+        }
+        for p in self.objects {
+            builder = builder.objects(p);
+        }
+        if let Some(path) = &self.token_auth_file {
+            let tokens =
+                kubefake::filters::authentication::token_file::StaticTokens::parse(&read(path)?)
+                    .map_err(|e| format!("{}: {e}", path.display()))?;
+            builder = builder.tokens(tokens);
+        }
+        Ok(builder)
+    }
+
+    fn tls(&self, mut builder: kubefake::ServerBuilder) -> Result<kubefake::ServerBuilder, String> {
+        if self.http {
+            if self.tls_cert_file.is_some() || self.client_ca_file.is_some() {
+                return Err(
+                    "--http serves no TLS: drop --tls-cert-file and --client-ca-file".into(),
+                );
+            }
+            return Ok(builder);
+        }
+        builder = builder.https();
+        if let (Some(cert), Some(key)) = (&self.tls_cert_file, &self.tls_private_key_file) {
+            let cert_pem = read(cert)?;
+            builder = builder.serving_certificate(kubefake::ServingCertificate {
+                ca_pem: cert_pem.clone(),
+                cert_pem,
+                key_pem: read(key)?,
+            });
+        }
+        if let Some(ca) = &self.client_ca_file {
+            builder = builder.client_ca(read(ca)?);
+        }
+        Ok(builder)
+    }
 }
 
 #[tokio::main]
@@ -90,43 +193,14 @@ async fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     match Cli::parse().command {
-        Command::Serve {
-            address,
-            port,
-            kubeconfig,
-            crds,
-            objects,
-            history_size,
-            watch_buffer,
-            bookmark_interval,
-            max_connections,
-            allow_any_host,
-            read_timeout,
-            stall_timeout,
-            webhook_service,
-        } => {
-            let mut builder = kubefake::Server::builder()
-                .address(address)
-                .port(port)
-                .history_size(history_size)
-                .watch_buffer(watch_buffer)
-                .bookmark_interval(Duration::from_secs_f64(bookmark_interval.max(0.001)))
-                .max_connections(max_connections)
-                .allow_any_host(allow_any_host)
-                .read_timeout(Duration::from_secs_f64(read_timeout.max(0.001)))
-                .stall_timeout(Duration::from_secs_f64(stall_timeout.max(0.001)));
-            if let Some(path) = kubeconfig {
-                builder = builder.kubeconfig_path(path);
-            }
-            for s in webhook_service {
-                builder = builder.webhook_service(&s.namespace, &s.name, s.port, s.addr);
-            }
-            for p in crds {
-                builder = builder.crds(p);
-            }
-            for p in objects {
-                builder = builder.objects(p);
-            }
+        Command::Serve(args) => {
+            let builder = match args.builder() {
+                Ok(b) => b,
+                Err(e) => {
+                    tracing::error!("{e}");
+                    return ExitCode::FAILURE;
+                }
+            };
             let server = match builder.start().await {
                 Ok(s) => s,
                 Err(e) => {

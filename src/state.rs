@@ -11,12 +11,14 @@ use tokio::sync::watch;
 use crate::admission::Chain;
 use crate::context::Context;
 use crate::error::ApiError;
+use crate::filters::authentication::Authenticator;
+use crate::filters::authorization;
 use crate::registry::apiextensions::custom_resource;
 use crate::registry::apiextensions::{self, Crd};
 use crate::registry::builtin;
 use crate::registry::catalog::Registry;
 use crate::registry::core::endpoints;
-use crate::registry::resource::ApiResource;
+use crate::registry::resource::{ApiResource, ClusterInfo};
 use crate::registry::store as rest;
 use crate::store::{GroupResource, Store};
 use crate::webhook::{ServiceResolver, WebhookClient};
@@ -45,6 +47,13 @@ pub struct Options {
     /// Where webhooks named by Service run (`namespace/name:port` to an address); a Service
     /// not listed here is looked up in its Endpoints and EndpointSlices.
     pub webhook_services: ServiceResolver,
+    /// Who requests come from: static tokens (the kubeconfig's admin token among them),
+    /// whether anonymous requests are allowed.
+    pub authentication: Authenticator,
+    /// How requests are authorized.
+    pub authorization: authorization::Mode,
+    /// HTTPS: the serving certificate and the client CA; `None` serves plain HTTP.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl Default for Options {
@@ -58,6 +67,9 @@ impl Default for Options {
             read_timeout: Duration::from_secs(30),
             stall_timeout: Duration::from_secs(10),
             webhook_services: ServiceResolver::new(),
+            authentication: Authenticator::default(),
+            authorization: authorization::Mode::default(),
+            tls: None,
         }
     }
 }
@@ -135,7 +147,11 @@ impl State {
     pub async fn bootstrap(&self) {
         let ctx = Context::internal();
         for res in &self.kinds {
-            for obj in (res.bootstrap)(&self.server_address) {
+            let cluster = ClusterInfo {
+                address: &self.server_address,
+                authorization: self.options.authorization,
+            };
+            for obj in (res.bootstrap)(&cluster) {
                 let namespace = obj["metadata"]["namespace"]
                     .as_str()
                     .unwrap_or("")

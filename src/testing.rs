@@ -22,10 +22,8 @@
 //! # let _ = client_config; Ok(()) }
 //! ```
 //!
-//! The feature exists because certificate generation (rcgen) is a dependency ordinary users
-//! need not build; the TLS stack itself (rustls, tokio-rustls) is always there, since the
-//! server's webhook transport ([`crate::webhook`]) uses it. Enable `testing` in your
-//! dev-dependencies.
+//! Certificates come from [`crate::server::tls`], which the server's own HTTPS uses too. Enable
+//! `testing` in your dev-dependencies.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -42,16 +40,12 @@ use hyper::body::Incoming;
 use hyper::header::CONTENT_TYPE;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use rcgen::{
-    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
-    KeyUsagePurpose,
-};
-use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use serde_json::{json, Value};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::{JoinHandle, JoinSet};
 use tokio_rustls::TlsAcceptor;
 
+use crate::server::tls::{self, CertificateAuthority};
 use crate::webhook::MAX_RESPONSE_BYTES;
 
 /// What a [`WebhookServer`] handler may answer: a JSON body, sent with 200, or a status code
@@ -109,8 +103,7 @@ impl WebhookServerBuilder {
         Fut: Future<Output = R> + Send + 'static,
         R: IntoWebhookResponse + 'static,
     {
-        let certificates = Certificates::generate(&self.dns_names).map_err(io::Error::other)?;
-        let acceptor = certificates.acceptor()?;
+        let (ca_pem, acceptor) = generate(&self.dns_names)?;
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
         let addr = listener.local_addr()?;
         let handler: Arc<Handler> = Arc::new(move |target, body| {
@@ -121,7 +114,7 @@ impl WebhookServerBuilder {
         let task = tokio::spawn(serve(listener, acceptor, handler, requests.clone()));
         Ok(WebhookServer {
             addr,
-            ca_pem: certificates.ca_pem,
+            ca_pem,
             requests,
             task,
         })
@@ -178,66 +171,18 @@ impl Drop for WebhookServer {
     }
 }
 
-/// A CA and a serving certificate signed by it.
-struct Certificates {
-    ca_pem: String,
-    leaf: CertificateDer<'static>,
-    key: PrivatePkcs8KeyDer<'static>,
-}
-
-impl Certificates {
-    fn generate(dns_names: &[String]) -> Result<Certificates, rcgen::Error> {
-        let ca_key = KeyPair::generate()?;
-        let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
-        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        ca_params
-            .distinguished_name
-            .push(DnType::CommonName, ca_name());
-        ca_params.key_usages = vec![
-            KeyUsagePurpose::KeyCertSign,
-            KeyUsagePurpose::CrlSign,
-            KeyUsagePurpose::DigitalSignature,
-        ];
-        let ca_pem = ca_params.self_signed(&ca_key)?.pem();
-        let issuer = Issuer::new(ca_params, ca_key);
-
-        let mut names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
-        names.extend(dns_names.iter().cloned());
-        let key = KeyPair::generate()?;
-        let mut params = CertificateParams::new(names)?;
-        params
-            .distinguished_name
-            .push(DnType::CommonName, "localhost");
-        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-        params.use_authority_key_identifier_extension = true;
-        let leaf = params.signed_by(&key, &issuer)?;
-        Ok(Certificates {
-            ca_pem,
-            leaf: leaf.der().clone(),
-            key: PrivatePkcs8KeyDer::from(key.serialize_der()),
-        })
-    }
-
-    fn acceptor(&self) -> io::Result<TlsAcceptor> {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut config = rustls::ServerConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .map_err(io::Error::other)?
-            .with_no_client_auth()
-            .with_single_cert(
-                vec![self.leaf.clone()],
-                PrivateKeyDer::Pkcs8(self.key.clone_key()),
-            )
-            .map_err(io::Error::other)?;
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
-        Ok(TlsAcceptor::from(Arc::new(config)))
-    }
-}
-
-/// A subject unique to each server, so that a client holding another server's CA fails the
-/// way it would with an unrelated CA (unknown authority), not on a signature check.
-fn ca_name() -> String {
-    format!("kubefake webhook CA {:016x}", fastrand::u64(..))
+/// Generates a CA and a serving certificate for `localhost`, `127.0.0.1` and `dns_names`;
+/// returns the CA (PEM) and the TLS acceptor presenting the certificate (HTTP/1.1 only, as
+/// the apiserver's webhook client speaks it).
+fn generate(dns_names: &[String]) -> io::Result<(String, TlsAcceptor)> {
+    let ca = CertificateAuthority::generate("kubefake webhook CA").map_err(io::Error::other)?;
+    let mut names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
+    names.extend(dns_names.iter().cloned());
+    let serving = ca.serving(&names).map_err(io::Error::other)?;
+    let config = tls::server_config(&serving, None).map_err(io::Error::other)?;
+    let mut config = Arc::unwrap_or_clone(config);
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok((serving.ca_pem, TlsAcceptor::from(Arc::new(config))))
 }
 
 /// Accepts connections until the server is dropped; the connections are aborted with it.

@@ -33,8 +33,10 @@ use futures_util::FutureExt;
 use warp::http;
 use warp::reply::Response;
 
-use crate::context::{warning_header_value, Context, UserInfo};
+use crate::context::{warning_header_value, Context};
 use crate::error::ApiError;
+use crate::filters::authentication::Credentials;
+use crate::filters::authorization::{self, Attributes, Decision};
 use crate::filters::request_info;
 use crate::state::State;
 use negotiation::{error_response, Request};
@@ -43,7 +45,16 @@ use negotiation::{error_response, Request};
 /// panic anywhere below (500 `InternalError`; the panicking step committed nothing, and the
 /// server keeps serving).
 pub async fn handle(state: Arc<State>, req: Request) -> Response {
-    let mut ctx = Context::request(new_audit_id(), UserInfo::admin());
+    let audit_id = new_audit_id();
+    let creds = Credentials {
+        headers: &req.headers,
+        peer: req.peer.as_deref(),
+    };
+    let user = match state.options.authentication.authenticate(&creds) {
+        Ok(user) => user,
+        Err(err) => return with_audit_id(error_response(&err), &audit_id),
+    };
+    let mut ctx = Context::request(audit_id, user);
     let routed = AssertUnwindSafe(route(&state, &req, &mut ctx)).catch_unwind();
     let outcome = if off_runtime(&req) {
         // Decoding, schema work and encoding of a large body take CPU time in proportion to
@@ -74,15 +85,27 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
             headers.append("warning", v);
         }
     }
-    if let Ok(v) = http::HeaderValue::from_str(&ctx.audit_id) {
-        headers.insert("audit-id", v);
-    }
     tracing::debug!(method = %req.method, path = %req.path, status = resp.status().as_u16(), "request");
+    with_audit_id(resp, &ctx.audit_id)
+}
+
+fn with_audit_id(mut resp: Response, audit_id: &str) -> Response {
+    if let Ok(v) = http::HeaderValue::from_str(audit_id) {
+        resp.headers_mut().insert("audit-id", v);
+    }
     resp
 }
 
 async fn route(state: &Arc<State>, req: &Request, ctx: &mut Context) -> Result<Response, ApiError> {
     let info = request_info::resolve(&req.method, &req.path, req.query.flag("watch"));
+    let selector = req.query.get("fieldSelector").unwrap_or("");
+    let attrs = Attributes::of_request(&info, &req.method, &req.path, selector);
+    let mode = state.options.authorization;
+    if let Decision::Deny(reason) =
+        authorization::authorize(mode, &state.store.snapshot(), &ctx.user, &attrs)
+    {
+        return Err(authorization::forbidden(&ctx.user, &attrs, &reason));
+    }
     if info.is_resource_request {
         return resource::serve(state, req, &info, ctx).await;
     }

@@ -24,6 +24,8 @@ pub struct Request {
     pub headers: HeaderMap,
     /// The whole body (already bounded by [`MAX_BODY_BYTES`]).
     pub body: Bytes,
+    /// The user of the client certificate the connection verified, if any.
+    pub peer: Option<std::sync::Arc<crate::context::UserInfo>>,
 }
 
 impl Request {

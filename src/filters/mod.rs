@@ -1,4 +1,7 @@
-//! What runs before a request reaches its endpoint: parsing the request into its API
-//! coordinates (authentication and authorization will join here).
+//! What runs before a request reaches its endpoint, in the apiserver's order: parsing the
+//! request into its API coordinates ([`request_info`]), finding out who makes it
+//! ([`authentication`]), and whether that user may ([`authorization`]).
 
+pub mod authentication;
+pub mod authorization;
 pub mod request_info;

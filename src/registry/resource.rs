@@ -57,6 +57,16 @@ pub const UNSTRUCTURED_PATCH_TYPES: &[&str] = &[
     "application/apply-patch+yaml",
 ];
 
+/// What a cluster's start objects depend on.
+#[derive(Debug, Clone, Copy)]
+pub struct ClusterInfo<'a> {
+    /// The server's address (`host:port`; the `kubernetes` Service points at it).
+    pub address: &'a str,
+    /// How requests are authorized: the bootstrap RBAC policy is only created when roles
+    /// decide (creating its 133 objects would triple a server's start time).
+    pub authorization: crate::filters::authorization::Mode,
+}
+
 /// A request to an action subresource, with what the action needs to serve it.
 pub struct ActionCall<'a> {
     /// The server (its store, for the objects the action reads and writes).
@@ -253,8 +263,8 @@ pub struct ApiResource {
     /// resource version's `deprecationWarning`).
     pub warnings: Vec<String>,
     /// Objects every cluster starts with (created once, through the store, at start), given
-    /// the server's address (`host:port`; the `kubernetes` Service points at it).
-    pub bootstrap: fn(&str) -> Vec<Value>,
+    /// what the cluster is.
+    pub bootstrap: fn(&ClusterInfo) -> Vec<Value>,
     /// The CRD a custom resource comes from; read only by the apiextensions code.
     pub crd: Option<Arc<Crd>>,
     /// A custom resource version's compiled CEL rules (reused while its CRD is unchanged);
@@ -442,8 +452,8 @@ impl ResourceBuilder {
         self
     }
 
-    /// Objects every cluster starts with, given the server's address.
-    pub fn bootstrap(mut self, objects: fn(&str) -> Vec<Value>) -> Self {
+    /// Objects every cluster starts with, given what the cluster is.
+    pub fn bootstrap(mut self, objects: fn(&ClusterInfo) -> Vec<Value>) -> Self {
         self.res.bootstrap = objects;
         self
     }

@@ -10,6 +10,7 @@
 //!   [`SHUTDOWN_GRACE`] to finish what they are doing, then the rest are dropped.
 
 pub mod io;
+pub mod tls;
 
 use std::convert::Infallible;
 use std::net::IpAddr;
@@ -24,9 +25,11 @@ use tokio::task::JoinSet;
 use warp::http::{HeaderMap, Method};
 use warp::Filter;
 
+use crate::context::UserInfo;
 use crate::endpoints::negotiation::{error_response, Query, Request, MAX_BODY_BYTES};
 use crate::error::ApiError;
 use crate::state::State;
+use tokio_rustls::TlsAcceptor;
 
 /// How long shutdown lets connections finish before it drops them: shutdown never takes much
 /// longer than this, whatever clients do.
@@ -110,6 +113,7 @@ pub async fn run(listener: TcpListener, state: Arc<State>, mut shutdown: watch::
     let read_timeout = options.read_timeout;
     // warp's own `serve` accepts connections without TCP_NODELAY, so a watch event (a small
     // write) can wait for Nagle's algorithm; kubefake accepts them itself.
+    let tls = state.options.tls.clone().map(TlsAcceptor::from);
     let service = warp::service(routes(state, hosts));
     let mut builder =
         hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
@@ -150,14 +154,14 @@ pub async fn run(listener: TcpListener, state: Arc<State>, mut shutdown: watch::
                 }
                 let _ = stream.set_nodelay(true);
                 let io = io::Io::new(stream, read_timeout, options.stall_timeout);
-                let svc = hyper_util::service::TowerToHyperService::new(service.clone());
-                let conn = builder.serve_connection_with_upgrades(hyper_util::rt::TokioIo::new(io), svc);
-                let conn = graceful.watch(conn.into_owned());
-                conns.spawn(async move {
-                    if let Err(e) = conn.await {
-                        tracing::debug!(error = %e, "connection ended");
-                    }
-                });
+                let conn = Connection {
+                    builder: builder.clone(),
+                    service: service.clone(),
+                    watcher: graceful.watcher(),
+                    tls: tls.clone(),
+                    handshake_timeout: read_timeout,
+                };
+                conns.spawn(conn.serve(io));
             }
             Some(_) = conns.join_next(), if !conns.is_empty() => {}
             changed = shutdown.changed() => {
@@ -180,6 +184,73 @@ pub async fn run(listener: TcpListener, state: Arc<State>, mut shutdown: watch::
     conns.shutdown().await;
 }
 
+/// The user of the client certificate a connection verified, handed to each of its requests
+/// as a request extension.
+#[derive(Clone)]
+struct Peer(Arc<UserInfo>);
+
+/// One accepted connection, before it is served: the TLS handshake (when the server serves
+/// HTTPS) and then HTTP/1.1 or HTTP/2, watched by graceful shutdown.
+struct Connection<S> {
+    builder: hyper_util::server::conn::auto::Builder<hyper_util::rt::TokioExecutor>,
+    service: S,
+    watcher: hyper_util::server::graceful::Watcher,
+    tls: Option<TlsAcceptor>,
+    handshake_timeout: Duration,
+}
+
+impl<S> Connection<S>
+where
+    S: tower_service::Service<
+            warp::http::Request<hyper::body::Incoming>,
+            Response = warp::reply::Response,
+            Error = Infallible,
+        > + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
+    async fn serve(self, io: io::Io) {
+        let Some(acceptor) = self.tls.clone() else {
+            return self.http(io, None).await;
+        };
+        match tokio::time::timeout(self.handshake_timeout, acceptor.accept(io)).await {
+            Ok(Ok(stream)) => {
+                let peer = stream
+                    .get_ref()
+                    .1
+                    .peer_certificates()
+                    .and_then(|certs| certs.first())
+                    .and_then(tls::certificate_user)
+                    .map(Arc::new);
+                self.http(stream, peer).await
+            }
+            Ok(Err(e)) => tracing::debug!(error = %e, "TLS handshake failed"),
+            Err(_) => tracing::debug!("TLS handshake timed out"),
+        }
+    }
+
+    async fn http<T>(self, io: T, peer: Option<Arc<UserInfo>>)
+    where
+        T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let service = self.service;
+        let svc = hyper::service::service_fn(move |mut req| {
+            if let Some(p) = &peer {
+                req.extensions_mut().insert(Peer(p.clone()));
+            }
+            let mut service = service.clone();
+            async move { tower_service::Service::call(&mut service, req).await }
+        });
+        let conn = self
+            .builder
+            .serve_connection_with_upgrades(hyper_util::rt::TokioIo::new(io), svc);
+        if let Err(e) = self.watcher.watch(conn.into_owned()).await {
+            tracing::debug!(error = %e, "connection ended");
+        }
+    }
+}
+
 /// The one filter: the `Host` check, the body (bounded in size and time), then the endpoints.
 fn routes(
     state: Arc<State>,
@@ -193,6 +264,7 @@ fn routes(
         .and(raw_query)
         .and(warp::header::headers_cloned())
         .and(warp::body::stream())
+        .and(warp::ext::optional::<Peer>())
         .and(with_state)
         .then(
             move |method: Method,
@@ -200,6 +272,7 @@ fn routes(
                   query: String,
                   headers: HeaderMap,
                   body,
+                  peer: Option<Peer>,
                   state: Arc<State>| async move {
                 if !hosts.allows(&headers) {
                     return error_response(&HostCheck::refusal(&headers));
@@ -214,6 +287,7 @@ fn routes(
                     query: Query::parse(&query),
                     headers,
                     body,
+                    peer: peer.map(|p| p.0),
                 };
                 crate::endpoints::handle(state, req).await
             },

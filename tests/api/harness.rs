@@ -140,9 +140,32 @@ pub async fn server_with(builder: kubefake::ServerBuilder) -> TestServer {
     // A hung request fails the test in seconds instead of minutes.
     config.read_timeout = Some(std::time::Duration::from_secs(20));
     let client = Client::try_from(config).expect("kube client");
+    let http = admin_http(&handle);
     TestServer {
         handle,
         client,
-        http: reqwest::Client::new(),
+        http,
     }
+}
+
+/// A reqwest client that authenticates as the kubeconfig's admin, as every kubeconfig user
+/// does (and trusts the server's CA when it serves HTTPS).
+pub fn admin_http(handle: &kubefake::ServerHandle) -> reqwest::Client {
+    let bearer = format!("Bearer {}", handle.admin_token());
+    token_http(handle, &bearer)
+}
+
+/// A reqwest client sending this `Authorization` header ("" for none).
+pub fn token_http(handle: &kubefake::ServerHandle, authorization: &str) -> reqwest::Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    if !authorization.is_empty() {
+        let value = authorization.parse().expect("header value");
+        headers.insert(reqwest::header::AUTHORIZATION, value);
+    }
+    let mut builder = reqwest::Client::builder().default_headers(headers);
+    if let Some(pem) = handle.ca_pem() {
+        let cert = reqwest::Certificate::from_pem(pem.as_bytes()).expect("CA");
+        builder = builder.add_root_certificate(cert).tls_built_in_root_certs(false);
+    }
+    builder.build().expect("client")
 }

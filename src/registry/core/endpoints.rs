@@ -21,6 +21,7 @@ use crate::error::{field, StatusCause};
 use crate::registry::builtin;
 use crate::registry::object_meta::meta_str;
 use crate::registry::resource::ApiResource;
+use crate::registry::resource::ClusterInfo;
 use crate::registry::strategy::Strategy;
 use crate::registry::table::{Column, Columns};
 use crate::registry::validation::{
@@ -45,7 +46,8 @@ pub fn resource() -> ApiResource {
 
 /// The `kubernetes` Endpoints: the server's address and port, as the apiserver's endpoint
 /// reconciler keeps them (not mirrored to an EndpointSlice: it writes that one itself).
-fn bootstrap(address: &str) -> Vec<Value> {
+fn bootstrap(cluster: &ClusterInfo) -> Vec<Value> {
+    let address = cluster.address;
     let (host, port) = super::service::server_host_port(address);
     vec![json!({"apiVersion": "v1", "kind": "Endpoints",
         "metadata": {"name": "kubernetes", "namespace": "default",

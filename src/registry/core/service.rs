@@ -30,6 +30,7 @@ use crate::error::{ApiError, StatusCause};
 use crate::registry::builtin;
 use crate::registry::object_meta::NameRule;
 use crate::registry::resource::ApiResource;
+use crate::registry::resource::ClusterInfo;
 use crate::registry::strategy::{keep_only_status, Strategy};
 use crate::registry::table::{Column, Columns};
 use crate::store::Snapshot;
@@ -580,7 +581,8 @@ pub fn server_host_port(address: &str) -> (String, i64) {
 }
 
 /// The `kubernetes` Service: port 443 (`https`) to the server's port, at 10.96.0.1.
-fn bootstrap(address: &str) -> Vec<Value> {
+fn bootstrap(cluster: &ClusterInfo) -> Vec<Value> {
+    let address = cluster.address;
     let (_, port) = server_host_port(address);
     vec![json!({"apiVersion": "v1", "kind": "Service",
         "metadata": {"name": "kubernetes", "namespace": "default",

@@ -21,6 +21,7 @@ use crate::registry::core::service::text;
 use crate::registry::core::service_validation::PROTOCOLS;
 use crate::registry::object_meta::{meta_mut, meta_str};
 use crate::registry::resource::ApiResource;
+use crate::registry::resource::ClusterInfo;
 use crate::registry::strategy::{spec_changed, Strategy};
 use crate::registry::table::{Column, Columns};
 use crate::registry::validation::{
@@ -56,7 +57,8 @@ pub fn resource() -> ApiResource {
 }
 
 /// The `kubernetes` EndpointSlice: the server's address and port, labelled with its Service.
-fn bootstrap(address: &str) -> Vec<Value> {
+fn bootstrap(cluster: &ClusterInfo) -> Vec<Value> {
+    let address = cluster.address;
     let (host, port) = crate::registry::core::service::server_host_port(address);
     let address_type = if host.contains(':') { "IPv6" } else { "IPv4" };
     vec![

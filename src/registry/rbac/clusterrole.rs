@@ -26,7 +26,10 @@ pub fn resource() -> ApiResource {
         "clusterroles",
         Arc::new(ClusterRoleStrategy),
     )
-    .with(|r| r.unsupported_field(generic_unsupported_field))
+    .with(|r| {
+        r.unsupported_field(generic_unsupported_field)
+            .bootstrap(super::bootstrap::cluster_roles)
+    })
     .build()
 }
 

@@ -25,5 +25,6 @@ pub fn resource() -> ApiResource {
         Arc::new(strategy),
         ROLE_DESCRIPTION,
         "clusterRoleBinding",
+        super::bootstrap::cluster_role_bindings,
     )
 }

@@ -6,6 +6,7 @@
 //! What the four kinds share lives here: policy rules, role references, subjects, the bindings'
 //! defaults and their Table columns.
 
+pub mod bootstrap;
 pub mod clusterrole;
 pub mod clusterrolebinding;
 pub mod role;
@@ -192,11 +193,13 @@ pub fn binding_resource(
     strategy: Arc<BindingStrategy>,
     role_description: &str,
     of: &str,
+    bootstrap: fn(&crate::registry::resource::ClusterInfo) -> Vec<Value>,
 ) -> ApiResource {
     builtin::kind(GROUP, "v1", plural, strategy)
         .with(|r| {
             r.unsupported_field(generic_unsupported_field)
                 .table(Columns::new(binding_columns(role_description, of)))
+                .bootstrap(bootstrap)
         })
         .build()
 }

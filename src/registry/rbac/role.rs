@@ -18,7 +18,10 @@ use crate::store::selector::generic_unsupported_field;
 /// The served resource: the default Table (Name, Created At).
 pub fn resource() -> ApiResource {
     builtin::kind(super::GROUP, "v1", "roles", Arc::new(RoleStrategy))
-        .with(|r| r.unsupported_field(generic_unsupported_field))
+        .with(|r| {
+            r.unsupported_field(generic_unsupported_field)
+                .bootstrap(super::bootstrap::roles)
+        })
         .build()
 }
 

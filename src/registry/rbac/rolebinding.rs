@@ -25,5 +25,6 @@ pub fn resource() -> ApiResource {
         Arc::new(strategy),
         ROLE_DESCRIPTION,
         "roleBinding",
+        super::bootstrap::role_bindings,
     )
 }

@@ -1,0 +1,227 @@
+//! HTTPS: the serving certificate (generated at start, with its own CA, or given as PEM files),
+//! the client CA that client certificates are verified against, and the user a verified client
+//! certificate names (common name as the user, organizations as groups, as the apiserver's x509
+//! authenticator reads them).
+//!
+//! A connection's certificate is checked once, in the handshake; the user it names travels with
+//! every request of that connection ([`crate::endpoints::negotiation::Request::peer`]), so a
+//! request costs no certificate work.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use rcgen::{
+    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
+    KeyUsagePurpose,
+};
+use rustls::server::WebPkiClientVerifier;
+use rustls::RootCertStore;
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+
+use crate::context::UserInfo;
+
+/// Why TLS could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// Generating a key or a certificate failed.
+    #[error("generating certificates: {0}")]
+    Generate(#[from] rcgen::Error),
+    /// A PEM file holds no certificate or key, or one rustls refuses.
+    #[error("{0}")]
+    Pem(String),
+    /// rustls refused the configuration.
+    #[error("TLS configuration: {0}")]
+    Config(#[from] rustls::Error),
+}
+
+/// The serving certificate, its key and the CA that clients verify it with (PEM).
+#[derive(Clone)]
+pub struct ServingCertificate {
+    /// The CA bundle clients trust (`certificate-authority-data` in the kubeconfig).
+    pub ca_pem: String,
+    /// The certificate chain the server presents.
+    pub cert_pem: String,
+    /// Its private key.
+    pub key_pem: String,
+}
+
+/// Never prints the key.
+impl std::fmt::Debug for ServingCertificate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServingCertificate").finish_non_exhaustive()
+    }
+}
+
+/// A certificate authority that can sign certificates: generated serving CAs, and tests' client
+/// certificates.
+pub struct CertificateAuthority {
+    issuer: Issuer<'static, KeyPair>,
+    /// The CA certificate (PEM).
+    pub cert_pem: String,
+}
+
+impl CertificateAuthority {
+    /// A new self-signed CA named `name` plus a random suffix, so that two servers' CAs never
+    /// verify each other's certificates by accident.
+    pub fn generate(name: &str) -> Result<CertificateAuthority, TlsError> {
+        let key = KeyPair::generate()?;
+        let mut params = CertificateParams::new(Vec::<String>::new())?;
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let cn = format!("{name} {:016x}", fastrand::u64(..));
+        params.distinguished_name.push(DnType::CommonName, cn);
+        params.key_usages = vec![
+            KeyUsagePurpose::KeyCertSign,
+            KeyUsagePurpose::CrlSign,
+            KeyUsagePurpose::DigitalSignature,
+        ];
+        let cert_pem = params.self_signed(&key)?.pem();
+        Ok(CertificateAuthority {
+            issuer: Issuer::new(params, key),
+            cert_pem,
+        })
+    }
+
+    /// A serving certificate for these DNS names and IP addresses, signed by this CA.
+    pub fn serving(&self, names: &[String]) -> Result<ServingCertificate, TlsError> {
+        let key = KeyPair::generate()?;
+        let mut params = CertificateParams::new(names.to_vec())?;
+        let cn = names.first().map_or("localhost", String::as_str);
+        params.distinguished_name.push(DnType::CommonName, cn);
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+        params.use_authority_key_identifier_extension = true;
+        let cert = params.signed_by(&key, &self.issuer)?;
+        Ok(ServingCertificate {
+            ca_pem: self.cert_pem.clone(),
+            cert_pem: cert.pem(),
+            key_pem: key.serialize_pem(),
+        })
+    }
+
+    /// A client certificate for `user`, in `group` (the organization) when given, signed by
+    /// this CA: what a `--client-ca-file` holder hands out. Returns (certificate, key) as PEM.
+    /// (The certificate generator keeps one value per subject attribute, so one group.)
+    pub fn client(&self, user: &str, group: Option<&str>) -> Result<(String, String), TlsError> {
+        let key = KeyPair::generate()?;
+        let mut params = CertificateParams::new(Vec::<String>::new())?;
+        params.distinguished_name.push(DnType::CommonName, user);
+        if let Some(g) = group {
+            params.distinguished_name.push(DnType::OrganizationName, g);
+        }
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        params.use_authority_key_identifier_extension = true;
+        let cert = params.signed_by(&key, &self.issuer)?;
+        Ok((cert.pem(), key.serialize_pem()))
+    }
+}
+
+/// The names a generated serving certificate covers: localhost, the loopback addresses, the
+/// listening address, and the in-cluster names of the `kubernetes` Service.
+pub fn default_names(listen: IpAddr) -> Vec<String> {
+    let mut names: Vec<String> = [
+        "localhost",
+        "127.0.0.1",
+        "::1",
+        "kubernetes",
+        "kubernetes.default",
+        "kubernetes.default.svc",
+        "kubernetes.default.svc.cluster.local",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    if !listen.is_loopback() && !listen.is_unspecified() {
+        names.push(listen.to_string());
+    }
+    names
+}
+
+fn certificates(pem: &str, what: &str) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+    let certs: Vec<_> = CertificateDer::pem_slice_iter(pem.as_bytes())
+        .collect::<Result<_, _>>()
+        .map_err(|e| TlsError::Pem(format!("{what}: {e}")))?;
+    if certs.is_empty() {
+        return Err(TlsError::Pem(format!("{what}: no certificate found")));
+    }
+    Ok(certs)
+}
+
+/// The rustls server configuration: the serving certificate, HTTP/2 and HTTP/1.1 by ALPN, and
+/// client certificates verified against `client_ca` (PEM) when one is given. Clients without a
+/// certificate are still served (they authenticate otherwise, or are anonymous).
+pub fn server_config(
+    serving: &ServingCertificate,
+    client_ca: Option<&str>,
+) -> Result<Arc<rustls::ServerConfig>, TlsError> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()?;
+    let builder = match client_ca {
+        Some(pem) => {
+            let mut roots = RootCertStore::empty();
+            for cert in certificates(pem, "client CA")? {
+                roots.add(cert)?;
+            }
+            let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+                .allow_unauthenticated()
+                .build()
+                .map_err(|e| TlsError::Pem(format!("client CA: {e}")))?;
+            builder.with_client_cert_verifier(verifier)
+        }
+        None => builder.with_no_client_auth(),
+    };
+    let chain = certificates(&serving.cert_pem, "serving certificate")?;
+    let key = PrivateKeyDer::from_pem_slice(serving.key_pem.as_bytes())
+        .map_err(|e| TlsError::Pem(format!("serving key: {e}")))?;
+    let mut config = builder.with_single_cert(chain, key)?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
+
+/// The user a verified client certificate names: its subject's common name, its organizations
+/// as groups. `None` for a certificate without a common name (the apiserver refuses those).
+pub fn certificate_user(cert: &CertificateDer<'_>) -> Option<UserInfo> {
+    let (_, parsed) = x509_parser::parse_x509_certificate(cert.as_ref()).ok()?;
+    let subject = parsed.subject();
+    let name = subject.iter_common_name().next()?.as_str().ok()?;
+    if name.is_empty() {
+        return None;
+    }
+    let groups = subject
+        .iter_organization()
+        .filter_map(|o| o.as_str().ok())
+        .map(String::from)
+        .collect();
+    Some(UserInfo {
+        name: name.to_string(),
+        groups,
+        ..UserInfo::default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_certificates_name_user_and_groups() {
+        let ca = CertificateAuthority::generate("test CA").unwrap();
+        let (cert, _key) = ca.client("jane", Some("system:masters")).unwrap();
+        let der = certificates(&cert, "client").unwrap().remove(0);
+        let user = certificate_user(&der).unwrap();
+        assert_eq!(user.name, "jane");
+        assert_eq!(user.groups, ["system:masters"]);
+    }
+
+    #[test]
+    fn server_config_takes_generated_certificates() {
+        let ca = CertificateAuthority::generate("test CA").unwrap();
+        let serving = ca
+            .serving(&default_names("10.1.2.3".parse().unwrap()))
+            .unwrap();
+        assert!(server_config(&serving, None).is_ok());
+        assert!(server_config(&serving, Some(&ca.cert_pem)).is_ok());
+        let err = server_config(&serving, Some("not a pem")).unwrap_err();
+        assert_eq!(err.to_string(), "client CA: no certificate found");
+    }
+}
