@@ -9,6 +9,7 @@
 //! anonymous one); a request without credentials is `system:anonymous` when they are allowed and
 //! a 401 otherwise. Whether the user may do what it asks is [`super::authorization`]'s question.
 
+pub mod jwt;
 pub mod token_file;
 
 use warp::http::HeaderMap;
