@@ -40,7 +40,7 @@ start_server() {
     grep -q '^KUBECONFIG=' "$work/stdout" 2>/dev/null && break
     sleep 0.05
   done
-  if ! grep -q '^KUBEFAKE_URL=http://127.0.0.1:' "$work/stdout"; then
+  if ! grep -Eq '^KUBEFAKE_URL=https?://127.0.0.1:' "$work/stdout"; then
     echo "kubefake serve did not report its URL" >&2
     cat "$work/stdout" "$work/stderr" >&2
     exit 1

@@ -4,7 +4,10 @@
 # prints (ages, uids, timestamps and resourceVersions normalised); any difference fails.
 source "$(dirname "$0")/lib.sh"
 
-start_server
+# A token of our own, and the serving certificate written to a directory we know, for the
+# kubeconfig generated further down.
+printf 'walkthrough-token,walker,walker-uid,"system:masters"\n' >"$work/tokens.csv"
+start_server --token-auth-file "$work/tokens.csv" --cert-dir "$work/certs"
 
 expect "create the CRD" 0 \
 'customresourcedefinition.apiextensions.k8s.io/crontabs.stable.example.com created' \
@@ -74,8 +77,9 @@ expect "it starts out empty" 0 \
 -- get crontabs
 
 # kubectl's typed commands send protobuf bodies; and `kubefake kubeconfig` writes a kubeconfig
-# for a running server.
-"$bin" kubeconfig --server "$KUBEFAKE_URL" --out "$work/generated-kubeconfig"
+# for a running server, given a token it accepts and the CA of its certificate.
+"$bin" kubeconfig --server "$KUBEFAKE_URL" --token walkthrough-token \
+  --certificate-authority "$work/certs/apiserver.crt" --out "$work/generated-kubeconfig"
 export KUBECONFIG="$work/generated-kubeconfig"
 
 expect "create a namespace (protobuf body)" 0 \

@@ -384,8 +384,7 @@ impl ServerBuilder {
         if let Some(given) = self.serving.take() {
             return Ok(Some(given));
         }
-        let ca = server::tls::CertificateAuthority::generate("kubefake CA")?;
-        Ok(Some(ca.serving(&server::tls::default_names(ip))?))
+        Ok(Some(ServingCertificate::generate(ip)?))
     }
 }
 

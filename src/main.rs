@@ -26,9 +26,15 @@ enum Command {
     Serve(Box<ServeArgs>),
     /// Write a kubeconfig for a running server.
     Kubeconfig {
-        /// The server URL, e.g. http://127.0.0.1:8080.
+        /// The server URL, e.g. https://127.0.0.1:8443.
         #[arg(long)]
         server: String,
+        /// A bearer token to authenticate with (one of the server's --token-auth-file).
+        #[arg(long)]
+        token: Option<String>,
+        /// The CA bundle (PEM file) that verifies an HTTPS server (embedded in the kubeconfig).
+        #[arg(long)]
+        certificate_authority: Option<PathBuf>,
         /// Output file (default: stdout).
         #[arg(long)]
         out: Option<PathBuf>,
@@ -85,6 +91,11 @@ struct ServeArgs {
     /// Serve plain HTTP instead of HTTPS (the kubeconfig then holds no CA).
     #[arg(long)]
     http: bool,
+    /// Where the serving certificate is, as `apiserver.crt` and `apiserver.key` (with its CA
+    /// after it in the .crt); when they are missing, the generated ones are written there.
+    /// Ignored with --tls-cert-file.
+    #[arg(long)]
+    cert_dir: Option<PathBuf>,
     /// The serving certificate (PEM) instead of a generated one; needs --tls-private-key-file.
     #[arg(long, requires = "tls_private_key_file")]
     tls_cert_file: Option<PathBuf>,
@@ -115,6 +126,35 @@ fn parse_authorization_mode(s: &str) -> Result<kubefake::AuthorizationMode, Stri
             "authorization mode {other:?} is not supported: use RBAC or AlwaysAllow"
         )),
     }
+}
+
+/// A certificate and key given as files; the certificate file's chain is also the CA bundle
+/// the kubeconfig carries.
+fn given_certificate(cert: &Path, key: &Path) -> Result<kubefake::ServingCertificate, String> {
+    let cert_pem = read(cert)?;
+    Ok(kubefake::ServingCertificate {
+        ca_pem: cert_pem.clone(),
+        cert_pem,
+        key_pem: read(key)?,
+    })
+}
+
+/// `--cert-dir`: `apiserver.crt` and `apiserver.key` there, or generated and written there.
+fn cert_dir_certificate(
+    dir: &Path,
+    address: IpAddr,
+) -> Result<kubefake::ServingCertificate, String> {
+    let (cert, key) = (dir.join("apiserver.crt"), dir.join("apiserver.key"));
+    if cert.exists() && key.exists() {
+        return given_certificate(&cert, &key);
+    }
+    let generated = kubefake::ServingCertificate::generate(address).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let bundle = format!("{}{}", generated.cert_pem, generated.ca_pem);
+    std::fs::write(&cert, bundle).map_err(|e| format!("writing {}: {e}", cert.display()))?;
+    kubefake::kubeconfig::write_private(&key, &generated.key_pem)
+        .map_err(|e| format!("writing {}: {e}", key.display()))?;
+    Ok(generated)
 }
 
 fn read(path: &Path) -> Result<String, String> {
@@ -169,12 +209,9 @@ impl ServeArgs {
         }
         builder = builder.https();
         if let (Some(cert), Some(key)) = (&self.tls_cert_file, &self.tls_private_key_file) {
-            let cert_pem = read(cert)?;
-            builder = builder.serving_certificate(kubefake::ServingCertificate {
-                ca_pem: cert_pem.clone(),
-                cert_pem,
-                key_pem: read(key)?,
-            });
+            builder = builder.serving_certificate(given_certificate(cert, key)?);
+        } else if let Some(dir) = &self.cert_dir {
+            builder = builder.serving_certificate(cert_dir_certificate(dir, self.address)?);
         }
         if let Some(ca) = &self.client_ca_file {
             builder = builder.client_ca(read(ca)?);
@@ -223,8 +260,25 @@ async fn main() -> ExitCode {
             // object by object would only delay the exit a CI job waits for.
             std::process::exit(0)
         }
-        Command::Kubeconfig { server, out } => {
-            let text = kubefake::kubeconfig::render(&server);
+        Command::Kubeconfig {
+            server,
+            token,
+            certificate_authority,
+            out,
+        } => {
+            let ca_pem = match certificate_authority.as_deref().map(read).transpose() {
+                Ok(ca) => ca,
+                Err(e) => {
+                    tracing::error!("{e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let text = kubefake::Kubeconfig {
+                server: &server,
+                ca_pem: ca_pem.as_deref(),
+                token: token.as_deref(),
+            }
+            .render();
             match out {
                 Some(path) => match kubefake::kubeconfig::write_private(&path, &text) {
                     Ok(()) => ExitCode::SUCCESS,

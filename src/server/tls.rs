@@ -53,6 +53,14 @@ impl std::fmt::Debug for ServingCertificate {
     }
 }
 
+impl ServingCertificate {
+    /// A serving certificate for [`default_names`] of `listen`, signed by a CA generated for
+    /// it alone.
+    pub fn generate(listen: IpAddr) -> Result<ServingCertificate, TlsError> {
+        CertificateAuthority::generate("kubefake CA")?.serving(&default_names(listen))
+    }
+}
+
 /// A certificate authority that can sign certificates: generated serving CAs, and tests' client
 /// certificates.
 pub struct CertificateAuthority {

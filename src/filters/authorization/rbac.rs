@@ -69,12 +69,7 @@ pub type Visitor<'a> = dyn FnMut(&dyn Fn() -> String, Result<&Value, String>) ->
 
 /// Calls `visit` with each rule bound to `user` (or the error resolving a binding's role) until
 /// it answers `false`. The first argument describes where the rule comes from, lazily.
-pub fn visit_rules(
-    snap: &Snapshot,
-    user: &UserInfo,
-    namespace: &str,
-    visit: &mut Visitor<'_>,
-) {
+pub fn visit_rules(snap: &Snapshot, user: &UserInfo, namespace: &str, visit: &mut Visitor<'_>) {
     let cluster_bindings = GroupResource::new(GROUP, "clusterrolebindings");
     for (_, binding) in snap.list(&cluster_bindings, None) {
         if !visit_binding(snap, user, &binding.value, "", visit) {
