@@ -104,6 +104,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use filters::authentication::jwt;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -125,6 +126,9 @@ pub enum Error {
     /// A file given to preload could not be read or one of its objects was rejected.
     #[error("loading {0}: {1}")]
     Load(PathBuf, String),
+    /// A service account key could not be read.
+    #[error("service account key: {0}")]
+    Key(String),
     /// The serving certificate or the client CA could not be used.
     #[error("TLS: {0}")]
     Tls(#[from] server::tls::TlsError),
@@ -302,6 +306,41 @@ impl ServerBuilder {
     pub fn token(mut self, token: impl Into<String>, user: UserInfo) -> Self {
         self.options.authentication.tokens.insert(token, user);
         self
+    }
+
+    /// The `iss` of service account tokens (`--service-account-issuer`; default
+    /// `https://kubernetes.default.svc.cluster.local`). The API audiences follow it unless
+    /// [`ServerBuilder::api_audiences`] says otherwise.
+    pub fn service_account_issuer(mut self, issuer: impl Into<String>) -> Self {
+        let tokens = &mut self.options.authentication.service_accounts;
+        let issuer = issuer.into();
+        if tokens.api_audiences == [tokens.issuer.clone()] {
+            tokens.api_audiences = vec![issuer.clone()];
+        }
+        tokens.issuer = issuer;
+        self
+    }
+
+    /// The audiences requests' service account tokens must be for (`--api-audiences`).
+    pub fn api_audiences(mut self, audiences: Vec<String>) -> Self {
+        self.options.authentication.service_accounts.api_audiences = audiences;
+        self
+    }
+
+    /// Signs service account tokens with this ECDSA P-256 key (PEM, PKCS#8 or SEC1;
+    /// `--service-account-signing-key-file`) instead of a key generated for the process.
+    pub fn service_account_signing_key(mut self, pem: &str) -> Result<Self, Error> {
+        let key = jwt::SigningKey::from_pkcs8_pem(pem).map_err(|e| Error::Key(e.to_string()))?;
+        self.options.authentication.service_accounts.signing_key = Some(Arc::new(key));
+        Ok(self)
+    }
+
+    /// Also accepts service account tokens signed by these public keys (PEM;
+    /// `--service-account-key-file`).
+    pub fn service_account_keys(mut self, pem: &str) -> Result<Self, Error> {
+        let keys = jwt::VerifyingKey::from_pem(pem).map_err(|e| Error::Key(e.to_string()))?;
+        self.options.authentication.service_accounts.extra_keys.extend(keys);
+        Ok(self)
     }
 
     /// Accepts every token of a parsed `--token-auth-file`.

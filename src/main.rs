@@ -109,6 +109,18 @@ struct ServeArgs {
     /// Static bearer tokens: a CSV file of `token,user,uid,"group1,group2"` lines.
     #[arg(long)]
     token_auth_file: Option<PathBuf>,
+    /// The `iss` of service account tokens (TokenRequest).
+    #[arg(long)]
+    service_account_issuer: Option<String>,
+    /// The ECDSA P-256 private key (PEM) service account tokens are signed with.
+    #[arg(long)]
+    service_account_signing_key_file: Option<PathBuf>,
+    /// Public keys (PEM) service account tokens may also be signed with.
+    #[arg(long)]
+    service_account_key_file: Vec<PathBuf>,
+    /// The audiences service account tokens must be for (comma-separated; default: the issuer).
+    #[arg(long, value_delimiter = ',')]
+    api_audiences: Vec<String>,
     /// Serve requests without credentials as system:anonymous (false: 401).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     anonymous_auth: bool,
@@ -177,6 +189,7 @@ impl ServeArgs {
             .anonymous_auth(self.anonymous_auth)
             .authorization_mode(self.authorization_mode);
         builder = self.tls(builder)?;
+        builder = self.service_accounts(builder)?;
         if let Some(path) = self.kubeconfig {
             builder = builder.kubeconfig_path(path);
         }
@@ -194,6 +207,29 @@ impl ServeArgs {
                 kubefake::filters::authentication::token_file::StaticTokens::parse(&read(path)?)
                     .map_err(|e| format!("{}: {e}", path.display()))?;
             builder = builder.tokens(tokens);
+        }
+        Ok(builder)
+    }
+
+    fn service_accounts(
+        &self,
+        mut builder: kubefake::ServerBuilder,
+    ) -> Result<kubefake::ServerBuilder, String> {
+        if let Some(issuer) = &self.service_account_issuer {
+            builder = builder.service_account_issuer(issuer);
+        }
+        if !self.api_audiences.is_empty() {
+            builder = builder.api_audiences(self.api_audiences.clone());
+        }
+        if let Some(path) = &self.service_account_signing_key_file {
+            builder = builder
+                .service_account_signing_key(&read(path)?)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+        for path in &self.service_account_key_file {
+            builder = builder
+                .service_account_keys(&read(path)?)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
         }
         Ok(builder)
     }

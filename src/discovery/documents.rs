@@ -86,7 +86,9 @@ fn legacy_resource(r: &ApiResource) -> Vec<Value> {
     if !r.categories.is_empty() {
         main["categories"] = json!(r.categories);
     }
-    main["storageVersionHash"] = json!(r.storage_version_hash);
+    if !r.storage_version_hash.is_empty() {
+        main["storageVersionHash"] = json!(r.storage_version_hash);
+    }
     let mut out = vec![main];
     for sub in &r.subresources {
         let mut v = json!({"name": format!("{}/{}", r.plural, sub.name), "singularName": "",

@@ -33,11 +33,11 @@ use futures_util::FutureExt;
 use warp::http;
 use warp::reply::Response;
 
-use crate::context::{warning_header_value, Context};
+use crate::context::{warning_header_value, Context, UserInfo};
 use crate::error::ApiError;
 use crate::filters::authentication::Credentials;
 use crate::filters::authorization::{self, Attributes, Decision};
-use crate::filters::request_info;
+use crate::filters::{impersonation, request_info};
 use crate::state::State;
 use negotiation::{error_response, Request};
 
@@ -49,8 +49,9 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
     let creds = Credentials {
         headers: &req.headers,
         peer: req.peer.as_deref(),
+        store: &state.store,
     };
-    let user = match state.options.authentication.authenticate(&creds) {
+    let user = match identify(&state, &req, &creds) {
         Ok(user) => user,
         Err(err) => return with_audit_id(error_response(&err), &audit_id),
     };
@@ -87,6 +88,15 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
     }
     tracing::debug!(method = %req.method, path = %req.path, status = resp.status().as_u16(), "request");
     with_audit_id(resp, &ctx.audit_id)
+}
+
+/// Who the request acts as: the authenticated user, or the user it may impersonate.
+fn identify(state: &State, req: &Request, creds: &Credentials<'_>) -> Result<UserInfo, ApiError> {
+    let user = state.options.authentication.authenticate(creds)?;
+    let mode = state.options.authorization;
+    let snap = state.store.snapshot();
+    let authorize = |attrs: &Attributes| authorization::authorize(mode, &snap, &user, attrs);
+    Ok(impersonation::impersonate(&req.headers, &user, authorize)?.unwrap_or(user))
 }
 
 fn with_audit_id(mut resp: Response, audit_id: &str) -> Response {

@@ -117,6 +117,22 @@ pub async fn serve(
         info.verb == Verb::Watch,
         req.query.get("includeObject"),
     )?;
+    if let (Some(act), "") = (res.action.clone(), info.subresource.as_str()) {
+        if !res.allows(info.verb.as_str()) {
+            return Err(ApiError::method_not_allowed());
+        }
+        options::set_write_options(ctx, req)?;
+        let ep = Endpoint {
+            state,
+            req,
+            info,
+            res,
+            target: Target::Main,
+            ctx,
+            output,
+        };
+        return action::serve(&ep, &act).await;
+    }
     let target = match subresource(&res, info)? {
         Some(sub) => match &sub.kind {
             SubresourceKind::Part(_) => Target::Part(sub),

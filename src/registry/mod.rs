@@ -5,6 +5,8 @@ pub mod admissionregistration;
 pub mod apiextensions;
 pub mod apiregistration;
 pub mod apps;
+pub mod authentication;
+pub mod authorization;
 pub mod autoscaling;
 pub mod batch;
 pub mod builtin;

@@ -270,6 +270,9 @@ pub struct ApiResource {
     /// A custom resource version's compiled CEL rules (reused while its CRD is unchanged);
     /// read only by the apiextensions code.
     pub rules: Option<Arc<Rules>>,
+    /// A resource served by its own code rather than stored: the access and token reviews
+    /// answer a create with the review's outcome and keep nothing.
+    pub action: Option<Arc<dyn Action>>,
 }
 
 impl ApiResource {
@@ -380,6 +383,7 @@ impl ResourceBuilder {
                 terminating: false,
                 warnings: Vec::new(),
                 bootstrap: |_| Vec::new(),
+                action: None,
                 crd: None,
                 rules: None,
             },
@@ -413,6 +417,14 @@ impl ResourceBuilder {
     /// Adds a subresource.
     pub fn subresource(mut self, sub: Subresource) -> Self {
         self.res.subresources.push(Arc::new(sub));
+        self
+    }
+
+    /// Serves the resource itself with its own code (see [`ApiResource::action`]).
+    pub fn served_by(mut self, action: Arc<dyn Action>) -> Self {
+        self.res.action = Some(action);
+        // Nothing is stored, so discovery names no storage version.
+        self.res.storage_version_hash.clear();
         self
     }
 

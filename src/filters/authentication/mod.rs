@@ -10,12 +10,15 @@
 //! a 401 otherwise. Whether the user may do what it asks is [`super::authorization`]'s question.
 
 pub mod jwt;
+pub mod serviceaccount;
 pub mod token_file;
 
 use warp::http::HeaderMap;
 
 use crate::context::{UserInfo, AUTHENTICATED, UNAUTHENTICATED};
 use crate::error::ApiError;
+use crate::store::Store;
+use serviceaccount::ServiceAccountTokens;
 use token_file::StaticTokens;
 
 /// The authenticators of one server. See the module documentation.
@@ -27,6 +30,8 @@ pub struct Authenticator {
     /// Whether a request without credentials is served as `system:anonymous`
     /// (`--anonymous-auth`, on by default as in the apiserver).
     pub anonymous: bool,
+    /// Service account tokens (TokenRequest's).
+    pub service_accounts: ServiceAccountTokens,
 }
 
 impl Default for Authenticator {
@@ -34,6 +39,7 @@ impl Default for Authenticator {
         Authenticator {
             tokens: StaticTokens::default(),
             anonymous: true,
+            service_accounts: ServiceAccountTokens::default(),
         }
     }
 }
@@ -44,6 +50,8 @@ pub struct Credentials<'a> {
     pub headers: &'a HeaderMap,
     /// The user of the client certificate the connection verified, if any.
     pub peer: Option<&'a UserInfo>,
+    /// The store, where service account tokens' objects are looked up.
+    pub store: &'a Store,
 }
 
 impl Authenticator {
@@ -53,13 +61,40 @@ impl Authenticator {
             return Ok(authenticated(user.clone()));
         }
         match bearer_token(creds.headers) {
-            Bearer::Token(token) => match self.tokens.get(token) {
-                Some(user) => Ok(authenticated(user.clone())),
-                None => Err(unauthorized()),
-            },
-            Bearer::Empty => Err(unauthorized()),
-            Bearer::None if self.anonymous => Ok(UserInfo::anonymous()),
-            Bearer::None => Err(unauthorized()),
+            Bearer::Token(token) => self
+                .token_user(creds.store, token, None)
+                .map_err(|_| unauthorized())?
+                .map(|(user, _)| user)
+                .ok_or_else(unauthorized),
+            Bearer::None | Bearer::Empty if self.anonymous => Ok(UserInfo::anonymous()),
+            Bearer::None | Bearer::Empty => Err(unauthorized()),
+        }
+    }
+}
+
+impl Authenticator {
+    /// Whom a bearer token authenticates, and for which audiences (`audiences`: a
+    /// TokenReview's; `None` for the API audiences): a static token, else a service account
+    /// token. `Ok(None)` when no authenticator knows the token; `Err` with the reason a
+    /// service account token was refused (a TokenReview's `status.error`).
+    pub fn token_user(
+        &self,
+        store: &Store,
+        token: &str,
+        audiences: Option<&[String]>,
+    ) -> Result<Option<(UserInfo, Vec<String>)>, String> {
+        let api = &self.service_accounts.api_audiences;
+        if let Some(user) = self.tokens.get(token) {
+            return Ok(Some((
+                authenticated(user.clone()),
+                audiences.unwrap_or(api).to_vec(),
+            )));
+        }
+        let snap = store.snapshot();
+        let audiences = audiences.unwrap_or(api);
+        match self.service_accounts.authenticate(&snap, token, audiences) {
+            Ok(found) => Ok(found.map(|a| (authenticated(a.user), a.audiences))),
+            Err(e) => Err(e.to_string()),
         }
     }
 }
@@ -69,7 +104,7 @@ impl Authenticator {
 enum Bearer<'a> {
     /// No header, or another scheme (`Basic`): no bearer credential at all.
     None,
-    /// `Bearer` without a token: an invalid credential.
+    /// `Bearer` without a token: no credential (the apiserver ignores it).
     Empty,
     /// A token to check.
     Token(&'a str),
@@ -143,14 +178,23 @@ mod tests {
             ..UserInfo::default()
         };
         tokens.insert("good", alice);
-        Authenticator { tokens, anonymous }
+        Authenticator {
+            tokens,
+            anonymous,
+            ..Authenticator::default()
+        }
     }
 
     fn user(a: &Authenticator, auth: Option<&str>, peer: Option<&UserInfo>) -> Result<String, u16> {
         let h = headers(auth);
-        a.authenticate(&Credentials { headers: &h, peer })
-            .map(|u| format!("{} {:?}", u.name, u.groups))
-            .map_err(|e| e.code)
+        let store = Store::new(1, 1);
+        a.authenticate(&Credentials {
+            headers: &h,
+            peer,
+            store: &store,
+        })
+        .map(|u| format!("{} {:?}", u.name, u.groups))
+        .map_err(|e| e.code)
     }
 
     #[rstest]

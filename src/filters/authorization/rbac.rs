@@ -56,7 +56,7 @@ pub fn rules_for(snap: &Snapshot, user: &UserInfo, namespace: &str) -> (Vec<Valu
 }
 
 /// `utilerrors.NewAggregate(...).Error()`: one error as itself, several in brackets.
-fn aggregate(errors: &[String]) -> String {
+pub fn aggregate(errors: &[String]) -> String {
     match errors {
         [one] => one.clone(),
         many => format!("[{}]", many.join(", ")),

@@ -21,8 +21,9 @@ use super::resource::{
 };
 use super::strategy::Strategy;
 use super::{
-    admissionregistration, apiextensions, apiregistration, apps, autoscaling, batch, coordination,
-    core, discovery, events, networking, policy, rbac, scheduling, storage,
+    admissionregistration, apiextensions, apiregistration, apps, authentication, authorization,
+    autoscaling, batch, coordination, core, discovery, events, networking, policy, rbac,
+    scheduling, storage,
 };
 
 /// Every built-in kind, in discovery order within its group.
@@ -49,6 +50,12 @@ const KINDS: &[fn() -> ApiResource] = &[
     apps::replicaset::resource,
     apps::statefulset::resource,
     events::event::resource,
+    authentication::selfsubjectreview::resource,
+    authentication::tokenreview::resource,
+    authorization::localsubjectaccessreview::resource,
+    authorization::selfsubjectaccessreview::resource,
+    authorization::selfsubjectrulesreview::resource,
+    authorization::subjectaccessreview::resource,
     autoscaling::horizontalpodautoscaler::resource,
     autoscaling::horizontalpodautoscaler_v1::resource,
     batch::cronjob::resource,

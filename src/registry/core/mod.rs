@@ -18,3 +18,4 @@ pub mod service;
 pub mod service_alloc;
 pub mod service_validation;
 pub mod serviceaccount;
+pub mod serviceaccount_token;

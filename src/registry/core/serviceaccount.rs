@@ -2,8 +2,8 @@
 //! warning of the `kubernetes.io/enforce-mountable-secrets` annotation, kubectl's columns (NAME
 //! and AGE since Kubernetes 1.29 dropped SECRETS), and a DELETE that answers with the object.
 //!
-//! Not yet: the `token` subresource (TokenRequest) and the `default` ServiceAccount the
-//! service-account controller creates in every namespace.
+//! Its `token` subresource (TokenRequest) is [`super::serviceaccount_token`]. Not yet: the
+//! `default` ServiceAccount the service-account controller creates in every namespace.
 
 use std::sync::Arc;
 
@@ -25,6 +25,7 @@ pub fn resource() -> ApiResource {
         "serviceaccounts",
         Arc::new(ServiceAccountStrategy),
     )
+    .action("token", Arc::new(super::serviceaccount_token::TokenRequest))
     .with(|r| {
         r.table(Columns::new(vec![Column::name(), Column::age("string")]))
             .delete_returns_object()

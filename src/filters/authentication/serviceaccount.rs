@@ -1,0 +1,135 @@
+//! Service account tokens: the issuer that signs TokenRequest's tokens, and the authenticator
+//! that accepts them while the service account (and the pod, secret or node a token is bound
+//! to) still exists with the UID the token names, as the apiserver's service account token
+//! authenticator does. The JWT work itself is [`super::jwt`]; this module reads the store.
+
+use std::sync::{Arc, LazyLock};
+use std::time::SystemTime;
+
+use super::jwt::{
+    self, ExpirationPolicy, JwtError, LiveObject, ObjectKind, SigningKey, VerifyingKey,
+};
+use crate::context::UserInfo;
+use crate::store::{GroupResource, ObjectKey, Snapshot};
+
+/// The issuer kube-apiserver setups conventionally use (`--service-account-issuer`).
+pub const DEFAULT_ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
+
+/// One key per process unless a server is given its own: generating an ECDSA key costs more
+/// than starting a server, and tokens are bound to service account UIDs, which no two servers
+/// share.
+static PROCESS_KEY: LazyLock<Option<Arc<SigningKey>>> =
+    LazyLock::new(|| SigningKey::generate().ok().map(Arc::new));
+
+/// How a server issues and verifies service account tokens (`--service-account-issuer`,
+/// `--service-account-signing-key-file`, `--service-account-key-file`, `--api-audiences`).
+#[derive(Debug, Clone)]
+pub struct ServiceAccountTokens {
+    /// The key TokenRequest signs with; `None` only if the process key could not be made.
+    pub signing_key: Option<Arc<SigningKey>>,
+    /// Further keys tokens may be signed with (`--service-account-key-file`).
+    pub extra_keys: Vec<VerifyingKey>,
+    /// The `iss` of issued tokens, and the issuers accepted.
+    pub issuer: String,
+    /// The audiences requests to this API must be for; default: the issuer.
+    pub api_audiences: Vec<String>,
+    /// How long issued tokens live.
+    pub expiration: ExpirationPolicy,
+}
+
+impl Default for ServiceAccountTokens {
+    fn default() -> Self {
+        ServiceAccountTokens {
+            signing_key: PROCESS_KEY.clone(),
+            extra_keys: Vec::new(),
+            issuer: DEFAULT_ISSUER.to_string(),
+            api_audiences: vec![DEFAULT_ISSUER.to_string()],
+            expiration: ExpirationPolicy::default(),
+        }
+    }
+}
+
+/// A token the service account authenticator accepted: who, for which audiences.
+#[derive(Debug, Clone)]
+pub struct Authenticated {
+    /// The service account's user.
+    pub user: UserInfo,
+    /// The audiences the token is valid for here.
+    pub audiences: Vec<String>,
+}
+
+impl ServiceAccountTokens {
+    fn keys(&self) -> Vec<VerifyingKey> {
+        let mut keys: Vec<VerifyingKey> = self
+            .signing_key
+            .iter()
+            .map(|k| k.verifying_key().clone())
+            .collect();
+        keys.extend(self.extra_keys.iter().cloned());
+        keys
+    }
+
+    /// Authenticates a bearer token for `audiences` (the API audiences for a request; a
+    /// TokenReview's own). `Ok(None)` when the token is not a service account token of this
+    /// server at all (another authenticator's, or garbage).
+    pub fn authenticate(
+        &self,
+        snap: &Snapshot,
+        token: &str,
+        audiences: &[String],
+    ) -> Result<Option<Authenticated>, JwtError> {
+        let now = SystemTime::now();
+        let issuers = std::slice::from_ref(&self.issuer);
+        let verified = match jwt::verify_for_audiences(
+            token,
+            &self.keys(),
+            now,
+            issuers,
+            &self.api_audiences,
+            audiences,
+        ) {
+            Ok(v) => v,
+            Err(e) if e.unrecognized() => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        verified.check_live_objects(now, |kind, ns, name| live_object(snap, kind, ns, name))?;
+        let info = verified.service_account_info();
+        let user = UserInfo {
+            name: info.username(),
+            uid: info.uid.clone(),
+            groups: info.groups(),
+            extra: info.extra(),
+        };
+        Ok(Some(Authenticated {
+            user,
+            audiences: verified.audiences,
+        }))
+    }
+}
+
+/// What the store holds of an object a token names.
+fn live_object(
+    snap: &Snapshot,
+    kind: ObjectKind,
+    ns: &str,
+    name: &str,
+) -> Result<LiveObject, String> {
+    let (resource, singular) = match kind {
+        ObjectKind::ServiceAccount => ("serviceaccounts", "serviceaccount"),
+        ObjectKind::Secret => ("secrets", "secret"),
+        ObjectKind::Pod => ("pods", "pod"),
+        ObjectKind::Node => ("nodes", "node"),
+    };
+    let obj = snap
+        .get(&GroupResource::new("", resource), &ObjectKey::new(ns, name))
+        .ok_or_else(|| format!("{singular} {name:?} not found"))?;
+    let meta = &obj.value["metadata"];
+    let deletion_timestamp = meta["deletionTimestamp"]
+        .as_str()
+        .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+        .map(SystemTime::from);
+    Ok(LiveObject {
+        uid: meta["uid"].as_str().unwrap_or("").to_string(),
+        deletion_timestamp,
+    })
+}
