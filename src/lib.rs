@@ -339,7 +339,11 @@ impl ServerBuilder {
     /// `--service-account-key-file`).
     pub fn service_account_keys(mut self, pem: &str) -> Result<Self, Error> {
         let keys = jwt::VerifyingKey::from_pem(pem).map_err(|e| Error::Key(e.to_string()))?;
-        self.options.authentication.service_accounts.extra_keys.extend(keys);
+        self.options
+            .authentication
+            .service_accounts
+            .extra_keys
+            .extend(keys);
         Ok(self)
     }
 

@@ -6,6 +6,7 @@ mod admission_webhook;
 mod admissionregistration;
 mod apiregistration;
 mod apply;
+mod auth;
 mod autoscaling;
 mod batch;
 mod bodies;
