@@ -3,11 +3,14 @@
 //! to) still exists with the UID the token names, as the apiserver's service account token
 //! authenticator does. The JWT work itself is [`super::jwt`]; this module reads the store.
 
+use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 use std::time::SystemTime;
 
+use parking_lot::Mutex;
+
 use super::jwt::{
-    self, ExpirationPolicy, JwtError, LiveObject, ObjectKind, SigningKey, VerifyingKey,
+    self, ExpirationPolicy, JwtError, LiveObject, ObjectKind, SigningKey, Verified, VerifyingKey,
 };
 use crate::context::UserInfo;
 use crate::store::{GroupResource, ObjectKey, Snapshot};
@@ -35,7 +38,15 @@ pub struct ServiceAccountTokens {
     pub api_audiences: Vec<String>,
     /// How long issued tokens live.
     pub expiration: ExpirationPolicy,
+    /// Tokens whose signature, issuer and audiences held for a request to this API, so that a
+    /// client sending the same token again costs no signature check. Their times and objects
+    /// are still checked on every request: a deleted pod's token stops at once (the apiserver's
+    /// 10-second token cache would accept it a little longer).
+    verified: Arc<Mutex<HashMap<String, Verified>>>,
 }
+
+/// How many verified tokens are remembered (all are forgotten when it is reached).
+const VERIFIED_CACHE: usize = 1024;
 
 impl Default for ServiceAccountTokens {
     fn default() -> Self {
@@ -45,6 +56,7 @@ impl Default for ServiceAccountTokens {
             issuer: DEFAULT_ISSUER.to_string(),
             api_audiences: vec![DEFAULT_ISSUER.to_string()],
             expiration: ExpirationPolicy::default(),
+            verified: Arc::default(),
         }
     }
 }
@@ -79,18 +91,13 @@ impl ServiceAccountTokens {
         audiences: &[String],
     ) -> Result<Option<Authenticated>, JwtError> {
         let now = SystemTime::now();
-        let issuers = std::slice::from_ref(&self.issuer);
-        let verified = match jwt::verify_for_audiences(
-            token,
-            &self.keys(),
-            now,
-            issuers,
-            &self.api_audiences,
-            audiences,
-        ) {
-            Ok(v) => v,
-            Err(e) if e.unrecognized() => return Ok(None),
-            Err(e) => return Err(e),
+        let verified = match self.cached(token, audiences, now) {
+            Some(v) => v,
+            None => match self.verify(token, audiences, now) {
+                Ok(v) => v,
+                Err(e) if e.unrecognized() => return Ok(None),
+                Err(e) => return Err(e),
+            },
         };
         verified.check_live_objects(now, |kind, ns, name| live_object(snap, kind, ns, name))?;
         let info = verified.service_account_info();
@@ -104,6 +111,41 @@ impl ServiceAccountTokens {
             user,
             audiences: verified.audiences,
         }))
+    }
+}
+
+impl ServiceAccountTokens {
+    fn verify(
+        &self,
+        token: &str,
+        audiences: &[String],
+        now: SystemTime,
+    ) -> Result<Verified, JwtError> {
+        let issuers = std::slice::from_ref(&self.issuer);
+        let keys = self.keys();
+        let v =
+            jwt::verify_for_audiences(token, &keys, now, issuers, &self.api_audiences, audiences)?;
+        if audiences == self.api_audiences.as_slice() {
+            let mut cache = self.verified.lock();
+            if cache.len() >= VERIFIED_CACHE {
+                cache.clear();
+            }
+            cache.insert(token.to_string(), v.clone());
+        }
+        Ok(v)
+    }
+
+    /// A token verified before for the API audiences, still within its validity.
+    fn cached(&self, token: &str, audiences: &[String], now: SystemTime) -> Option<Verified> {
+        if audiences != self.api_audiences.as_slice() {
+            return None;
+        }
+        let v = self.verified.lock().get(token).cloned()?;
+        let secs = now.duration_since(SystemTime::UNIX_EPOCH).ok()?.as_secs();
+        let secs = i64::try_from(secs).ok()?;
+        let live =
+            v.claims.exp.is_none_or(|exp| secs < exp) && v.claims.nbf.is_none_or(|nbf| nbf <= secs);
+        live.then_some(v)
     }
 }
 
