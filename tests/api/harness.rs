@@ -165,7 +165,9 @@ pub fn token_http(handle: &kubefake::ServerHandle, authorization: &str) -> reqwe
     let mut builder = reqwest::Client::builder().default_headers(headers);
     if let Some(pem) = handle.ca_pem() {
         let cert = reqwest::Certificate::from_pem(pem.as_bytes()).expect("CA");
-        builder = builder.add_root_certificate(cert).tls_built_in_root_certs(false);
+        builder = builder
+            .add_root_certificate(cert)
+            .tls_built_in_root_certs(false);
     }
     builder.build().expect("client")
 }
