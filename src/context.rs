@@ -85,6 +85,11 @@ pub struct Context {
     /// The field manager recorded in `managedFields` (operation Update); `None` for writes that
     /// are not tracked (server-side apply records its own entry).
     pub field_manager: Option<String>,
+    /// The object name the request's URL gives (`requestInfo.Name`: empty for a POST), which
+    /// authorization checks made during the write name, as the apiserver's do (RBAC's
+    /// `escalate`); `None` for the server's own writes and controllers', whose checks name
+    /// the object written (as their own requests would).
+    pub request_name: Option<String>,
     warnings: Mutex<Warnings>,
     work: Arc<WorkQueue>,
 }
@@ -98,6 +103,7 @@ impl Context {
             dry_run: false,
             field_validation: FieldValidation::default(),
             field_manager: None,
+            request_name: None,
             warnings: Mutex::default(),
             work: Arc::new(WorkQueue::default()),
         }
@@ -117,6 +123,7 @@ impl Context {
             dry_run: false,
             field_validation: FieldValidation::Ignore,
             field_manager: None,
+            request_name: None,
             warnings: Mutex::default(),
             work: self.work.clone(),
         }

@@ -55,8 +55,8 @@
 //!   selectors.
 //! - [`controllers`]: what kube-controller-manager and apiextensions-apiserver would run: CRD
 //!   establishing and cleanup, namespace lifecycle, the garbage collector, the storage
-//!   protection finalizers; an explicit work queue on the request's context, drained before
-//!   the response.
+//!   protection finalizers, ClusterRole aggregation; an explicit work queue on the request's
+//!   context, drained before the response.
 //! - [`discovery`]: the discovery and OpenAPI documents, rendered once per catalog.
 //!
 //! Outside the request path, `testing` (feature `testing`) helps users' tests: an HTTPS

@@ -10,6 +10,7 @@ use tokio::sync::watch;
 
 use crate::admission::Chain;
 use crate::context::Context;
+use crate::controllers;
 use crate::error::ApiError;
 use crate::filters::authentication::Authenticator;
 use crate::filters::authorization;
@@ -143,9 +144,15 @@ impl State {
     }
 
     /// Creates the objects every cluster starts with (each built-in kind declares its own),
-    /// through the registry store like any other write.
+    /// through the registry store like any other write; the controllers then look at them all
+    /// at once (the aggregated ClusterRoles get their rules once, with every role and binding
+    /// there).
     pub async fn bootstrap(&self) {
         let ctx = Context::internal();
+        controllers::after_all(self, &ctx, self.create_bootstrap_objects(&ctx)).await;
+    }
+
+    async fn create_bootstrap_objects(&self, ctx: &Context) {
         for res in &self.kinds {
             let cluster = ClusterInfo {
                 address: &self.server_address,
@@ -156,7 +163,7 @@ impl State {
                     .as_str()
                     .unwrap_or("")
                     .to_string();
-                if let Err(e) = rest::create(self, &ctx, res, &namespace, obj).await {
+                if let Err(e) = rest::create(self, ctx, res, &namespace, obj).await {
                     tracing::error!(error = %e, kind = %res.kind, "creating a bootstrap object");
                 }
             }

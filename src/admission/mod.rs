@@ -11,7 +11,9 @@
 //! and for pods [`service_account`] and [`default_toleration_seconds`]; then the admission
 //! webhooks ([`webhook`]), after ValidatingAdmissionPolicies ([`policy`]) in the validating
 //! phase, and after MutatingAdmissionPolicies ([`mutating_policy`]) in the mutating phase, as
-//! the apiserver orders them.
+//! the apiserver orders them. Last of the mutating phase comes [`rbac_escalation`], which the
+//! apiserver checks in the RBAC kinds' storage, after mutating admission and before the
+//! strategy.
 
 pub mod default_class;
 pub mod default_toleration_seconds;
@@ -19,6 +21,7 @@ pub mod mutating_policy;
 pub mod namespace_lifecycle;
 pub mod policy;
 pub mod priority;
+pub mod rbac_escalation;
 pub mod service_account;
 pub mod storage_protection;
 pub mod webhook;
@@ -30,6 +33,7 @@ use serde_json::Value;
 
 use crate::context::Context;
 use crate::error::ApiError;
+use crate::filters::authorization::Mode;
 use crate::registry::catalog::Registry;
 use crate::registry::resource::ApiResource;
 use crate::store::{Snapshot, Store};
@@ -78,6 +82,9 @@ pub struct Attributes<'a> {
     pub old_object: Option<&'a Value>,
     /// What is served, for plugins that find a kind's resource (a policy's `paramKind`).
     pub registry: Arc<Registry>,
+    /// How the server authorizes requests, for checks that ask the authorizer about the
+    /// writer (RBAC's `escalate` and `bind`).
+    pub authorization: Mode,
 }
 
 /// A plugin that may change the object of a create or update.
@@ -113,42 +120,55 @@ pub struct Chain {
     validating: Vec<Arc<dyn Validating>>,
 }
 
+/// The built-in mutating plugins a real apiserver enables by default that kubefake implements.
+fn builtin_mutating() -> Vec<Arc<dyn Mutating>> {
+    vec![
+        Arc::new(service_account::ServiceAccount),
+        Arc::new(priority::Priority),
+        Arc::new(default_toleration_seconds::DefaultTolerationSeconds),
+        Arc::new(storage_protection::StorageObjectInUseProtection),
+        Arc::new(default_class::DefaultStorageClass),
+        Arc::new(default_class::DefaultIngressClass),
+    ]
+}
+
+/// The built-in validating plugins.
+fn builtin_validating() -> Vec<Arc<dyn Validating>> {
+    vec![
+        Arc::new(namespace_lifecycle::NamespaceLifecycle),
+        Arc::new(priority::Priority),
+    ]
+}
+
 impl Default for Chain {
-    /// The plugins a real apiserver enables by default that kubefake implements.
+    /// The plugins a real apiserver enables by default that kubefake implements, and the
+    /// checks its storages make once mutating admission is done.
     fn default() -> Chain {
+        let mut mutating = builtin_mutating();
+        mutating.push(Arc::new(rbac_escalation::RbacEscalation));
         Chain {
-            mutating: vec![
-                Arc::new(service_account::ServiceAccount),
-                Arc::new(priority::Priority),
-                Arc::new(default_toleration_seconds::DefaultTolerationSeconds),
-                Arc::new(storage_protection::StorageObjectInUseProtection),
-                Arc::new(default_class::DefaultStorageClass),
-                Arc::new(default_class::DefaultIngressClass),
-            ],
-            validating: vec![
-                Arc::new(namespace_lifecycle::NamespaceLifecycle),
-                Arc::new(priority::Priority),
-            ],
+            mutating,
+            validating: builtin_validating(),
         }
     }
 }
 
 impl Chain {
     /// The default plugins, then the admission webhooks (called through `client`), where the
-    /// apiserver's default order puts them: after the built-in plugins of each phase.
+    /// apiserver's default order puts them: after the built-in plugins of each phase (and
+    /// before the storages' own checks).
     pub fn with_webhooks(client: Arc<WebhookClient>) -> Chain {
-        let mut chain = Chain::default();
-        chain
-            .mutating
-            .push(Arc::new(mutating_policy::MutatingPolicies));
-        chain
-            .mutating
-            .push(Arc::new(webhook::MutatingWebhooks::new(client.clone())));
-        chain.validating.push(Arc::new(policy::ValidatingPolicies));
-        chain
-            .validating
-            .push(Arc::new(webhook::ValidatingWebhooks::new(client)));
-        chain
+        let mut mutating = builtin_mutating();
+        mutating.push(Arc::new(mutating_policy::MutatingPolicies));
+        mutating.push(Arc::new(webhook::MutatingWebhooks::new(client.clone())));
+        mutating.push(Arc::new(rbac_escalation::RbacEscalation));
+        let mut validating = builtin_validating();
+        validating.push(Arc::new(policy::ValidatingPolicies));
+        validating.push(Arc::new(webhook::ValidatingWebhooks::new(client)));
+        Chain {
+            mutating,
+            validating,
+        }
     }
 
     /// A chain of these plugins, in order.

@@ -1,6 +1,7 @@
 //! The in-process controllers a real cluster runs in kube-controller-manager and
 //! apiextensions-apiserver: CRD naming/establishing and cleanup, namespace lifecycle, the
-//! garbage collector, and the storage protection finalizers' release.
+//! garbage collector, the storage protection finalizers' release, and ClusterRole
+//! aggregation.
 //!
 //! Controllers react to committed writes, not to polling: the write path reports each commit
 //! ([`after_commit`], [`after_remove`]) and the controllers that care queue [`Work`] on the
@@ -10,7 +11,11 @@
 //! Work that causes more work (a cascade many levels deep) appends to the same queue instead of
 //! recursing. Controllers change objects only through [`crate::registry::store`], so every
 //! step is validated like a client's and produces the watch events a real cluster produces.
+//! The server's start is the exception to draining at once ([`after_all`]): the controllers
+//! look at what its bootstrap objects caused once they all exist, as kube-controller-manager
+//! starts once the apiserver has created them.
 
+pub mod clusterrole_aggregation;
 pub mod crd;
 pub mod garbage_collector;
 pub mod namespace;
@@ -43,6 +48,8 @@ pub enum Work {
     Dependent(GroupResource, ObjectKey),
     /// Release a deleted claim or volume's protection finalizer when nothing uses it.
     StorageProtection(GroupResource, ObjectKey),
+    /// A ClusterRole changed: bring every aggregated ClusterRole's rules up to date.
+    ClusterRoleAggregation,
 }
 
 /// Pending work, without duplicates (an item queued twice is done once).
@@ -117,6 +124,21 @@ pub async fn enqueue(state: &State, ctx: &Context, work: Vec<Work>) {
     run_queued(state, ctx).await;
 }
 
+/// Runs `writes` holding back the controller work their commits queue, then runs it all: each
+/// item once, however many writes queued it, and with every object of `writes` there.
+pub async fn after_all<F: std::future::Future>(
+    state: &State,
+    ctx: &Context,
+    writes: F,
+) -> F::Output {
+    let out = {
+        let _held = Draining::begin(ctx.work());
+        writes.await
+    };
+    run_queued(state, ctx).await;
+    out
+}
+
 /// Runs the queued work of a request to completion, unless a caller up the stack already is.
 pub async fn run_queued(state: &State, ctx: &Context) {
     let Some(_draining) = Draining::begin(ctx.work()) else {
@@ -154,6 +176,10 @@ fn process<'a>(state: &'a State, ctx: &'a Context, work: Work) -> BoxFuture<'a, 
                     "pv-protection-controller"
                 };
                 storage_protection::reconcile(state, &ctx.for_controller(name), &gr, &key).await
+            }
+            Work::ClusterRoleAggregation => {
+                let ctx = ctx.for_controller(clusterrole_aggregation::FIELD_MANAGER);
+                clusterrole_aggregation::reconcile(state, &ctx).await
             }
         }
     })

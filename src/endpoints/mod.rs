@@ -117,6 +117,7 @@ async fn route(state: &Arc<State>, req: &Request, ctx: &mut Context) -> Result<R
         return Err(authorization::forbidden(&ctx.user, &attrs, &reason));
     }
     if info.is_resource_request {
+        ctx.request_name = Some(info.name.clone());
         return resource::serve(state, req, &info, ctx).await;
     }
     discovery::serve(state, req)

@@ -150,6 +150,7 @@ fn attributes<'a>(
         name,
         old_object,
         registry: state.registry(),
+        authorization: state.options.authorization,
     }
 }
 

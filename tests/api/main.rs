@@ -30,6 +30,7 @@ mod openapi;
 mod policy;
 mod printing;
 mod rbac;
+mod rbac_authz;
 mod scheduling;
 mod schema;
 mod server;

@@ -1,7 +1,8 @@
 //! rbac.authorization.k8s.io/v1 through kube-rs's typed API: roles and bindings stored and
 //! validated as the apiserver does it (path-segment names, rules, role references, subjects),
 //! binding defaults, the immutable roleRef, Tables, field selectors, patches, apply, protobuf.
-//! Nothing is authorized yet, so nothing here checks permissions.
+//! The server authorizes with AlwaysAllow, so nothing here checks permissions: `rbac_authz`
+//! does.
 //!
 //! The Table and protobuf helpers are shared with the other built-in kinds' test files.
 

@@ -5,12 +5,17 @@
 //!
 //! A binding whose role does not exist contributes an error, which becomes the 403's reason
 //! (`RBAC: clusterrole.rbac.authorization.k8s.io "x" not found`) when nothing allows the request.
+//!
+//! [`covers`] holds what RBAC's privilege-escalation checks compare rules with.
+
+pub mod covers;
 
 use serde_json::Value;
 
 use super::{Attributes, Decision};
 use crate::context::UserInfo;
 use crate::registry::rbac::GROUP;
+use crate::schema::gofmt::go_quote;
 use crate::store::{GroupResource, ObjectKey, Snapshot};
 
 /// The RBAC decision for a request.
@@ -28,7 +33,7 @@ pub fn authorize(snap: &Snapshot, user: &UserInfo, attrs: &Attributes) -> Decisi
             }
             Ok(_) => true,
             Err(e) => {
-                errors.push(e);
+                errors.push(e.lister_message());
                 true
             }
         },
@@ -41,8 +46,13 @@ pub fn authorize(snap: &Snapshot, user: &UserInfo, attrs: &Attributes) -> Decisi
 }
 
 /// Every rule that applies to `user` in `namespace` (cluster-wide ones included), and the
-/// errors met resolving role references: what SelfSubjectRulesReview reports.
-pub fn rules_for(snap: &Snapshot, user: &UserInfo, namespace: &str) -> (Vec<Value>, Vec<String>) {
+/// errors met resolving role references: what SelfSubjectRulesReview reports, and what the
+/// escalation checks compare a granted role with.
+pub fn rules_for(
+    snap: &Snapshot,
+    user: &UserInfo,
+    namespace: &str,
+) -> (Vec<Value>, Vec<RoleRefError>) {
     let mut rules = Vec::new();
     let mut errors = Vec::new();
     visit_rules(snap, user, namespace, &mut |_, rule| {
@@ -55,17 +65,71 @@ pub fn rules_for(snap: &Snapshot, user: &UserInfo, namespace: &str) -> (Vec<Valu
     (rules, errors)
 }
 
-/// `utilerrors.NewAggregate(...).Error()`: one error as itself, several in brackets.
+/// `utilerrors.NewAggregate(...).Error()`: one error as itself, several in brackets (each
+/// distinct message once, unless there is only one error).
 pub fn aggregate(errors: &[String]) -> String {
-    match errors {
-        [one] => one.clone(),
+    if let [one] = errors {
+        return one.clone();
+    }
+    let mut seen: Vec<&str> = Vec::new();
+    for e in errors {
+        if !seen.contains(&e.as_str()) {
+            seen.push(e);
+        }
+    }
+    match seen.as_slice() {
+        [one] => one.to_string(),
         many => format!("[{}]", many.join(", ")),
     }
 }
 
+/// Why a binding's role reference could not be resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RoleRefError {
+    /// `roleRef.kind` is neither `Role` nor `ClusterRole`.
+    UnsupportedKind(String),
+    /// The role does not exist (`resource` is `roles` or `clusterroles`).
+    NotFound {
+        /// `roles` or `clusterroles`.
+        resource: &'static str,
+        /// The role's name.
+        name: String,
+    },
+}
+
+impl RoleRefError {
+    /// The error as the authorizer's informer listers word it (singular resource:
+    /// `clusterrole.rbac.authorization.k8s.io "x" not found`).
+    pub fn lister_message(&self) -> String {
+        match self {
+            RoleRefError::UnsupportedKind(kind) => unsupported_kind(kind),
+            RoleRefError::NotFound { resource, name } => {
+                let singular = resource.trim_end_matches('s');
+                format!("{singular}.{GROUP} {} not found", go_quote(name))
+            }
+        }
+    }
+
+    /// The error as the registry's own getters word it (plural resource:
+    /// `clusterroles.rbac.authorization.k8s.io "x" not found`): what the escalation checks,
+    /// which resolve roles through the registry, report.
+    pub fn registry_message(&self) -> String {
+        match self {
+            RoleRefError::UnsupportedKind(kind) => unsupported_kind(kind),
+            RoleRefError::NotFound { resource, name } => {
+                format!("{resource}.{GROUP} {} not found", go_quote(name))
+            }
+        }
+    }
+}
+
+fn unsupported_kind(kind: &str) -> String {
+    format!("unsupported role reference kind: {}", go_quote(kind))
+}
+
 /// What [`visit_rules`] calls with each rule: a lazy description of where the rule comes from,
 /// and the rule or the error resolving its binding's role; `false` stops the visit.
-pub type Visitor<'a> = dyn FnMut(&dyn Fn() -> String, Result<&Value, String>) -> bool + 'a;
+pub type Visitor<'a> = dyn FnMut(&dyn Fn() -> String, Result<&Value, RoleRefError>) -> bool + 'a;
 
 /// Calls `visit` with each rule bound to `user` (or the error resolving a binding's role) until
 /// it answers `false`. The first argument describes where the rule comes from, lazily.
@@ -115,23 +179,26 @@ fn visit_binding(
     rules.iter().all(|rule| visit(&describe, Ok(rule)))
 }
 
-/// The role a binding refers to, or the lister's not-found error.
-fn role_rules(
+/// The role a binding refers to (a `Role` in the binding's namespace, or a `ClusterRole`).
+pub fn role_rules(
     snap: &Snapshot,
     role_ref: &Value,
     namespace: &str,
-) -> Result<std::sync::Arc<crate::store::StoredObject>, String> {
+) -> Result<std::sync::Arc<crate::store::StoredObject>, RoleRefError> {
     let name = role_ref["name"].as_str().unwrap_or("");
-    let (resource, singular, ns) = match role_ref["kind"].as_str().unwrap_or("") {
-        "Role" => ("roles", "role", namespace),
-        "ClusterRole" => ("clusterroles", "clusterrole", ""),
-        other => return Err(format!("unsupported role reference kind: {other:?}")),
+    let (resource, ns) = match role_ref["kind"].as_str().unwrap_or("") {
+        "Role" => ("roles", namespace),
+        "ClusterRole" => ("clusterroles", ""),
+        other => return Err(RoleRefError::UnsupportedKind(other.to_string())),
     };
     snap.get(
         &GroupResource::new(GROUP, resource),
         &ObjectKey::new(ns, name),
     )
-    .ok_or_else(|| format!("{singular}.{GROUP} {name:?} not found"))
+    .ok_or_else(|| RoleRefError::NotFound {
+        resource,
+        name: name.to_string(),
+    })
 }
 
 /// `appliesToUser`: a subject names the user, one of its groups, or its service account (a

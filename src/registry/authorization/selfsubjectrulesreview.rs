@@ -41,7 +41,10 @@ impl Action for SelfSubjectRulesReview {
             let (rules, errors) = match call.state.options.authorization {
                 Mode::AlwaysAllow => (vec![everything()], Vec::new()),
                 Mode::Rbac => {
-                    rbac::rules_for(&call.state.store.snapshot(), &call.ctx.user, namespace)
+                    let snap = call.state.store.snapshot();
+                    let (rules, errors) = rbac::rules_for(&snap, &call.ctx.user, namespace);
+                    let errors: Vec<String> = errors.iter().map(|e| e.lister_message()).collect();
+                    (rules, errors)
                 }
             };
             let mut status = status_of(&rules);

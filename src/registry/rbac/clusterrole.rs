@@ -1,13 +1,15 @@
 //! The rbac/v1 ClusterRole kind: cluster-wide policy rules (non-resource URLs allowed) and the
 //! `aggregationRule` whose label selectors choose the roles to aggregate. The aggregation
-//! itself is a controller's work (kube-controller-manager's), not done yet: an aggregated
-//! role's rules stay as written. Nothing enforces the rules yet.
+//! itself is a controller's work, kube-controller-manager's: every commit or removal of a
+//! ClusterRole queues [`Work::ClusterRoleAggregation`], and
+//! [`crate::controllers::clusterrole_aggregation`] rewrites the aggregated roles' rules.
 
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 
 use super::rules_errors;
+use crate::controllers::Work;
 use crate::error::{field, StatusCause};
 use crate::registry::builtin;
 use crate::registry::object_meta::NameRule;
@@ -17,6 +19,7 @@ use crate::registry::validation::{
     label_selector_errors, label_selector_string, selector_has_invalid_values,
 };
 use crate::store::selector::generic_unsupported_field;
+use crate::store::StoredObject;
 
 /// The served resource: the default Table (Name, Created At).
 pub fn resource() -> ApiResource {
@@ -89,6 +92,14 @@ impl Strategy for ClusterRoleStrategy {
             .flatten()
             .any(selector_has_invalid_values);
         cluster_role_errors(obj, ratchet)
+    }
+
+    fn after_commit(&self, _obj: &StoredObject) -> Vec<Work> {
+        vec![Work::ClusterRoleAggregation]
+    }
+
+    fn after_remove(&self, _obj: &StoredObject) -> Vec<Work> {
+        vec![Work::ClusterRoleAggregation]
     }
 }
 

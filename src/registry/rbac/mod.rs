@@ -1,7 +1,9 @@
 //! Kinds of `rbac.authorization.k8s.io`: roles, cluster roles and their bindings, stored and
-//! validated as the apiserver stores and validates them. Nothing here authorizes a request
-//! (there is no authorizer yet), so the apiserver's escalation checks (a user may only grant
-//! what it holds) are not made either, and no controller aggregates cluster roles' rules.
+//! validated as the apiserver stores and validates them. The RBAC authorizer
+//! ([`crate::filters::authorization::rbac`]) reads them; writes of them pass the apiserver's
+//! privilege-escalation checks ([`crate::admission::rbac_escalation`]: a user may only grant
+//! what it holds, unless it may `escalate` or `bind`); aggregated ClusterRoles get their rules
+//! from [`crate::controllers::clusterrole_aggregation`].
 //!
 //! What the four kinds share lives here: policy rules, role references, subjects, the bindings'
 //! defaults and their Table columns.

@@ -1,7 +1,7 @@
 //! The rbac/v1 Role kind: a namespaced set of policy rules, validated as the apiserver
 //! validates them (verbs required; resource rules name API groups and resources; no
 //! non-resource URLs in a namespace). Names are path segments (`system:leader-locking`).
-//! Nothing enforces the rules yet.
+//! The RBAC authorizer enforces the rules.
 
 use std::sync::Arc;
 
