@@ -85,6 +85,7 @@ pub mod controllers;
 pub mod conversion;
 pub mod discovery;
 pub mod endpoints;
+pub mod envtest;
 pub mod error;
 pub mod filters;
 pub mod kubeconfig;

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+use warp::Filter;
 
 #[derive(Parser)]
 #[command(
@@ -24,6 +25,13 @@ struct Cli {
 enum Command {
     /// Run a server until SIGINT/SIGTERM. Prints KUBEFAKE_URL=... and KUBECONFIG=... when ready.
     Serve(Box<ServeArgs>),
+    /// Write into DIR what controller-runtime's envtest looks for in KUBEBUILDER_ASSETS
+    /// (kube-apiserver and etcd as links to this binary, kubectl as a link to the one on PATH):
+    /// `KUBEBUILDER_ASSETS=DIR` then runs envtest suites on kubefake.
+    EnvtestAssets {
+        /// The directory (created if missing).
+        dir: PathBuf,
+    },
     /// Write a kubeconfig for a running server.
     Kubeconfig {
         /// The server URL, e.g. https://127.0.0.1:8443.
@@ -265,36 +273,38 @@ async fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
+    // Started as envtest's kube-apiserver or etcd (links `kubefake envtest-assets` wrote).
+    let mut argv = std::env::args();
+    let name = argv.next().unwrap_or_default();
+    let rest: Vec<String> = argv.collect();
+    match Path::new(&name).file_name().and_then(|n| n.to_str()) {
+        Some("kube-apiserver") => return as_apiserver(&rest).await,
+        Some("etcd") => return as_etcd(&rest).await,
+        _ => {}
+    }
     match Cli::parse().command {
-        Command::Serve(args) => {
-            let builder = match args.builder() {
-                Ok(b) => b,
-                Err(e) => {
-                    tracing::error!("{e}");
-                    return ExitCode::FAILURE;
+        Command::Serve(args) => match args.builder() {
+            Ok(builder) => serve(builder).await,
+            Err(e) => {
+                tracing::error!("{e}");
+                ExitCode::FAILURE
+            }
+        },
+        Command::EnvtestAssets { dir } => {
+            let written =
+                std::env::current_exe().and_then(|exe| kubefake::envtest::write_assets(&dir, &exe));
+            match written {
+                Ok(paths) => {
+                    for p in paths {
+                        println!("{}", p.display());
+                    }
+                    ExitCode::SUCCESS
                 }
-            };
-            let server = match builder.start().await {
-                Ok(s) => s,
                 Err(e) => {
-                    tracing::error!("{e}");
-                    return ExitCode::FAILURE;
+                    tracing::error!("writing envtest assets to {}: {e}", dir.display());
+                    ExitCode::FAILURE
                 }
-            };
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "KUBEFAKE_URL={}", server.url());
-            let _ = writeln!(out, "KUBECONFIG={}", server.kubeconfig_path().display());
-            let _ = out.flush();
-            drop(out);
-            tracing::info!(url = server.url(), "kubefake is serving");
-            wait_for_signal().await;
-            tracing::info!("shutting down");
-            server.shutdown().await;
-            tracing::info!("stopped");
-            // Everything that must outlive the server is done (the temporary kubeconfig is
-            // removed, stdout flushed); tearing down the runtime and the cluster's memory
-            // object by object would only delay the exit a CI job waits for.
-            std::process::exit(0)
+            }
         }
         Command::Kubeconfig {
             server,
@@ -330,6 +340,75 @@ async fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// Runs a server until SIGINT/SIGTERM, after printing where it is.
+async fn serve(builder: kubefake::ServerBuilder) -> ExitCode {
+    let server = match builder.start().await {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::error!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "KUBEFAKE_URL={}", server.url());
+    let _ = writeln!(out, "KUBECONFIG={}", server.kubeconfig_path().display());
+    let _ = out.flush();
+    drop(out);
+    tracing::info!(url = server.url(), "kubefake is serving");
+    wait_for_signal().await;
+    tracing::info!("shutting down");
+    server.shutdown().await;
+    tracing::info!("stopped");
+    // Everything that must outlive the server is done (the temporary kubeconfig is removed,
+    // stdout flushed); tearing down the runtime and the cluster's memory object by object
+    // would only delay the exit a CI job waits for.
+    std::process::exit(0)
+}
+
+/// Runs as envtest's `kube-apiserver`.
+async fn as_apiserver(args: &[String]) -> ExitCode {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        print!("{}", kubefake::envtest::APISERVER_HELP);
+        return ExitCode::SUCCESS;
+    }
+    match kubefake::envtest::apiserver_builder(args) {
+        Ok(builder) => serve(builder).await,
+        Err(e) => {
+            eprintln!("kube-apiserver (kubefake): {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs as envtest's `etcd`: answers `GET /health` until SIGINT/SIGTERM.
+async fn as_etcd(args: &[String]) -> ExitCode {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        print!("{}", kubefake::envtest::ETCD_HELP);
+        return ExitCode::SUCCESS;
+    }
+    let addr = match kubefake::envtest::etcd_address(args) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("etcd (kubefake): {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let health = warp::path("health")
+        .map(|| warp::reply::json(&serde_json::json!({"health": "true", "reason": ""})));
+    let listener = match tokio::net::TcpListener::bind(addr).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("etcd (kubefake): listening on {addr}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let server = warp::serve(health)
+        .incoming(listener)
+        .graceful(wait_for_signal());
+    server.run().await;
+    ExitCode::SUCCESS
 }
 
 async fn wait_for_signal() {

@@ -366,21 +366,29 @@ impl VerifyingKey {
         VerifyingKey { spki, key_id }
     }
 
-    /// Every P-256 key of a `--service-account-key-file`: `PUBLIC KEY` blocks and private key
-    /// blocks (whose public half is taken), in order. As client-go's `keyutil` does, blocks that
-    /// are not such keys are skipped, and a file without any is an error; RSA keys are skipped
-    /// too, since kubefake verifies ES256 only.
+    /// A P-256 key from its DER SubjectPublicKeyInfo; `None` for any other key.
+    fn from_p256_spki(der: Vec<u8>) -> Option<Self> {
+        let p256 = der.len() == SPKI_P256_PREFIX.len() + P256_POINT_LEN
+            && der.starts_with(&SPKI_P256_PREFIX)
+            && der.get(SPKI_P256_PREFIX.len()) == Some(&0x04);
+        p256.then(|| Self::from_spki(der))
+    }
+
+    /// Every P-256 key of a `--service-account-key-file`: `PUBLIC KEY` blocks, certificates and
+    /// private key blocks (whose public half is taken), in order. As client-go's `keyutil` does,
+    /// blocks that are not such keys are skipped, and a file without any is an error; RSA keys
+    /// are skipped too, since kubefake verifies ES256 only.
     pub fn from_pem(pem: &str) -> Result<Vec<Self>, KeyError> {
         let mut keys = Vec::new();
         for item in <(SectionKind, Vec<u8>)>::pem_slice_iter(pem.as_bytes()) {
             let (kind, der) = item.map_err(|e| KeyError::Pem(e.to_string()))?;
             let key = match kind {
-                SectionKind::PublicKey => {
-                    let p256 = der.len() == SPKI_P256_PREFIX.len() + P256_POINT_LEN
-                        && der.starts_with(&SPKI_P256_PREFIX)
-                        && der.get(SPKI_P256_PREFIX.len()) == Some(&0x04);
-                    p256.then(|| Self::from_spki(der))
-                }
+                SectionKind::PublicKey => Self::from_p256_spki(der),
+                // keyutil reads the public key of a certificate too (envtest's
+                // `--service-account-key-file` is one).
+                SectionKind::Certificate => x509_parser::parse_x509_certificate(&der)
+                    .ok()
+                    .and_then(|(_, cert)| Self::from_p256_spki(cert.public_key().raw.to_vec())),
                 SectionKind::PrivateKey => SigningKey::from_pkcs8_der(&der).ok().map(|k| k.public),
                 SectionKind::EcPrivateKey => pkcs8_from_sec1(&der)
                     .and_then(|d| SigningKey::from_pkcs8_der(&d))
