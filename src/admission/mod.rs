@@ -211,3 +211,56 @@ impl Chain {
         Ok(())
     }
 }
+
+/// The `authorizer` variable of admission expressions: checks asked of the server's authorizer
+/// as the request's user (or, after `serviceAccount(ns, name)`, as that service account), and
+/// `authorizer.requestResource` for the request's own resource.
+pub fn authorizer(attrs: &Attributes<'_>, snap: &Snapshot) -> crate::cel::Authz {
+    use crate::cel::{AuthzDecision, AuthzQuestion};
+    use crate::filters::authorization::{self, Attributes as Asked, Decision};
+    let mode = attrs.authorization;
+    let snap = snap.clone();
+    let user = attrs.ctx.user.clone();
+    let check = move |q: &AuthzQuestion| {
+        let who = match &q.service_account {
+            Some((ns, name)) => crate::context::UserInfo {
+                name: format!("system:serviceaccount:{ns}:{name}"),
+                groups: vec![
+                    "system:serviceaccounts".into(),
+                    format!("system:serviceaccounts:{ns}"),
+                ],
+                ..Default::default()
+            },
+            None => user.clone(),
+        };
+        let asked = Asked {
+            verb: q.verb.clone(),
+            resource_request: q.resource_request,
+            group: q.group.clone(),
+            version: "*".into(),
+            resource: q.resource.clone(),
+            subresource: q.subresource.clone(),
+            namespace: q.namespace.clone(),
+            name: q.name.clone(),
+            path: q.path.clone(),
+        };
+        let (allowed, reason) = match authorization::authorize(mode, &snap, &who, &asked) {
+            Decision::Allow(r) => (true, r),
+            Decision::Deny(r) => (false, r),
+        };
+        AuthzDecision {
+            allowed,
+            reason,
+            error: String::new(),
+        }
+    };
+    let request = AuthzQuestion {
+        group: attrs.resource.group.clone(),
+        resource: attrs.resource.plural.clone(),
+        subresource: attrs.subresource.to_string(),
+        namespace: attrs.namespace.to_string(),
+        name: attrs.name.to_string(),
+        ..AuthzQuestion::default()
+    };
+    crate::cel::Authz::new(std::rc::Rc::new(check), request)
+}

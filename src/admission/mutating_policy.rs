@@ -17,18 +17,19 @@ use serde_json::{Map, Value};
 use super::policy::{invocations, namespace_object, params};
 use super::webhook::request_fields;
 use super::{Attributes, Mutating};
-use crate::cel::{Bindings, ExpressionCache};
+use crate::cel::{Authz, Bindings, ExpressionCache};
 use crate::error::{ApiError, StatusCause, StatusDetails};
 use crate::store::Snapshot;
 
 /// The variables every mutating policy expression may use.
-const VARS: [&str; 6] = [
+const VARS: [&str; 7] = [
     "object",
     "oldObject",
     "request",
     "params",
     "namespaceObject",
     "variables",
+    "authorizer",
 ];
 /// Mutating policy expressions, compiled once per source for every server of the process.
 static EXPRESSIONS: LazyLock<ExpressionCache> = LazyLock::new(|| ExpressionCache::new(&VARS));
@@ -131,12 +132,15 @@ fn mutate(
                     .map_err(|e| format!("expression '{src}' resulted in error: {e}"))
             })
     };
+    let authz = super::authorizer(attrs, snap);
     let mut variables = Value::Object(Map::new());
     {
         let current = object.clone();
         let request = request_fields(attrs, Some(&current));
         for condition in spec["matchConditions"].as_array().into_iter().flatten() {
-            let b = bind(&current, &old, &request, param, &namespace, &variables);
+            let b = bind(
+                &current, &old, &request, param, &namespace, &variables, &authz,
+            );
             match run(condition["expression"].as_str().unwrap_or(""), &b)? {
                 Value::Bool(true) => {}
                 Value::Bool(false) => return Ok(()),
@@ -144,7 +148,9 @@ fn mutate(
             }
         }
         for variable in spec["variables"].as_array().into_iter().flatten() {
-            let b = bind(&current, &old, &request, param, &namespace, &variables);
+            let b = bind(
+                &current, &old, &request, param, &namespace, &variables, &authz,
+            );
             let value = run(variable["expression"].as_str().unwrap_or(""), &b)?;
             let name = variable["name"].as_str().unwrap_or("").to_string();
             variables[name] = value;
@@ -153,7 +159,9 @@ fn mutate(
     for mutation in spec["mutations"].as_array().into_iter().flatten() {
         let current = object.clone();
         let request = request_fields(attrs, Some(&current));
-        let b = bind(&current, &old, &request, param, &namespace, &variables);
+        let b = bind(
+            &current, &old, &request, param, &namespace, &variables, &authz,
+        );
         match mutation["patchType"].as_str().unwrap_or("") {
             "ApplyConfiguration" => {
                 let src = mutation["applyConfiguration"]["expression"]
@@ -185,6 +193,7 @@ fn bind<'a>(
     params: &'a Value,
     namespace: &'a Value,
     variables: &'a Value,
+    authz: &Authz,
 ) -> Bindings<'a> {
     Bindings::new(&[
         ("object", object),
@@ -194,6 +203,7 @@ fn bind<'a>(
         ("namespaceObject", namespace),
         ("variables", variables),
     ])
+    .authorizer("authorizer", authz.clone())
 }
 
 /// `PolicyError` as the policy dispatcher returns it: a 403 for the object whose message names

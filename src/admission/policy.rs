@@ -18,18 +18,19 @@ use super::webhook::{is_exempt, namespace_labels, rule_matches, selector_or_all,
 use super::{Attributes, Validating};
 use std::sync::{Arc, LazyLock};
 
-use crate::cel::{Bindings, ExpressionCache};
+use crate::cel::{Authz, Bindings, ExpressionCache};
 use crate::error::{ApiError, StatusCause, StatusDetails};
 use crate::store::{GroupResource, ObjectKey, Snapshot, StoredObject};
 
 /// The variables every policy expression may use.
-const VARS: [&str; 6] = [
+const VARS: [&str; 7] = [
     "object",
     "oldObject",
     "request",
     "params",
     "namespaceObject",
     "variables",
+    "authorizer",
 ];
 /// Policy expressions, compiled once per source for every server of the process.
 static EXPRESSIONS: LazyLock<ExpressionCache> = LazyLock::new(|| ExpressionCache::new(&VARS));
@@ -329,9 +330,10 @@ fn evaluate(
         ..Outcome::default()
     };
     let fixed = [&object, &old, &request, param, &namespace];
+    let authz = super::authorizer(attrs, snap);
     let mut variables = Value::Object(Map::new());
     {
-        let before = bind(fixed, &variables);
+        let before = bind(fixed, &variables, &authz);
         for condition in spec["matchConditions"].as_array().into_iter().flatten() {
             match run(condition["expression"].as_str().unwrap_or(""), &before) {
                 Ok(Value::Bool(true)) => {}
@@ -345,7 +347,7 @@ fn evaluate(
         let name = variable["name"].as_str().unwrap_or("").to_string();
         let value = run(
             variable["expression"].as_str().unwrap_or(""),
-            &bind(fixed, &variables),
+            &bind(fixed, &variables, &authz),
         );
         match value {
             Ok(v) => {
@@ -354,7 +356,7 @@ fn evaluate(
             Err(e) => return error(e),
         }
     }
-    let bound = bind(fixed, &variables);
+    let bound = bind(fixed, &variables, &authz);
     let mut failed = Vec::new();
     for validation in spec["validations"].as_array().into_iter().flatten() {
         let expression = validation["expression"].as_str().unwrap_or("");
@@ -424,7 +426,7 @@ fn cel_type_name(v: &Value) -> &'static str {
 }
 
 /// The variables of a policy expression, converted once for the expressions that share them.
-fn bind<'a>(fixed: [&'a Value; 5], variables: &'a Value) -> Bindings<'a> {
+fn bind<'a>(fixed: [&'a Value; 5], variables: &'a Value, authz: &Authz) -> Bindings<'a> {
     let [object, old, request, params, namespace] = fixed;
     Bindings::new(&[
         ("object", object),
@@ -434,6 +436,7 @@ fn bind<'a>(fixed: [&'a Value; 5], variables: &'a Value) -> Bindings<'a> {
         ("namespaceObject", namespace),
         ("variables", variables),
     ])
+    .authorizer("authorizer", authz.clone())
 }
 
 /// `namespaceObject`: the request's namespace (null for cluster-scoped objects and namespaces).

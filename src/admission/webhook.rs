@@ -24,7 +24,7 @@ use futures_util::future::{join_all, BoxFuture};
 use serde_json::{json, Value};
 
 use super::{Attributes, Mutating, Operation, Validating};
-use crate::cel::ExpressionCache;
+use crate::cel::{Bindings, ExpressionCache};
 use crate::error::ApiError;
 use crate::registry::validation::selector_matches;
 use crate::store::{GroupResource, Snapshot};
@@ -109,7 +109,7 @@ fn selected_hooks(
 }
 
 /// The variables `matchConditions` may use (`authorizer` is not offered: no authorization yet).
-const CONDITION_VARS: [&str; 3] = ["object", "oldObject", "request"];
+const CONDITION_VARS: [&str; 4] = ["object", "oldObject", "request", "authorizer"];
 /// `matchConditions`, compiled once per source for every server of the process.
 static CONDITIONS: LazyLock<ExpressionCache> =
     LazyLock::new(|| ExpressionCache::new(&CONDITION_VARS));
@@ -130,11 +130,13 @@ fn conditions_match(
         object.cloned().unwrap_or(Value::Null),
         attrs.old_object.cloned().unwrap_or(Value::Null),
     );
-    let vars = [
+    let snap = attrs.store.snapshot();
+    let vars = Bindings::new(&[
         ("object", &object),
         ("oldObject", &old),
         ("request", &request),
-    ];
+    ])
+    .authorizer("authorizer", super::authorizer(attrs, &snap));
     let mut errors = Vec::new();
     for condition in conditions {
         let src = condition["expression"].as_str().unwrap_or("");
@@ -142,7 +144,8 @@ fn conditions_match(
             .get(src)
             .map_err(|e| e.to_string())
             .and_then(|e| {
-                e.eval_bool(&vars)
+                e.eval_bound(&vars)
+                    .and_then(|v| v.as_bool().ok_or(crate::cel::EvalError::NoOverload))
                     .map_err(|e| format!("expression '{src}' resulted in error: {e}"))
             });
         match result {

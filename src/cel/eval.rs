@@ -18,7 +18,7 @@ use super::decl::ListKind;
 use super::error::EvalError;
 use super::library::{self, Ctx, Eval};
 use super::types::type_ident;
-use super::value::{equals, ListV, Val};
+use super::value::{equals, Ext, ListV, Val};
 
 type R<'a> = Result<Val<'a>, EvalError>;
 
@@ -122,6 +122,13 @@ impl<'a> Evaluator<'a> {
             Val::Map(_) | Val::JMap(..) => match op.map_get(&key) {
                 Some(v) => Ok(v),
                 None => Err(EvalError::NoSuchKey(sel.field.clone())),
+            },
+            Val::Ext(ext) => match (&**ext, sel.field.as_str()) {
+                (Ext::Authz(a), "requestResource") => match a.request_resource() {
+                    Some(r) => Ok(Val::Ext(Rc::new(Ext::Authz(Box::new(r))))),
+                    None => no_overload(),
+                },
+                _ => no_overload(),
             },
             _ => no_overload(),
         }

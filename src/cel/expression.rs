@@ -67,6 +67,13 @@ impl<'a> Bindings<'a> {
             vars: vars.iter().map(|(n, v)| (*n, unstructured(v))).collect(),
         }
     }
+
+    /// Binds `name` to an authorizer (admission's `authorizer` variable).
+    pub fn authorizer(mut self, name: &'a str, authz: super::Authz) -> Bindings<'a> {
+        let v = Val::Ext(Rc::new(super::value::Ext::Authz(Box::new(authz))));
+        self.vars.push((name, v));
+        self
+    }
 }
 
 /// A CEL value as JSON.
@@ -202,6 +209,78 @@ mod tests {
             .expect("a syntax error");
         assert!(err.to_string().starts_with("ERROR: <input>:1:"), "{err}");
         assert!(Expression::compile("authorizer.path('x')", &vars).is_err());
+    }
+
+    #[test]
+    fn authorizer_checks_ask_the_bound_function() {
+        use super::super::{Authz, AuthzDecision, AuthzQuestion};
+        // Allows `get` of anything in namespace "team", and `/healthz`; records every question.
+        let asked = Rc::new(std::cell::RefCell::new(Vec::new()));
+        let log = asked.clone();
+        let check = move |q: &AuthzQuestion| {
+            log.borrow_mut().push(q.clone());
+            let allowed = (q.resource_request && q.namespace == "team" && q.verb == "get")
+                || (!q.resource_request && q.path == "/healthz");
+            AuthzDecision {
+                allowed,
+                reason: if allowed { "ok".into() } else { String::new() },
+                error: String::new(),
+            }
+        };
+        let request = AuthzQuestion {
+            group: "apps".into(),
+            resource: "deployments".into(),
+            namespace: "team".into(),
+            name: "web".into(),
+            ..AuthzQuestion::default()
+        };
+        let authz = Authz::new(Rc::new(check), request);
+        let vars = ["authorizer"];
+        let eval = |src: &str| {
+            let bindings = Bindings::new(&[]).authorizer("authorizer", authz.clone());
+            Expression::compile(src, &vars)
+                .expect("compiles")
+                .eval_bound(&bindings)
+        };
+        let yes = "authorizer.group('').resource('pods').namespace('team').name('p').check('get')";
+        assert_eq!(eval(&format!("{yes}.allowed()")), Ok(json!(true)));
+        assert_eq!(eval(&format!("{yes}.reason()")), Ok(json!("ok")));
+        assert_eq!(eval(&format!("{yes}.errored()")), Ok(json!(false)));
+        assert_eq!(eval(&format!("{yes}.error()")), Ok(json!("")));
+        let sub = "authorizer.group('apps').resource('deployments').subresource('scale')";
+        assert_eq!(
+            eval(&format!(
+                "{sub}.namespace('other').check('update').allowed()"
+            )),
+            Ok(json!(false))
+        );
+        assert_eq!(
+            eval("authorizer.path('/healthz').check('get').allowed()"),
+            Ok(json!(true))
+        );
+        assert_eq!(
+            eval("authorizer.requestResource.check('get').allowed()"),
+            Ok(json!(true))
+        );
+        assert_eq!(
+            eval("authorizer.serviceAccount('ns', 'bot').path('/logs').check('get').allowed()"),
+            Ok(json!(false))
+        );
+        let last = asked.borrow().last().cloned().unwrap();
+        assert_eq!(last.service_account, Some(("ns".into(), "bot".into())));
+        let req = asked.borrow()[asked.borrow().len() - 2].clone();
+        assert_eq!(
+            (req.resource.as_str(), req.name.as_str()),
+            ("deployments", "web")
+        );
+        // Steps out of order have no overload: at run time on the `dyn` variable, when the
+        // expression is compiled once the type is known.
+        assert!(eval("authorizer.check('get')").is_err());
+        let err = Expression::compile("authorizer.group('a').check('get')", &vars).err();
+        assert_eq!(
+            err.map(|e| e.to_string()).unwrap_or_default(),
+            "ERROR: <input>:1:28: found no matching overload for 'check' applied to 'kubernetes.authorization.GroupCheck.(string)'\n | authorizer.group('a').check('get')\n | ...........................^"
+        );
     }
 
     #[test]

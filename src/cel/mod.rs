@@ -68,7 +68,7 @@ mod tests;
 pub use decl::is_reserved;
 pub use error::{CompileError, EvalError};
 pub use expression::{Bindings, Expression, ExpressionCache};
-pub use library::Quantity;
+pub use library::{AuthorizeFn, Authz, AuthzDecision, AuthzQuestion, Quantity};
 
 use std::collections::HashMap;
 use std::sync::Arc;

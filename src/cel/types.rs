@@ -194,6 +194,13 @@ pub fn type_ident(name: &str) -> Option<Ty> {
         "kubernetes.Quantity" => Ty::Opaque("kubernetes.Quantity"),
         "kubernetes.Semver" => Ty::Opaque("kubernetes.Semver"),
         "kubernetes.NamedFormat" => Ty::Opaque("kubernetes.NamedFormat"),
+        "kubernetes.authorization.Authorizer" => Ty::Opaque("kubernetes.authorization.Authorizer"),
+        "kubernetes.authorization.PathCheck" => Ty::Opaque("kubernetes.authorization.PathCheck"),
+        "kubernetes.authorization.GroupCheck" => Ty::Opaque("kubernetes.authorization.GroupCheck"),
+        "kubernetes.authorization.ResourceCheck" => {
+            Ty::Opaque("kubernetes.authorization.ResourceCheck")
+        }
+        "kubernetes.authorization.Decision" => Ty::Opaque("kubernetes.authorization.Decision"),
         _ => return None,
     })
 }

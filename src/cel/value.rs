@@ -24,6 +24,9 @@ pub enum Ext {
     Format(&'static str),
     /// `kubernetes.Semver`.
     Semver(u64, u64, u64, String),
+    /// `kubernetes.authorization.*`: an admission expression's `authorizer` and the checks
+    /// built from it.
+    Authz(Box<super::library::Authz>),
 }
 
 /// An owned list, with the list semantics it came from (sets and map-lists compare unordered).
@@ -116,6 +119,7 @@ impl<'a> Val<'a> {
                 Ext::Url(_) => "kubernetes.URL",
                 Ext::Format(_) => "kubernetes.NamedFormat",
                 Ext::Semver(..) => "kubernetes.Semver",
+                Ext::Authz(ref a) => a.type_name(),
             },
         }
     }

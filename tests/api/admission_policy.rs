@@ -346,3 +346,56 @@ async fn mutating_policies_reinvoke_if_needed() {
         json!({"a": "second", "b": "yes"})
     );
 }
+
+#[tokio::test]
+async fn authorizer_asks_rbac_about_the_requests_user() {
+    let bob = kubefake::UserInfo {
+        name: "bob".into(),
+        ..kubefake::UserInfo::default()
+    };
+    let builder = kubefake::Server::builder()
+        .authorization_mode(kubefake::AuthorizationMode::Rbac)
+        .token("bob-token", bob);
+    let server = crate::harness::server_with(builder).await;
+    // Only those who may delete secrets here may create ConfigMaps marked `sensitive`;
+    // a ServiceAccount is asked about by name, and the request's own resource too.
+    policy(&server, "guard", json!({"validations": [
+        {"expression": "!has(object.metadata.labels) || !('sensitive' in object.metadata.labels) || authorizer.group('').resource('secrets').namespace(object.metadata.namespace).check('delete').allowed()",
+         "message": "only secret admins may create sensitive ConfigMaps"},
+        {"expression": "!authorizer.serviceAccount('default', 'nobody').path('/logs').check('get').allowed()"},
+        {"expression": "authorizer.requestResource.check('create').allowed()"}
+    ]})).await;
+    bind(&server, "guard-binding", "guard", &["Deny"], json!({})).await;
+    let role = json!({"metadata": {"name": "cm-writer"}, "rules": [
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create"]}]});
+    let path = "/apis/rbac.authorization.k8s.io/v1/namespaces/default";
+    assert_eq!(server.post(&format!("{path}/roles"), &role).await.0, 201);
+    let binding = json!({"metadata": {"name": "bob-writes"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "cm-writer"},
+        "subjects": [{"kind": "User", "name": "bob"}]});
+    assert_eq!(
+        server
+            .post(&format!("{path}/rolebindings"), &binding)
+            .await
+            .0,
+        201
+    );
+
+    let as_bob = crate::harness::token_http(&server.handle, "Bearer bob-token");
+    let sensitive = json!({"metadata": {"name": "s", "labels": {"sensitive": "yes"}}});
+    let (status, err) = server
+        .send(as_bob.post(server.url(CONFIGMAPS)).json(&sensitive))
+        .await;
+    assert_eq!(status, 422, "{err}");
+    assert_eq!(
+        err["message"],
+        "configmaps \"s\" is forbidden: ValidatingAdmissionPolicy 'guard' with binding 'guard-binding' denied request: only secret admins may create sensitive ConfigMaps"
+    );
+    let plain = json!({"metadata": {"name": "p"}});
+    let (status, body) = server
+        .send(as_bob.post(server.url(CONFIGMAPS)).json(&plain))
+        .await;
+    assert_eq!(status, 201, "{body}");
+    // The admin holds everything, sensitive or not.
+    assert_eq!(server.post(CONFIGMAPS, &sensitive).await.0, 201);
+}

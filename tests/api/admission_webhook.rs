@@ -505,3 +505,59 @@ async fn match_conditions_select_in_cel() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn match_conditions_ask_the_authorizer() {
+    let bob = kubefake::UserInfo {
+        name: "bob".into(),
+        groups: vec!["writers".into()],
+        ..kubefake::UserInfo::default()
+    };
+    let builder = kubefake::Server::builder()
+        .authorization_mode(kubefake::AuthorizationMode::Rbac)
+        .token("bob-token", bob);
+    let server = crate::harness::server_with(builder).await;
+    let (hook, seen) = start(|review| answer(review, json!({"allowed": true}))).await;
+    // Only writes by those who may not read secrets are sent to the webhook.
+    let condition = json!({"matchConditions": [{"name": "not-secret-readers",
+        "expression": "!authorizer.group('').resource('secrets').namespace('default').check('get').allowed()"}]});
+    configure(
+        &server,
+        VALIDATING,
+        "audit",
+        vec![webhook("audit.example.com", &hook, condition)],
+    )
+    .await;
+    let role = json!({"metadata": {"name": "cm"}, "rules": [
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create"]}]});
+    let rbac = "/apis/rbac.authorization.k8s.io/v1/namespaces/default";
+    assert_eq!(server.post(&format!("{rbac}/roles"), &role).await.0, 201);
+    let binding = json!({"metadata": {"name": "writers"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "cm"},
+        "subjects": [{"kind": "Group", "name": "writers"}]});
+    assert_eq!(
+        server
+            .post(&format!("{rbac}/rolebindings"), &binding)
+            .await
+            .0,
+        201
+    );
+
+    assert_eq!(
+        server
+            .post(CONFIGMAPS, &configmap("by-admin", json!({})))
+            .await
+            .0,
+        201
+    );
+    assert_eq!(seen.lock().len(), 0, "the admin may read secrets: not sent");
+    let as_bob = crate::harness::token_http(&server.handle, "Bearer bob-token");
+    let body = configmap("by-bob", json!({}));
+    let (status, out) = server
+        .send(as_bob.post(server.url(CONFIGMAPS)).json(&body))
+        .await;
+    assert_eq!(status, 201, "{out}");
+    let reviews = seen.lock();
+    assert_eq!(reviews.len(), 1);
+    assert_eq!(reviews[0]["request"]["userInfo"]["username"], "bob");
+}

@@ -9,6 +9,7 @@
 //! finds the functions of a name in a registry built once. Macros (`all`, `exists`, `map`,
 //! `cel.bind`...) are not functions: they are expanded by the parser (`super::macros`).
 
+mod authz;
 mod conversions;
 mod format;
 mod ip_cidr;
@@ -44,6 +45,7 @@ use super::types::Ty;
 use super::value::{ListV, Val};
 
 pub use self::regex::compile_regex;
+pub use authz::{AuthorizeFn, Authz, AuthzDecision, AuthzQuestion};
 pub use conversions::go_float;
 pub use quantity::Quantity;
 pub use signature::Overload;
@@ -289,6 +291,7 @@ const FAMILIES: &[&[Function]] = &[
     self::format::FUNCTIONS,
     sets::FUNCTIONS,
     optionals::FUNCTIONS,
+    authz::FUNCTIONS,
 ];
 
 /// FNV-1a: function names are short, and looked up on every call.

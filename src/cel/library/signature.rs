@@ -105,6 +105,11 @@ pub fn named_ty(s: &str) -> Option<Ty> {
         "quantity" => Ty::Opaque("kubernetes.Quantity"),
         "format" => Ty::Opaque("kubernetes.NamedFormat"),
         "semver" => Ty::Opaque("kubernetes.Semver"),
+        "authorizer" => Ty::Opaque("kubernetes.authorization.Authorizer"),
+        "pathcheck" => Ty::Opaque("kubernetes.authorization.PathCheck"),
+        "groupcheck" => Ty::Opaque("kubernetes.authorization.GroupCheck"),
+        "resourcecheck" => Ty::Opaque("kubernetes.authorization.ResourceCheck"),
+        "decision" => Ty::Opaque("kubernetes.authorization.Decision"),
         _ => return None,
     })
 }
