@@ -95,6 +95,15 @@ pub trait Mutating: Send + Sync {
         attrs: &'a Attributes<'a>,
         object: &'a mut Value,
     ) -> BoxFuture<'a, Result<(), ApiError>>;
+
+    /// A delete, which has no new object to change: the plugin may refuse it. Most plugins
+    /// have nothing to say about deletes; mutating webhooks are called for them.
+    fn admit_delete<'a>(
+        &'a self,
+        _attrs: &'a Attributes<'a>,
+    ) -> BoxFuture<'a, Result<(), ApiError>> {
+        Box::pin(async { Ok(()) })
+    }
 }
 
 /// A plugin that may refuse a request but not change it.
@@ -183,6 +192,14 @@ impl Chain {
     pub async fn admit(&self, attrs: &Attributes<'_>, object: &mut Value) -> Result<(), ApiError> {
         for plugin in &self.mutating {
             plugin.admit(attrs, object).await?;
+        }
+        Ok(())
+    }
+
+    /// Runs the mutating plugins for a delete.
+    pub async fn admit_delete(&self, attrs: &Attributes<'_>) -> Result<(), ApiError> {
+        for plugin in &self.mutating {
+            plugin.admit_delete(attrs).await?;
         }
         Ok(())
     }

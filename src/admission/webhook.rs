@@ -550,6 +550,50 @@ impl Mutating for MutatingWebhooks {
             Ok(())
         })
     }
+
+    fn admit_delete<'a>(
+        &'a self,
+        attrs: &'a Attributes<'a>,
+    ) -> BoxFuture<'a, Result<(), ApiError>> {
+        Box::pin(async move {
+            let snap = attrs.store.snapshot();
+            let hooks = selected_hooks(attrs, &snap, "mutatingwebhookconfigurations", None)?;
+            for hook in &hooks {
+                self.run_delete(hook, attrs).await?;
+            }
+            Ok(())
+        })
+    }
+}
+
+impl MutatingWebhooks {
+    /// One mutating webhook called for a delete: `object` is null, so any patch is refused
+    /// as the apiserver refuses it.
+    async fn run_delete(&self, hook: &Value, attrs: &Attributes<'_>) -> Result<(), ApiError> {
+        let answer = match call(&self.client, hook, attrs, None, true).await {
+            Ok(a) => a,
+            Err(Ok(refusal)) => return Err(refusal),
+            Err(Err(e)) => return failed(hook, e),
+        };
+        for w in &answer.warnings {
+            attrs.ctx.warn(w.clone());
+        }
+        if !answer.allowed {
+            return Err(denial(hook, &answer.status));
+        }
+        let ops = answer
+            .patch
+            .as_ref()
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        if ops > 0 {
+            let name = hook["name"].as_str().unwrap_or("");
+            return Err(ApiError::internal(format!(
+                "admission webhook {name:?} attempted to modify the object, which is not supported for this operation"
+            )));
+        }
+        Ok(())
+    }
 }
 
 impl Validating for ValidatingWebhooks {

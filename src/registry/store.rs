@@ -615,6 +615,7 @@ pub async fn delete(
             name,
             Some(&old_view),
         );
+        state.admission.admit_delete(&attrs).await?;
         state.admission.validate(&attrs, None).await?;
         if is_deleting(&old.value) {
             return Ok(Deleted::Pending(old));

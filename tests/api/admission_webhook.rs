@@ -561,3 +561,63 @@ async fn match_conditions_ask_the_authorizer() {
     assert_eq!(reviews.len(), 1);
     assert_eq!(reviews[0]["request"]["userInfo"]["username"], "bob");
 }
+
+#[tokio::test]
+async fn mutating_webhooks_see_deletes_but_cannot_patch_them() {
+    let server = server().await;
+    let (hook, seen) = start(|review| {
+        let name = review["request"]["oldObject"]["metadata"]["name"]
+            .as_str()
+            .unwrap_or("");
+        match name {
+            "keep" => answer(
+                review,
+                json!({"allowed": false, "status": {"message": "kept"}}),
+            ),
+            "patch" => add_label(review, "deleted", "yes"),
+            _ => answer(review, json!({"allowed": true})),
+        }
+    })
+    .await;
+    let rules = json!({"rules": [{"apiGroups": [""], "apiVersions": ["v1"],
+        "operations": ["DELETE"], "resources": ["configmaps"]}]});
+    configure(
+        &server,
+        MUTATING,
+        "on-delete",
+        vec![webhook("on-delete.example.com", &hook, rules)],
+    )
+    .await;
+    for name in ["keep", "patch", "go"] {
+        assert_eq!(
+            server.post(CONFIGMAPS, &configmap(name, json!({}))).await.0,
+            201
+        );
+    }
+    let delete = |name: &str| {
+        server
+            .http
+            .delete(server.url(&format!("{CONFIGMAPS}/{name}")))
+    };
+    let (status, err) = server.send(delete("keep")).await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        err["message"],
+        "admission webhook \"on-delete.example.com\" denied the request: kept"
+    );
+    let (status, err) = server.send(delete("patch")).await;
+    assert_eq!(status, 500);
+    assert_eq!(
+        err["message"],
+        "Internal error occurred: admission webhook \"on-delete.example.com\" attempted to modify the object, which is not supported for this operation"
+    );
+    assert_eq!(server.send(delete("go")).await.0, 200);
+    assert_eq!(server.get(&format!("{CONFIGMAPS}/keep")).await.0, 200);
+    assert_eq!(server.get(&format!("{CONFIGMAPS}/patch")).await.0, 200);
+    assert_eq!(server.get(&format!("{CONFIGMAPS}/go")).await.0, 404);
+    let reviews = seen.lock().clone();
+    assert_eq!(reviews.len(), 3);
+    assert_eq!(reviews[0]["request"]["operation"], "DELETE");
+    assert_eq!(reviews[0]["request"]["object"], Value::Null);
+    assert_eq!(reviews[0]["request"]["options"]["kind"], "DeleteOptions");
+}
