@@ -158,8 +158,10 @@ impl WebhookClient {
                     Ok(ip) => Dial::Addr(SocketAddr::new(ip, parsed.port)),
                     Err(_) => Dial::Host(parsed.host.clone(), parsed.port),
                 };
+                let scheme = if parsed.https { "https" } else { "http" };
+                let cleaned = format!("{scheme}://{}{}", parsed.authority, parsed.path_and_query);
                 Ok(Target {
-                    url: with_timeout_query(url, timeout),
+                    url: with_timeout_query(&cleaned, timeout),
                     tls: parsed.https,
                     server_name: parsed.host,
                     dial,
@@ -168,7 +170,9 @@ impl WebhookClient {
                 })
             }
             Endpoint::Service(service) => {
-                let url = with_timeout_query(&service.url(), timeout);
+                let parsed = parse_url(&service.url())?;
+                let cleaned = format!("https://{}{}", parsed.authority, parsed.path_and_query);
+                let url = with_timeout_query(&cleaned, timeout);
                 let server_name = service.server_name();
                 let addr = self
                     .resolver
@@ -177,7 +181,6 @@ impl WebhookClient {
                         url: url.clone(),
                         host: server_name.clone(),
                     })?;
-                let parsed = parse_url(&service.url())?;
                 Ok(Target {
                     url,
                     tls: true,
@@ -343,18 +346,35 @@ pub(crate) fn parse_url(url: &str) -> Result<ParsedUrl, WebhookError> {
     if host.is_empty() {
         return Err(invalid("a host is required"));
     }
+    // client-go joins the path onto "/" (`path.Join`), which cleans it: envtest's
+    // `https://host:port/` + `/validate-...` is sent to `/validate-...`.
+    let mut path_and_query = join_path(uri.path());
+    if let Some(q) = uri.query() {
+        path_and_query = format!("{path_and_query}?{q}");
+    }
     Ok(ParsedUrl {
         https,
         host: host.to_string(),
         port: authority.port_u16().unwrap_or(if https { 443 } else { 80 }),
         authority: authority.as_str().to_string(),
-        path_and_query: uri
-            .path_and_query()
-            .map(|p| p.as_str())
-            .filter(|p| !p.is_empty())
-            .unwrap_or("/")
-            .to_string(),
+        path_and_query,
     })
+}
+
+/// Go's `path.Join("/", p)`: one slash between elements, `.` and `..` resolved, no trailing
+/// slash (except the root).
+fn join_path(p: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in p.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            part => parts.push(part),
+        }
+    }
+    format!("/{}", parts.join("/"))
 }
 
 /// Appends `timeout={go duration}` to a URL or a path, as client-go's `Request.Timeout` does.
@@ -408,13 +428,84 @@ fn tls_config(ca: &[CertificateDer<'static>]) -> Result<Arc<rustls::ClientConfig
         })?;
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let webpki = rustls::client::WebPkiServerVerifier::builder_with_provider(
+        Arc::new(roots),
+        provider.clone(),
+    )
+    .build()
+    .map_err(|e| WebhookError::InvalidConfig(format!("unable to load root certificates: {e}")))?;
+    let verifier = BundleVerifier {
+        webpki,
+        bundle: ca.to_vec(),
+    };
     let mut config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| WebhookError::InvalidConfig(format!("TLS configuration: {e}")))?
-        .with_root_certificates(roots)
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(verifier))
         .with_no_client_auth();
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Arc::new(config))
+}
+
+/// Go's certificate verification, which the apiserver's webhook client uses: a chain to a CA of
+/// the `caBundle`, or a server certificate that is itself in the bundle (Go trusts a
+/// certificate found in its root pool; envtest puts the webhook's own certificate there). The
+/// name is checked either way.
+#[derive(Debug)]
+struct BundleVerifier {
+    webpki: Arc<rustls::client::WebPkiServerVerifier>,
+    bundle: Vec<CertificateDer<'static>>,
+}
+
+impl rustls::client::danger::ServerCertVerifier for BundleVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: rustls_pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        let verdict =
+            self.webpki
+                .verify_server_cert(end_entity, intermediates, server_name, ocsp, now);
+        match verdict {
+            Err(_)
+                if self
+                    .bundle
+                    .iter()
+                    .any(|c| c.as_ref() == end_entity.as_ref()) =>
+            {
+                let parsed = rustls::server::ParsedCertificate::try_from(end_entity)?;
+                rustls::client::verify_server_name(&parsed, server_name)?;
+                Ok(rustls::client::danger::ServerCertVerified::assertion())
+            }
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.webpki.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.webpki.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.webpki.supported_verify_schemes()
+    }
 }
 
 /// A connect error as Go's `net.OpError` ends: `connect: connection refused`.

@@ -1,5 +1,6 @@
 use std::io;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -83,6 +84,15 @@ fn url_parsing() {
             9443,
             "[::1]:9443",
             "/x",
+        ),
+        // Cleaned as client-go's path.Join cleans it (envtest writes `host:port/` + `/path`).
+        (
+            "https://127.0.0.1:1//validate-x/./y/../z/",
+            true,
+            "127.0.0.1",
+            1,
+            "127.0.0.1:1",
+            "/validate-x/z",
         ),
     ] {
         let parsed = parse_url(url).expect(url);
@@ -395,4 +405,62 @@ async fn plain_http_urls_and_bodies_that_are_not_json() {
         panic!("not a decode error: {error:?}");
     };
     assert_eq!(url, &format!("http://{text}/hook?timeout=30s"));
+}
+
+/// An HTTPS server on loopback with a certificate for 127.0.0.1 signed by a CA; answers every
+/// request with `{}`. Returns its address, the CA and the leaf certificate (PEM).
+async fn tls_server() -> (SocketAddr, String, String) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let ca = crate::server::tls::CertificateAuthority::generate("test CA").expect("CA");
+    let serving = ca.serving(&["127.0.0.1".to_string()]).expect("cert");
+    let config = crate::server::tls::server_config(&serving, None).expect("config");
+    let mut config = Arc::unwrap_or_clone(config);
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let Ok(mut tls) = acceptor.accept(stream).await else {
+                continue;
+            };
+            let mut buffer = [0u8; 4096];
+            let mut request = Vec::new();
+            while !request.ends_with(b"{}") {
+                match tls.read(&mut buffer).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => request.extend_from_slice(&buffer[..n]),
+                }
+            }
+            let response =
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
+            let _ = tls.write_all(response.as_bytes()).await;
+        }
+    });
+    (addr, serving.ca_pem, serving.cert_pem)
+}
+
+#[tokio::test]
+async fn a_bundle_holding_the_server_certificate_itself_is_trusted() {
+    let (addr, ca, leaf) = tls_server().await;
+    let client = WebhookClient::default();
+    for bundle in [&ca, &leaf] {
+        let config = ClientConfig::from_value(&json!({"url": format!("https://{addr}/hook"),
+            "caBundle": b64(bundle)}))
+        .expect("valid");
+        let answer = client
+            .post(&config, &json!({}), Duration::from_secs(30))
+            .await;
+        assert_eq!(answer.expect("trusted"), json!({}));
+    }
+    let (_, other_ca, _) = tls_server().await;
+    let config = ClientConfig::from_value(&json!({"url": format!("https://{addr}/hook"),
+        "caBundle": b64(&other_ca)}))
+    .expect("valid");
+    let error = client
+        .post(&config, &json!({}), Duration::from_secs(30))
+        .await;
+    assert!(matches!(error, Err(WebhookError::Tls { .. })), "{error:?}");
 }
