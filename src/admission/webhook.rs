@@ -12,8 +12,11 @@
 //! response `warnings` behave as in the apiserver, and every refusal is worded as it words it.
 //! Configurations are read from the store on each request, so a webhook takes effect on the
 //! first request after its configuration's create returns. The admission kinds themselves are
-//! never intercepted. `matchConditions` are CEL over `object`, `oldObject` and `request` (no
-//! `authorizer` yet); `matchPolicy: Equivalent` matches only the version requested.
+//! never intercepted. `matchConditions` are CEL over `object`, `oldObject`, `request` and
+//! `authorizer`. Under `matchPolicy: Equivalent` (the default) a webhook registered for another
+//! served version of the resource is called too, with the objects converted to its version (and
+//! a mutating webhook's patch applied there and converted back); its `matchConditions` see the
+//! request's version.
 
 use std::collections::HashSet;
 use std::sync::{Arc, LazyLock};
@@ -26,6 +29,7 @@ use serde_json::{json, Value};
 use super::{Attributes, Mutating, Operation, Validating};
 use crate::cel::{Bindings, ExpressionCache};
 use crate::error::ApiError;
+use crate::registry::resource::ApiResource;
 use crate::registry::validation::selector_matches;
 use crate::store::{GroupResource, Snapshot};
 use crate::webhook::{ClientConfig, WebhookClient};
@@ -84,7 +88,7 @@ fn selected_hooks(
     snap: &Snapshot,
     resource: &str,
     object: Option<&Value>,
-) -> Result<Vec<Value>, ApiError> {
+) -> Result<Vec<Invocation>, ApiError> {
     if is_exempt(attrs) {
         return Ok(Vec::new());
     }
@@ -96,16 +100,52 @@ fn selected_hooks(
             .cmp(&b.value["metadata"]["name"].as_str())
     });
     let mut selected = Vec::new();
-    let candidates = configs
+    let hooks = configs
         .iter()
-        .flat_map(|c| c.value["webhooks"].as_array().into_iter().flatten())
-        .filter(|hook| hook_selects(hook, attrs, snap, object));
-    for hook in candidates {
-        if conditions_match(hook, attrs, object)? {
-            selected.push(hook.clone());
+        .flat_map(|c| c.value["webhooks"].as_array().into_iter().flatten());
+    for hook in hooks {
+        let Some(target) = matched_version(hook, attrs) else {
+            continue;
+        };
+        if selectors_select(hook, attrs, snap, object) && conditions_match(hook, attrs, object)? {
+            selected.push(Invocation {
+                hook: hook.clone(),
+                target,
+            });
         }
     }
     Ok(selected)
+}
+
+/// A webhook to call, and the version of the resource it registered for when that is not the
+/// request's (`matchPolicy: Equivalent`): it then sees the object in that version.
+struct Invocation {
+    hook: Value,
+    target: Option<Arc<ApiResource>>,
+}
+
+/// Whether a webhook's rules select the request: in its own version (`Some(None)`), or, under
+/// `matchPolicy: Equivalent` (the default), in another served version of the same resource
+/// (`Some(Some(version))`, the first such version).
+fn matched_version(hook: &Value, attrs: &Attributes<'_>) -> Option<Option<Arc<ApiResource>>> {
+    let rules = hook["rules"].as_array().map_or(&[][..], Vec::as_slice);
+    if rules.iter().any(|r| rule_matches(r, attrs)) {
+        return Some(None);
+    }
+    if hook["matchPolicy"] == "Exact" {
+        return None;
+    }
+    let res = attrs.resource;
+    attrs
+        .registry
+        .resources()
+        .filter(|r| r.group == res.group && r.plural == res.plural && r.version != res.version)
+        .find(|r| {
+            rules
+                .iter()
+                .any(|rule| rule_matches_resource(rule, attrs, r))
+        })
+        .map(|r| Some(r.clone()))
 }
 
 /// The variables `matchConditions` may use (`authorizer` is not offered: no authorization yet).
@@ -170,17 +210,13 @@ fn conditions_match(
     ))
 }
 
-/// Whether a webhook's rules and selectors select the request.
-fn hook_selects(
+/// Whether a webhook's object and namespace selectors select the request.
+fn selectors_select(
     hook: &Value,
     attrs: &Attributes<'_>,
     snap: &Snapshot,
     object: Option<&Value>,
 ) -> bool {
-    let rules = hook["rules"].as_array().map_or(&[][..], Vec::as_slice);
-    if !rules.iter().any(|r| rule_matches(r, attrs)) {
-        return false;
-    }
     // `MatchObjectSelector`: an empty selector selects all; else the new or the old object.
     let selector = &hook["objectSelector"];
     let selector_empty = selector.as_object().is_none_or(|s| s.is_empty());
@@ -230,7 +266,12 @@ pub(super) fn namespace_labels(
 /// One rule (`RuleWithOperations`) against the request: operation, group, version,
 /// `resource[/subresource]` with `*` wildcards, and scope.
 pub(super) fn rule_matches(rule: &Value, attrs: &Attributes<'_>) -> bool {
-    let res = attrs.resource;
+    rule_matches_resource(rule, attrs, attrs.resource)
+}
+
+/// [`rule_matches`] for the request as if made through `res` (another version of its
+/// resource).
+fn rule_matches_resource(rule: &Value, attrs: &Attributes<'_>, res: &ApiResource) -> bool {
     let any = |key: &str, want: &str| {
         rule[key]
             .as_array()
@@ -265,6 +306,34 @@ fn review(hook: &Value, attrs: &Attributes<'_>, object: Option<&Value>, uid: &st
     let mut request = request_fields(attrs, object);
     request["uid"] = json!(uid);
     json!({"kind": "AdmissionReview", "apiVersion": review_api_version(hook), "request": request})
+}
+
+/// The review a webhook registered for another version of the resource gets: `kind` and
+/// `resource` name that version, and the objects are converted to it (`requestKind` and
+/// `requestResource` still name the request's).
+async fn equivalent_review(
+    hook: &Value,
+    attrs: &Attributes<'_>,
+    object: Option<&Value>,
+    uid: &str,
+    target: &ApiResource,
+) -> Result<Value, ApiError> {
+    let mut body = review(hook, attrs, object, uid);
+    let request = &mut body["request"];
+    request["kind"] =
+        json!({"group": target.group, "version": target.version, "kind": target.kind});
+    request["resource"] =
+        json!({"group": target.group, "version": target.version, "resource": target.plural});
+    for (field, value) in [("object", object), ("oldObject", attrs.old_object)] {
+        if let Some(v) = value {
+            request[field] = attrs
+                .resource
+                .codec
+                .convert_to(v.clone(), &target.codec)
+                .await?;
+        }
+    }
+    Ok(body)
 }
 
 /// The `AdmissionRequest` of a request, every field the apiserver fills but the uid (the
@@ -415,11 +484,12 @@ fn verify(response: &Value, hook: &Value, uid: &str, mutating: bool) -> Result<A
 /// policy (a dry run the webhook cannot take), `Err(Err(..))` a failed call.
 async fn call(
     client: &WebhookClient,
-    hook: &Value,
+    inv: &Invocation,
     attrs: &Attributes<'_>,
     object: Option<&Value>,
     mutating: bool,
 ) -> Result<Answer, Result<ApiError, CallError>> {
+    let hook = &inv.hook;
     let name = hook["name"].as_str().unwrap_or("");
     if attrs.ctx.dry_run && !matches!(hook["sideEffects"].as_str(), Some("None" | "NoneOnDryRun")) {
         return Err(Ok(ApiError::bad_request(format!(
@@ -439,7 +509,12 @@ async fn call(
     let timeout = hook["timeoutSeconds"]
         .as_u64()
         .map_or(DEFAULT_TIMEOUT, Duration::from_secs);
-    let body = review(hook, attrs, object, &uid);
+    let body = match &inv.target {
+        None => review(hook, attrs, object, &uid),
+        Some(target) => equivalent_review(hook, attrs, object, &uid, target)
+            .await
+            .map_err(Ok)?,
+    };
     let response = match client.post(&config, &body, timeout).await {
         Ok(r) => r,
         Err(e) => return fail(format!("failed to call webhook: {e}")),
@@ -486,11 +561,12 @@ impl MutatingWebhooks {
     /// Calls one mutating webhook and applies its patch; returns whether the object changed.
     async fn run(
         &self,
-        hook: &Value,
+        inv: &Invocation,
         attrs: &Attributes<'_>,
         object: &mut Value,
     ) -> Result<bool, ApiError> {
-        let answer = match call(&self.client, hook, attrs, Some(object), true).await {
+        let hook = &inv.hook;
+        let answer = match call(&self.client, inv, attrs, Some(object), true).await {
             Ok(a) => a,
             Err(Ok(refusal)) => return Err(refusal),
             Err(Err(e)) => return failed(hook, e).map(|()| false),
@@ -506,7 +582,16 @@ impl MutatingWebhooks {
         };
         let patch: json_patch::Patch = serde_json::from_value(patch).map_err(ApiError::internal)?;
         let before = object.clone();
-        json_patch::patch(object, &patch).map_err(ApiError::internal)?;
+        match &inv.target {
+            None => json_patch::patch(object, &patch).map_err(ApiError::internal)?,
+            Some(target) => {
+                // Patched in the webhook's version, then converted back.
+                let codec = &attrs.resource.codec;
+                let mut seen = codec.convert_to(object.clone(), &target.codec).await?;
+                json_patch::patch(&mut seen, &patch).map_err(ApiError::internal)?;
+                *object = target.codec.convert_to(seen, codec).await?;
+            }
+        }
         Ok(*object != before)
     }
 }
@@ -529,18 +614,18 @@ impl Mutating for MutatingWebhooks {
             let mut invoked: HashSet<usize> = HashSet::new();
             let mut again: HashSet<usize> = HashSet::new();
             let mut changed_any = false;
-            for (i, hook) in hooks.iter().enumerate() {
-                if self.run(hook, attrs, object).await? {
+            for (i, inv) in hooks.iter().enumerate() {
+                if self.run(inv, attrs, object).await? {
                     again.extend(invoked.iter().copied());
                     changed_any = true;
                 }
-                if hook["reinvocationPolicy"] == "IfNeeded" {
+                if inv.hook["reinvocationPolicy"] == "IfNeeded" {
                     invoked.insert(i);
                 }
             }
-            for (i, hook) in hooks.iter().enumerate().filter(|(i, _)| again.contains(i)) {
+            for (i, inv) in hooks.iter().enumerate().filter(|(i, _)| again.contains(i)) {
                 debug_assert!(invoked.contains(&i));
-                changed_any |= self.run(hook, attrs, object).await?;
+                changed_any |= self.run(inv, attrs, object).await?;
             }
             if changed_any {
                 // The patched object is decoded and defaulted again (custom resources pruned).
@@ -558,8 +643,8 @@ impl Mutating for MutatingWebhooks {
         Box::pin(async move {
             let snap = attrs.store.snapshot();
             let hooks = selected_hooks(attrs, &snap, "mutatingwebhookconfigurations", None)?;
-            for hook in &hooks {
-                self.run_delete(hook, attrs).await?;
+            for inv in &hooks {
+                self.run_delete(inv, attrs).await?;
             }
             Ok(())
         })
@@ -569,8 +654,9 @@ impl Mutating for MutatingWebhooks {
 impl MutatingWebhooks {
     /// One mutating webhook called for a delete: `object` is null, so any patch is refused
     /// as the apiserver refuses it.
-    async fn run_delete(&self, hook: &Value, attrs: &Attributes<'_>) -> Result<(), ApiError> {
-        let answer = match call(&self.client, hook, attrs, None, true).await {
+    async fn run_delete(&self, inv: &Invocation, attrs: &Attributes<'_>) -> Result<(), ApiError> {
+        let hook = &inv.hook;
+        let answer = match call(&self.client, inv, attrs, None, true).await {
             Ok(a) => a,
             Err(Ok(refusal)) => return Err(refusal),
             Err(Err(e)) => return failed(hook, e),
@@ -608,8 +694,11 @@ impl Validating for ValidatingWebhooks {
             if hooks.is_empty() {
                 return Ok(());
             }
-            let calls = hooks.iter().map(|hook| async move {
-                (hook, call(&self.client, hook, attrs, object, false).await)
+            let calls = hooks.iter().map(|inv| async move {
+                (
+                    &inv.hook,
+                    call(&self.client, inv, attrs, object, false).await,
+                )
             });
             for (hook, result) in join_all(calls).await {
                 match result {

@@ -139,6 +139,25 @@ impl Codec {
         Ok(obj)
     }
 
+    /// An object of this version as another version of the same resource shows it
+    /// (admission webhooks registered for that version, `matchPolicy: Equivalent`): converted,
+    /// pruned against the target's schema and defaulted.
+    pub async fn convert_to(&self, obj: Value, target: &Codec) -> Result<Value, ApiError> {
+        if self.api_version == target.api_version {
+            return Ok(obj);
+        }
+        let mut out = self
+            .converter
+            .convert(vec![obj], &target.api_version)
+            .await?;
+        let mut obj = out
+            .pop()
+            .ok_or_else(|| ApiError::internal("conversion returned no object"))?;
+        target.strategy.prune_converted(&mut obj);
+        target.strategy.default_on_read(&mut obj);
+        Ok(obj)
+    }
+
     /// Stored objects as this version shows them (for updates, Tables, selectors on
     /// converted fields): converted, pruned against this version's schema, then defaulted.
     /// Only the objects in another version go to the converter, in one batch.

@@ -436,3 +436,78 @@ async fn watch_bursts_are_one_review() {
         "the initial state is one review"
     );
 }
+
+/// Admission webhooks registered for v2 only see a write through v1 in v2 under
+/// `matchPolicy: Equivalent` (the default), and not at all under `Exact`.
+#[tokio::test]
+async fn admission_webhooks_of_another_version_see_it_converted() {
+    use parking_lot::Mutex;
+    use std::sync::Arc;
+    let server = server().await;
+    let converter = start_converter(WebhookServer::builder()).await;
+    install(
+        &server,
+        &crd(
+            json!({"url": converter.url("/convert"), "caBundle": converter.ca_bundle()}),
+            &["v1"],
+        ),
+    )
+    .await;
+    let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let record = seen.clone();
+    // A mutating webhook for v2 that sets `spec.schedule` (a v2 field) and records the review.
+    let hook = WebhookServer::start(move |_path, review: Value| {
+        record.lock().push(review.clone());
+        async move {
+            use base64::Engine as _;
+            let ops = json!([{"op": "replace", "path": "/spec/schedule", "value": "0 0 * * *"}]);
+            let patch = base64::engine::general_purpose::STANDARD.encode(ops.to_string());
+            json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                "response": {"uid": review["request"]["uid"], "allowed": true,
+                    "patchType": "JSONPatch", "patch": patch}})
+        }
+    })
+    .await
+    .expect("webhook starts");
+    let webhook = |name: &str, policy: &str| {
+        json!({"name": name, "sideEffects": "None",
+        "admissionReviewVersions": ["v1"], "matchPolicy": policy,
+        "clientConfig": {"url": hook.url("/mutate"), "caBundle": hook.ca_bundle()},
+        "rules": [{"apiGroups": ["stable.example.com"], "apiVersions": ["v2"],
+            "operations": ["CREATE"], "resources": ["crontabs"]}]})
+    };
+    let config = json!({"metadata": {"name": "v2-only"}, "webhooks": [
+        webhook("equivalent.example.com", "Equivalent"), webhook("exact.example.com", "Exact")]});
+    let path = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations";
+    assert_eq!(server.post(path, &config).await.0, 201);
+
+    let (status, created) = server.post(V1, &crontab("through-v1")).await;
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(created["apiVersion"], "stable.example.com/v1");
+    assert_eq!(
+        created["spec"]["cronSpec"], "0 0 * * *",
+        "patched in v2, converted back"
+    );
+    let reviews = seen.lock().clone();
+    assert_eq!(reviews.len(), 1, "only the Equivalent webhook is called");
+    let request = &reviews[0]["request"];
+    assert_eq!(
+        request["kind"],
+        json!({"group": "stable.example.com", "version": "v2", "kind": "CronTab"})
+    );
+    assert_eq!(
+        request["requestKind"],
+        json!({"group": "stable.example.com", "version": "v1", "kind": "CronTab"})
+    );
+    assert_eq!(request["resource"]["version"], "v2");
+    assert_eq!(request["requestResource"]["version"], "v1");
+    assert_eq!(request["object"]["apiVersion"], "stable.example.com/v2");
+    assert_eq!(request["object"]["spec"]["schedule"], "* * * * */5");
+    assert_eq!(request["object"]["spec"].get("cronSpec"), None);
+    // Through v2 itself both are called.
+    let mut v2 = crontab("through-v2");
+    v2["apiVersion"] = json!("stable.example.com/v2");
+    v2["spec"] = json!({"schedule": "1 1 * * *", "image": "img"});
+    assert_eq!(server.post(V2, &v2).await.0, 201);
+    assert_eq!(seen.lock().len(), 3);
+}
