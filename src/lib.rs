@@ -1,8 +1,8 @@
 //! kubefake: a single-process, in-memory Kubernetes API server for tests.
 //!
-//! It serves the real Kubernetes REST API over HTTP (discovery, CRDs, CRUD with optimistic
-//! concurrency, list/watch), so kubectl, kube-rs, client-go and the Python client work against it
-//! unchanged, and it starts in about a millisecond.
+//! It serves the real Kubernetes REST API over HTTP or HTTPS (discovery, CRDs, CRUD with
+//! optimistic concurrency, list/watch, authentication and RBAC), so kubectl, kube-rs, client-go
+//! and the Python client work against it unchanged, and it starts in about a millisecond.
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), kubefake::Error> {
@@ -17,9 +17,13 @@
 //!   `max_connections`), the `Host` check, the warp filter that hands every request to the
 //!   endpoints, shutdown that ends watch streams first and drops what is left after a second;
 //!   [`server::io`], each connection's read and stall timeouts and the `Status` bodies of the
-//!   requests hyper refuses itself (414, 431).
-//! - [`filters::request_info`]: `(method, path)` -> verb, group, version, namespace, resource,
-//!   name, subresource. Pure. (Authentication and authorization will join here.)
+//!   requests hyper refuses itself (414, 431); [`server::tls`], the serving certificate, the
+//!   client CA and the user a verified client certificate names (once per connection).
+//! - [`filters`], in the apiserver's order: [`filters::request_info`] (`(method, path)` ->
+//!   verb, group, version, namespace, resource, name, subresource; pure);
+//!   [`filters::authentication`] (client certificate, static and service account tokens,
+//!   anonymous; 401); [`filters::impersonation`]; [`filters::authorization`] (the privileged
+//!   group, AlwaysAllow or [`filters::authorization::rbac`] over the request's snapshot; 403).
 //! - [`endpoints`]: [`endpoints::handle`] builds the request's [`context::Context`] and turns
 //!   every error, and every panic, into a `Status`; [`endpoints::resource`] resolves the
 //!   resource and dispatches to one file per verb family ([`endpoints::read`],
@@ -29,7 +33,7 @@
 //!   decoders do what the verbs share.
 //! - [`admission`]: the chain every create, update and delete passes (mutating plugins, then
 //!   validating plugins, plus checks that must hold atomically with the write); one file per
-//!   plugin.
+//!   plugin (webhooks, policies, RBAC's escalation checks among them).
 //! - [`registry`]: [`registry::store`], the generic store (every verb for every resource, the
 //!   optimistic retry loop); [`registry::strategy`], what a kind plugs into it;
 //!   [`registry::resource`], what a served resource declares (names, scope, verbs,
@@ -60,7 +64,8 @@
 //! - [`discovery`]: the discovery and OpenAPI documents, rendered once per catalog.
 //!
 //! Outside the request path, `testing` (feature `testing`) helps users' tests: an HTTPS
-//! webhook server with generated certificates, to call through [`webhook`].
+//! webhook server with generated certificates, to call through [`webhook`]; [`envtest`] makes
+//! the binary stand in for controller-runtime envtest's `kube-apiserver` and `etcd`.
 //!
 //! # Invariants
 //! - One write path, totally ordered: every change takes the next global resourceVersion inside
