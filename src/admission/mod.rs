@@ -4,7 +4,8 @@
 //! plugin whose rule must hold atomically with the write (a namespace must exist and not be
 //! terminating) adds a check the store runs inside its write.
 //!
-//! The chain runs for creates, updates and deletes of every resource, in the apiserver's order:
+//! The chain runs for creates, updates, deletes and connections of every resource, in the
+//! apiserver's order:
 //! mutating plugins in turn, then the strategy's own defaulting and validation, then validating
 //! plugins. Today's plugins: [`namespace_lifecycle`], [`priority`], [`storage_protection`],
 //! [`default_class`] (storage and ingress classes),
@@ -48,6 +49,9 @@ pub enum Operation {
     Update,
     /// A delete.
     Delete,
+    /// A connection to a pod or node (`pods/exec`, `attach`, `portforward`, `proxy`); the
+    /// object is the connection's options (`PodExecOptions`, ...).
+    Connect,
 }
 
 impl Operation {
@@ -57,6 +61,7 @@ impl Operation {
             Operation::Create => "CREATE",
             Operation::Update => "UPDATE",
             Operation::Delete => "DELETE",
+            Operation::Connect => "CONNECT",
         }
     }
 }

@@ -71,7 +71,7 @@ fn write_of<'a>(attrs: &'a Attributes<'a>, object: &'a Value) -> Option<Write<'a
     let old = match attrs.operation {
         Operation::Create => None,
         Operation::Update => attrs.old_object,
-        Operation::Delete => return None,
+        Operation::Delete | Operation::Connect => return None,
     };
     Some(Write {
         mode: attrs.authorization,

@@ -1,5 +1,6 @@
-//! The MutatingAdmissionWebhook and ValidatingAdmissionWebhook plugins: every create, update and
-//! delete of every resource (custom and built-in, subresources included) goes to the webhooks of
+//! The MutatingAdmissionWebhook and ValidatingAdmissionWebhook plugins: every create, update,
+//! delete and connect of every resource (custom and built-in, subresources included; mutating
+//! webhooks see deletes with a null object and may not patch them) goes to the webhooks of
 //! the stored Mutating/ValidatingWebhookConfigurations whose `rules`, `namespaceSelector` and
 //! `objectSelector` select it, as an `admission.k8s.io/v1` (or `v1beta1`) AdmissionReview.
 //!
@@ -341,7 +342,16 @@ async fn equivalent_review(
 pub(super) fn request_fields(attrs: &Attributes<'_>, object: Option<&Value>) -> Value {
     let res = attrs.resource;
     let ctx = attrs.ctx;
-    let kind = json!({"group": res.group, "version": res.version, "kind": res.kind});
+    let mut kind = json!({"group": res.group, "version": res.version, "kind": res.kind});
+    if attrs.operation == Operation::Connect {
+        // The kind of a connection is its options' (`PodExecOptions`).
+        if let Some((_, _, options)) = res
+            .subresource(attrs.subresource)
+            .and_then(|s| s.response.clone())
+        {
+            kind["kind"] = json!(options);
+        }
+    }
     let resource = json!({"group": res.group, "version": res.version, "resource": res.plural});
     let mut request = json!({
         "uid": "", "kind": kind, "resource": resource, "requestKind": kind,
@@ -367,12 +377,14 @@ pub(super) fn request_fields(attrs: &Attributes<'_>, object: Option<&Value>) -> 
     request
 }
 
-/// The operation's options object (`CreateOptions`, ...), as the request gave them.
+/// The operation's options object (`CreateOptions`, ...), as the request gave them; none for a
+/// connection (its options are the object).
 fn options(attrs: &Attributes<'_>) -> Value {
     let kind = match attrs.operation {
         Operation::Create => "CreateOptions",
         Operation::Update => "UpdateOptions",
         Operation::Delete => "DeleteOptions",
+        Operation::Connect => return Value::Null,
     };
     let mut options = json!({"kind": kind, "apiVersion": "meta.k8s.io/v1"});
     if attrs.ctx.dry_run {

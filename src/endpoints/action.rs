@@ -1,6 +1,7 @@
 //! Requests to action subresources (`pods/binding`, `pods/eviction`, `pods/log`): the body, when
 //! the action reads one, is decoded as its kind; the action answers with a status code and a
-//! JSON document, rendered in the negotiated format.
+//! JSON document, rendered in the negotiated format. Connections (`pods/exec`, ...) pass
+//! CONNECT admission first.
 
 use std::sync::Arc;
 
@@ -8,13 +9,19 @@ use bytes::Bytes;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
+use serde_json::{json, Map, Value};
+
 use super::negotiation::decode_body;
 use super::resource::Endpoint;
+use crate::admission::{Attributes, Operation};
 use crate::error::ApiError;
 use crate::registry::resource::{Action, ActionCall};
 
 /// Serves a request to an action subresource.
 pub async fn serve(ep: &Endpoint<'_>, action: &Arc<dyn Action>) -> Result<Response, ApiError> {
+    if action.connects() {
+        admit_connection(ep).await?;
+    }
     let body = match action.body_kind() {
         Some(kind) if ep.info.verb.as_str() == "create" => Some(decode_body(ep.req, kind, true)?),
         _ => None,
@@ -32,4 +39,95 @@ pub async fn serve(ep: &Endpoint<'_>, action: &Arc<dyn Action>) -> Result<Respon
     let (code, json) = action.serve(call).await?;
     let status = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
     ep.respond_json(status, Bytes::from(json.to_string()))
+}
+
+/// CONNECT admission: the mutating and validating plugins (webhooks and policies among them)
+/// see the connection's options, built from the query (`PodExecOptions`, ...), before it is
+/// served.
+async fn admit_connection(ep: &Endpoint<'_>) -> Result<(), ApiError> {
+    let sub = ep.info.subresource.as_str();
+    let kind = ep
+        .res
+        .subresource(sub)
+        .and_then(|s| s.response.clone())
+        .map_or_else(String::new, |(_, _, kind)| kind);
+    let mut options = connect_options(&kind, &ep.req.query.0);
+    let attrs = Attributes {
+        store: &ep.state.store,
+        ctx: ep.ctx,
+        resource: &ep.res,
+        subresource: sub,
+        operation: Operation::Connect,
+        namespace: ep.namespace(),
+        name: ep.name(),
+        old_object: None,
+        registry: ep.state.registry(),
+        authorization: ep.state.options.authorization,
+    };
+    ep.state.admission.admit(&attrs, &mut options).await?;
+    ep.state.admission.validate(&attrs, Some(&options)).await
+}
+
+/// A connection's options object from its query parameters, as the apiserver decodes them.
+fn connect_options(kind: &str, query: &[(String, String)]) -> Value {
+    let mut out = Map::new();
+    out.insert("kind".into(), json!(kind));
+    out.insert("apiVersion".into(), json!("v1"));
+    for (key, value) in query {
+        match key.as_str() {
+            "stdin" | "stdout" | "stderr" | "tty" => {
+                out.insert(key.clone(), json!(value == "true" || value == "1"));
+            }
+            "command" | "ports" => {
+                let item = match (key.as_str(), value.parse::<i64>()) {
+                    ("ports", Ok(port)) => json!(port),
+                    _ => json!(value),
+                };
+                let list = out.entry(key.clone()).or_insert_with(|| json!([]));
+                if let Some(items) = list.as_array_mut() {
+                    items.push(item);
+                }
+            }
+            "container" | "path" => {
+                out.insert(key.clone(), json!(value));
+            }
+            _ => {}
+        }
+    }
+    Value::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_from_queries() {
+        let q = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let exec = connect_options(
+            "PodExecOptions",
+            &q(&[
+                ("command", "ls"),
+                ("command", "-l"),
+                ("stdout", "true"),
+                ("tty", "0"),
+                ("container", "c"),
+            ]),
+        );
+        assert_eq!(
+            exec,
+            json!({"kind": "PodExecOptions", "apiVersion": "v1", "command": ["ls", "-l"],
+                "stdout": true, "tty": false, "container": "c"})
+        );
+        let forward = connect_options(
+            "PodPortForwardOptions",
+            &q(&[("ports", "8080"), ("ports", "x")]),
+        );
+        assert_eq!(forward["ports"], json!([8080, "x"]));
+    }
 }

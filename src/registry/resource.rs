@@ -97,6 +97,12 @@ pub trait Action: Send + Sync {
         None
     }
 
+    /// Whether the action is a connection (`pods/exec`, `attach`, `portforward`, `proxy`),
+    /// which admission sees as a CONNECT of its options before it is served.
+    fn connects(&self) -> bool {
+        false
+    }
+
     /// Serves one request.
     fn serve<'a>(&'a self, call: ActionCall<'a>) -> BoxFuture<'a, Result<(u16, Value), ApiError>>;
 }

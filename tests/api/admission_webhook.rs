@@ -621,3 +621,72 @@ async fn mutating_webhooks_see_deletes_but_cannot_patch_them() {
     assert_eq!(reviews[0]["request"]["object"], Value::Null);
     assert_eq!(reviews[0]["request"]["options"]["kind"], "DeleteOptions");
 }
+
+#[tokio::test]
+async fn connections_are_admitted_as_connect() {
+    let server = server().await;
+    let (hook, seen) = start(|review| {
+        let command = &review["request"]["object"]["command"];
+        let allowed = command != &json!(["rm", "-rf", "/"]);
+        answer(
+            review,
+            json!({"allowed": allowed, "status": {"message": "not that"}}),
+        )
+    })
+    .await;
+    let rules = json!({"rules": [{"apiGroups": [""], "apiVersions": ["v1"],
+        "operations": ["CONNECT"], "resources": ["pods/exec"]}]});
+    configure(
+        &server,
+        VALIDATING,
+        "exec",
+        vec![webhook("exec.example.com", &hook, rules)],
+    )
+    .await;
+    let pod = json!({"metadata": {"name": "p"}, "spec": {"nodeName": "n1",
+        "containers": [{"name": "c", "image": "busybox"}]}});
+    assert_eq!(
+        server.post("/api/v1/namespaces/default/pods", &pod).await.0,
+        201
+    );
+    let exec = |query: &str| {
+        server
+            .http
+            .post(server.url(&format!("/api/v1/namespaces/default/pods/p/exec?{query}")))
+    };
+    let (status, err) = server
+        .send(exec("command=rm&command=-rf&command=/&stdout=true"))
+        .await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        err["message"],
+        "admission webhook \"exec.example.com\" denied the request: not that"
+    );
+    // Allowed through admission, the connection then finds no container to reach.
+    let (status, err) = server.send(exec("command=ls&stdout=true")).await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        err["message"],
+        "kubefake runs no containers: container \"c\" of pod \"p\" cannot be reached"
+    );
+    let reviews = seen.lock().clone();
+    assert_eq!(reviews.len(), 2);
+    let request = &reviews[1]["request"];
+    assert_eq!(request["operation"], "CONNECT");
+    assert_eq!(
+        request["kind"],
+        json!({"group": "", "version": "v1", "kind": "PodExecOptions"})
+    );
+    assert_eq!(request["subResource"], "exec");
+    assert_eq!(request["options"], Value::Null);
+    assert_eq!(
+        request["object"],
+        json!({"kind": "PodExecOptions", "apiVersion": "v1", "command": ["ls"], "stdout": true})
+    );
+    // Logs are not connections.
+    assert_eq!(
+        server.get("/api/v1/namespaces/default/pods/p/log").await.0,
+        400
+    );
+    assert_eq!(seen.lock().len(), 2);
+}

@@ -1079,6 +1079,10 @@ enum NoContainers {
 }
 
 impl Action for NoContainers {
+    fn connects(&self) -> bool {
+        !matches!(self, NoContainers::Log)
+    }
+
     fn serve<'a>(&'a self, call: ActionCall<'a>) -> BoxFuture<'a, Result<(u16, Value), ApiError>> {
         Box::pin(async move {
             let pod = rest::get(call.state, call.res, call.namespace, call.name)?;
