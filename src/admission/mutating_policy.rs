@@ -14,7 +14,7 @@ use std::sync::LazyLock;
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
 
-use super::policy::{invocations, namespace_object, params};
+use super::policy::{invocations, namespace_object, params, Converted, Invocation};
 use super::webhook::request_fields;
 use super::{Attributes, Mutating};
 use crate::cel::{Authz, Bindings, ExpressionCache};
@@ -58,21 +58,20 @@ impl Mutating for MutatingPolicies {
             // it due for a second round, as the apiserver's reinvocation does.
             let mut invoked = Vec::new();
             let mut again = Vec::new();
-            for (i, (policy, binding)) in invocations.iter().enumerate() {
+            for (i, inv) in invocations.iter().enumerate() {
                 let previous = object.clone();
-                run_binding(&policy.value, &binding.value, attrs, &snap, object)?;
+                run_invocation(inv, attrs, &snap, object).await?;
                 if *object != previous {
                     again.extend(invoked.iter().copied());
                 }
-                if policy.value["spec"]["reinvocationPolicy"] == "IfNeeded" {
+                if inv.0.value["spec"]["reinvocationPolicy"] == "IfNeeded" {
                     invoked.push(i);
                 }
             }
             again.sort_unstable();
             again.dedup();
             for i in again {
-                let (policy, binding) = &invocations[i];
-                run_binding(&policy.value, &binding.value, attrs, &snap, object)?;
+                run_invocation(&invocations[i], attrs, &snap, object).await?;
             }
             if *object != before {
                 let quiet = attrs.ctx.for_controller("admission");
@@ -81,6 +80,28 @@ impl Mutating for MutatingPolicies {
             Ok(())
         })
     }
+}
+
+/// Runs one invocation on `object`: in the request's version, or in the version the policy
+/// matched it in (converted there, mutated, converted back).
+async fn run_invocation(
+    inv: &Invocation,
+    attrs: &Attributes<'_>,
+    snap: &Snapshot,
+    object: &mut Value,
+) -> Result<(), ApiError> {
+    let (policy, binding, target) = inv;
+    let Some(target) = target else {
+        return run_binding(&policy.value, &binding.value, attrs, snap, object);
+    };
+    let converted = Converted::new(attrs, target, Some(object)).await?;
+    let as_target = converted.attributes(attrs, target);
+    let mut seen = converted.object.clone().unwrap_or(Value::Null);
+    run_binding(&policy.value, &binding.value, &as_target, snap, &mut seen)?;
+    if Some(&seen) != converted.object.as_ref() {
+        *object = target.codec.convert_to(seen, &attrs.resource.codec).await?;
+    }
+    Ok(())
 }
 
 /// Runs one policy through one binding on `object`; a failure refuses the request under

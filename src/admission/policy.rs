@@ -1,15 +1,17 @@
 //! The ValidatingAdmissionPolicy plugin: every stored ValidatingAdmissionPolicy whose
 //! `matchConstraints` select a request is evaluated once per binding (and per parameter object)
 //! whose `matchResources` select it too: `matchConditions`, then `variables`, then each of the
-//! `validations` (CEL over `object`, `oldObject`, `request`, `params`, `namespaceObject` and
-//! `variables`, through [`crate::cel::Expression`]). A failed validation is refused, warned or
-//! ignored as the binding's `validationActions` say, with the apiserver's words; an expression
-//! that cannot be evaluated counts as a failure under `failurePolicy: Fail` and passes under
-//! Ignore. Policies take effect on the first request after their create returns.
+//! `validations` (CEL over `object`, `oldObject`, `request`, `params`, `namespaceObject`,
+//! `variables` and `authorizer`, through [`crate::cel::Expression`]). A failed validation is
+//! refused, warned or ignored as the binding's `validationActions` say, with the apiserver's
+//! words; an expression that cannot be evaluated counts as a failure under `failurePolicy: Fail`
+//! and passes under Ignore. Policies take effect on the first request after their create
+//! returns. Under `matchPolicy: Equivalent` (the default) a policy whose rules name another
+//! served version of the resource sees the objects converted to that version ([`Converted`]).
 //!
-//! Expressions are compiled on each evaluation and type-checked as `dyn` (the apiserver checks
+//! Expressions are compiled once per source and type-checked as `dyn` (the apiserver checks
 //! them against the matched kinds' schemas and reports warnings in `status.typeChecking`, which
-//! kubefake does not fill); `authorizer` and `auditAnnotations` are not offered.
+//! kubefake does not fill); `auditAnnotations` are computed but written nowhere.
 
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
@@ -20,6 +22,7 @@ use std::sync::{Arc, LazyLock};
 
 use crate::cel::{Authz, Bindings, ExpressionCache};
 use crate::error::{ApiError, StatusCause, StatusDetails};
+use crate::registry::resource::ApiResource;
 use crate::store::{GroupResource, ObjectKey, Snapshot, StoredObject};
 
 /// The variables every policy expression may use.
@@ -62,13 +65,20 @@ impl Validating for ValidatingPolicies {
                 "validatingadmissionpolicybindings",
             );
             let mut denials = Vec::new();
-            for (policy, binding) in invocations(attrs, &snap, kinds, object) {
+            for (policy, binding, target) in invocations(attrs, &snap, kinds, object) {
+                let (p, b) = (&policy.value, &binding.value);
+                let Some(target) = target else {
+                    apply_binding(p, b, attrs, &snap, object, &mut denials);
+                    continue;
+                };
+                let converted = Converted::new(attrs, &target, object).await?;
+                let as_target = converted.attributes(attrs, &target);
                 apply_binding(
-                    &policy.value,
-                    &binding.value,
-                    attrs,
+                    p,
+                    b,
+                    &as_target,
                     &snap,
-                    object,
+                    converted.object.as_ref(),
                     &mut denials,
                 );
             }
@@ -89,7 +99,7 @@ pub(super) fn invocations(
     snap: &Snapshot,
     kinds: (&str, &str),
     object: Option<&Value>,
-) -> Vec<(Arc<StoredObject>, Arc<StoredObject>)> {
+) -> Vec<Invocation> {
     if is_exempt(attrs) {
         return Vec::new();
     }
@@ -97,14 +107,10 @@ pub(super) fn invocations(
     let bindings = GroupResource::new(EXEMPT_GROUP, kinds.1);
     let mut out = Vec::new();
     for (_, policy) in snap.list(&policies, None) {
-        if !selects(
-            &policy.value["spec"]["matchConstraints"],
-            attrs,
-            snap,
-            object,
-        ) {
+        let constraints = &policy.value["spec"]["matchConstraints"];
+        let Some(target) = matched_version(constraints, attrs, snap, object) else {
             continue;
-        }
+        };
         let name = &policy.value["metadata"]["name"];
         for (_, binding) in snap.list(&bindings, None) {
             let spec = &binding.value["spec"];
@@ -112,13 +118,111 @@ pub(super) fn invocations(
                 continue;
             }
             let resources = &spec["matchResources"];
-            if resources.is_object() && !selects(resources, attrs, snap, object) {
+            if resources.is_object() && matched_version(resources, attrs, snap, object).is_none() {
                 continue;
             }
-            out.push((policy.clone(), binding.clone()));
+            out.push((policy.clone(), binding.clone(), target.clone()));
         }
     }
     out
+}
+
+/// A policy and binding that select a request, and the other version of the resource the
+/// policy matched it in (`matchPolicy: Equivalent`), if not the request's.
+pub(super) type Invocation = (
+    Arc<StoredObject>,
+    Arc<StoredObject>,
+    Option<Arc<ApiResource>>,
+);
+
+/// Whether `matchConstraints` (or `matchResources`) select the request in its own version
+/// (`Some(None)`), or, under `matchPolicy: Equivalent` (the default), in another served version
+/// of its resource (`Some(Some(version))`).
+fn matched_version(
+    constraints: &Value,
+    attrs: &Attributes<'_>,
+    snap: &Snapshot,
+    object: Option<&Value>,
+) -> Option<Option<Arc<ApiResource>>> {
+    if selects(constraints, attrs, snap, object) {
+        return Some(None);
+    }
+    if constraints["matchPolicy"] == "Exact" {
+        return None;
+    }
+    let res = attrs.resource;
+    attrs
+        .registry
+        .resources()
+        .filter(|r| r.group == res.group && r.plural == res.plural && r.version != res.version)
+        .find(|r| {
+            selects(
+                constraints,
+                &Converted::attributes_of(attrs, r, attrs.old_object),
+                snap,
+                object,
+            )
+        })
+        .map(|r| Some(r.clone()))
+}
+
+/// A request's objects converted to another version of its resource, for a policy matched
+/// there (`matchPolicy: Equivalent`).
+pub(super) struct Converted {
+    /// The object, in the target version.
+    pub object: Option<Value>,
+    /// The old object, in the target version.
+    pub old: Option<Value>,
+}
+
+impl Converted {
+    /// Converts the object and the old object of a request to `target`.
+    pub async fn new(
+        attrs: &Attributes<'_>,
+        target: &ApiResource,
+        object: Option<&Value>,
+    ) -> Result<Converted, ApiError> {
+        let codec = &attrs.resource.codec;
+        let mut out = Converted {
+            object: None,
+            old: None,
+        };
+        if let Some(o) = object {
+            out.object = Some(codec.convert_to(o.clone(), &target.codec).await?);
+        }
+        if let Some(o) = attrs.old_object {
+            out.old = Some(codec.convert_to(o.clone(), &target.codec).await?);
+        }
+        Ok(out)
+    }
+
+    /// The request as if made through `target`, with these converted objects.
+    pub fn attributes<'a>(
+        &'a self,
+        attrs: &Attributes<'a>,
+        target: &'a ApiResource,
+    ) -> Attributes<'a> {
+        Converted::attributes_of(attrs, target, self.old.as_ref())
+    }
+
+    fn attributes_of<'a>(
+        attrs: &Attributes<'a>,
+        target: &'a ApiResource,
+        old: Option<&'a Value>,
+    ) -> Attributes<'a> {
+        Attributes {
+            store: attrs.store,
+            ctx: attrs.ctx,
+            resource: target,
+            subresource: attrs.subresource,
+            operation: attrs.operation,
+            namespace: attrs.namespace,
+            name: attrs.name,
+            old_object: old,
+            registry: attrs.registry.clone(),
+            authorization: attrs.authorization,
+        }
+    }
 }
 
 /// Whether `matchConstraints` (or a binding's `matchResources`) select the request:

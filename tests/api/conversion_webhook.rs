@@ -511,3 +511,91 @@ async fn admission_webhooks_of_another_version_see_it_converted() {
     assert_eq!(server.post(V2, &v2).await.0, 201);
     assert_eq!(seen.lock().len(), 3);
 }
+
+/// Admission policies matching v2 only see a write through v1 in v2 under `matchPolicy:
+/// Equivalent` (the default), and not under `Exact`; a mutating policy's change made in v2
+/// comes back converted.
+#[tokio::test]
+async fn admission_policies_of_another_version_see_it_converted() {
+    let server = server().await;
+    let converter = start_converter(WebhookServer::builder()).await;
+    install(
+        &server,
+        &crd(
+            json!({"url": converter.url("/convert"), "caBundle": converter.ca_bundle()}),
+            &["v1"],
+        ),
+    )
+    .await;
+    let api = "/apis/admissionregistration.k8s.io/v1";
+    let constraints = |policy: &str| {
+        json!({"matchPolicy": policy, "resourceRules": [{
+        "apiGroups": ["stable.example.com"], "apiVersions": ["v2"],
+        "operations": ["CREATE"], "resources": ["crontabs"]}]})
+    };
+    for (name, policy, expression) in [
+        (
+            "equivalent",
+            "Equivalent",
+            "object.spec.schedule != 'never'",
+        ),
+        ("exact", "Exact", "false"),
+    ] {
+        let vap = json!({"metadata": {"name": name}, "spec": {
+            "matchConstraints": constraints(policy),
+            "validations": [{"expression": expression, "message": format!("{name} refused")}]}});
+        assert_eq!(
+            server
+                .post(&format!("{api}/validatingadmissionpolicies"), &vap)
+                .await
+                .0,
+            201
+        );
+        let binding = json!({"metadata": {"name": name},
+            "spec": {"policyName": name, "validationActions": ["Deny"]}});
+        assert_eq!(
+            server
+                .post(
+                    &format!("{api}/validatingadmissionpolicybindings"),
+                    &binding
+                )
+                .await
+                .0,
+            201
+        );
+    }
+    let map = json!({"metadata": {"name": "image"}, "spec": {
+        "matchConstraints": constraints("Equivalent"), "reinvocationPolicy": "Never",
+        "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression":
+            "[JSONPatch{op: 'replace', path: '/spec/image', value: object.spec.schedule}]"}}]}});
+    assert_eq!(
+        server
+            .post(&format!("{api}/mutatingadmissionpolicies"), &map)
+            .await
+            .0,
+        201
+    );
+    let binding = json!({"metadata": {"name": "image"}, "spec": {"policyName": "image"}});
+    assert_eq!(
+        server
+            .post(&format!("{api}/mutatingadmissionpolicybindings"), &binding)
+            .await
+            .0,
+        201
+    );
+
+    let mut never = crontab("never");
+    never["spec"]["cronSpec"] = json!("never");
+    let (status, err) = server.post(V1, &never).await;
+    assert_eq!(status, 422, "{err}");
+    assert_eq!(
+        err["message"],
+        "crontabs.stable.example.com \"never\" is forbidden: ValidatingAdmissionPolicy 'equivalent' with binding 'equivalent' denied request: equivalent refused"
+    );
+    let (status, created) = server.post(V1, &crontab("fine")).await;
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(
+        created["spec"]["image"], "* * * * */5",
+        "mutated in v2 from v2's schedule"
+    );
+}
