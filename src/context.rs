@@ -92,6 +92,17 @@ pub struct Context {
     pub request_name: Option<String>,
     warnings: Mutex<Warnings>,
     work: Arc<WorkQueue>,
+    reinvocation: Mutex<Reinvocation>,
+}
+
+/// Where mutating admission stands with `reinvocationPolicy: IfNeeded` for this request.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Reinvocation {
+    /// A policy or webhook with `reinvocationPolicy: IfNeeded` was invoked.
+    pub if_needed_invoked: bool,
+    /// The mutating plugins run a second time: policies and webhooks run only their IfNeeded
+    /// ones.
+    pub reinvoking: bool,
 }
 
 impl Context {
@@ -105,6 +116,7 @@ impl Context {
             field_manager: None,
             request_name: None,
             warnings: Mutex::default(),
+            reinvocation: Mutex::default(),
             work: Arc::new(WorkQueue::default()),
         }
     }
@@ -125,6 +137,7 @@ impl Context {
             field_manager: None,
             request_name: None,
             warnings: Mutex::default(),
+            reinvocation: Mutex::default(),
             work: self.work.clone(),
         }
     }
@@ -138,6 +151,25 @@ impl Context {
     /// The warnings raised so far, in order.
     pub fn warnings(&self) -> Vec<String> {
         self.warnings.lock().list.clone()
+    }
+
+    /// Mutating admission's reinvocation state.
+    pub fn reinvocation(&self) -> Reinvocation {
+        *self.reinvocation.lock()
+    }
+
+    /// Records that an IfNeeded policy or webhook was invoked.
+    pub fn invoked_if_needed(&self) {
+        self.reinvocation.lock().if_needed_invoked = true;
+    }
+
+    /// Starts (or ends) the second run of the mutating plugins, and forgets the invocations of
+    /// the first.
+    pub fn set_reinvoking(&self, reinvoking: bool) {
+        *self.reinvocation.lock() = Reinvocation {
+            if_needed_invoked: false,
+            reinvoking,
+        };
     }
 
     /// The controller work queue this request's commits feed.

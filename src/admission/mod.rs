@@ -193,12 +193,33 @@ impl Chain {
         }
     }
 
-    /// Runs the mutating plugins in turn.
+    /// Runs the mutating plugins in turn; then, when a plugin changed the object after an
+    /// earlier plugin invoked a policy or webhook with `reinvocationPolicy: IfNeeded`, once
+    /// more: every built-in plugin, and the IfNeeded policies and webhooks (the apiserver's
+    /// reinvocation; changes among one plugin's own policies or webhooks it handles itself).
     pub async fn admit(&self, attrs: &Attributes<'_>, object: &mut Value) -> Result<(), ApiError> {
+        let ctx = attrs.ctx;
+        let mut after_if_needed: Option<Value> = None;
         for plugin in &self.mutating {
+            let before = ctx.reinvocation().if_needed_invoked;
             plugin.admit(attrs, object).await?;
+            if !before && ctx.reinvocation().if_needed_invoked {
+                after_if_needed = Some(object.clone());
+            }
         }
-        Ok(())
+        if after_if_needed.is_none_or(|seen| seen == *object) {
+            return Ok(());
+        }
+        ctx.set_reinvoking(true);
+        let mut again = Ok(());
+        for plugin in &self.mutating {
+            again = plugin.admit(attrs, object).await;
+            if again.is_err() {
+                break;
+            }
+        }
+        ctx.set_reinvoking(false);
+        again
     }
 
     /// Runs the mutating plugins for a delete.

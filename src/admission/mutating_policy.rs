@@ -49,9 +49,22 @@ impl Mutating for MutatingPolicies {
                 "mutatingadmissionpolicies",
                 "mutatingadmissionpolicybindings",
             );
-            let invocations = invocations(attrs, &snap, kinds, Some(object));
+            let if_needed =
+                |inv: &Invocation| inv.0.value["spec"]["reinvocationPolicy"] == "IfNeeded";
+            let mut invocations = invocations(attrs, &snap, kinds, Some(object));
+            if attrs.ctx.reinvocation().reinvoking {
+                // The chain's second run: only the IfNeeded policies, once each.
+                invocations.retain(if_needed);
+                for inv in &invocations {
+                    run_invocation(inv, attrs, &snap, object).await?;
+                }
+                return Ok(());
+            }
             if invocations.is_empty() {
                 return Ok(());
+            }
+            if invocations.iter().any(if_needed) {
+                attrs.ctx.invoked_if_needed();
             }
             let before = object.clone();
             // Round one: every invocation; a change makes the IfNeeded policies that ran before

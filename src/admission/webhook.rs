@@ -616,19 +616,29 @@ impl Mutating for MutatingWebhooks {
     ) -> BoxFuture<'a, Result<(), ApiError>> {
         Box::pin(async move {
             let snap = attrs.store.snapshot();
-            let hooks =
+            let mut hooks =
                 selected_hooks(attrs, &snap, "mutatingwebhookconfigurations", Some(object))?;
+            let if_needed = |inv: &Invocation| inv.hook["reinvocationPolicy"] == "IfNeeded";
+            if attrs.ctx.reinvocation().reinvoking {
+                // The chain's second run: only the IfNeeded webhooks, once each.
+                hooks.retain(if_needed);
+            } else if hooks.iter().any(if_needed) {
+                attrs.ctx.invoked_if_needed();
+            }
             if hooks.is_empty() {
                 return Ok(());
             }
             // Round one: every hook; a change makes the IfNeeded hooks that ran before it due
             // for a second round.
+            let reinvoking = attrs.ctx.reinvocation().reinvoking;
             let mut invoked: HashSet<usize> = HashSet::new();
             let mut again: HashSet<usize> = HashSet::new();
             let mut changed_any = false;
             for (i, inv) in hooks.iter().enumerate() {
                 if self.run(inv, attrs, object).await? {
-                    again.extend(invoked.iter().copied());
+                    if !reinvoking {
+                        again.extend(invoked.iter().copied());
+                    }
                     changed_any = true;
                 }
                 if inv.hook["reinvocationPolicy"] == "IfNeeded" {

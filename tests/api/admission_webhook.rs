@@ -690,3 +690,58 @@ async fn connections_are_admitted_as_connect() {
     );
     assert_eq!(seen.lock().len(), 2);
 }
+
+#[tokio::test]
+async fn policies_are_reinvoked_after_a_webhooks_change() {
+    let server = server().await;
+    let (hook, seen) = start(|review| add_label(review, "from-webhook", "yes")).await;
+    configure(
+        &server,
+        MUTATING,
+        "labeller",
+        vec![webhook("labeller.example.com", &hook, json!({}))],
+    )
+    .await;
+    let api = "/apis/admissionregistration.k8s.io/v1";
+    for (name, reinvocation) in [("copy", "IfNeeded"), ("copy-once", "Never")] {
+        let target = if name == "copy" {
+            "copied"
+        } else {
+            "copied-once"
+        };
+        let policy = json!({"metadata": {"name": name}, "spec": {
+            "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                "operations": ["CREATE"], "resources": ["configmaps"]}]},
+            "matchConditions": [{"name": "labelled",
+                "expression": "has(object.metadata.labels) && 'from-webhook' in object.metadata.labels"}],
+            "reinvocationPolicy": reinvocation,
+            "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {"expression":
+                format!("Object{{metadata: Object.metadata{{labels: {{'{target}': object.metadata.labels['from-webhook']}}}}}}")}}]}});
+        let (status, body) = server
+            .post(&format!("{api}/mutatingadmissionpolicies"), &policy)
+            .await;
+        assert_eq!(status, 201, "{body}");
+        let binding = json!({"metadata": {"name": name}, "spec": {"policyName": name}});
+        assert_eq!(
+            server
+                .post(&format!("{api}/mutatingadmissionpolicybindings"), &binding)
+                .await
+                .0,
+            201
+        );
+    }
+    let (status, created) = server.post(CONFIGMAPS, &configmap("c", json!({}))).await;
+    assert_eq!(status, 201, "{created}");
+    let labels = &created["metadata"]["labels"];
+    assert_eq!(labels["from-webhook"], "yes");
+    assert_eq!(
+        labels["copied"], "yes",
+        "the IfNeeded policy ran again after the webhook"
+    );
+    assert_eq!(labels.get("copied-once"), None, "a Never policy did not");
+    assert_eq!(
+        seen.lock().len(),
+        1,
+        "a webhook without IfNeeded is not reinvoked"
+    );
+}
