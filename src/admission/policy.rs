@@ -9,9 +9,10 @@
 //! returns. Under `matchPolicy: Equivalent` (the default) a policy whose rules name another
 //! served version of the resource sees the objects converted to that version ([`Converted`]).
 //!
-//! Expressions are compiled once per source and type-checked as `dyn` (the apiserver checks
-//! them against the matched kinds' schemas and reports warnings in `status.typeChecking`, which
-//! kubefake does not fill); `auditAnnotations` are computed but written nowhere.
+//! Expressions are compiled once per source and checked as `dyn` here; the status controller
+//! ([`crate::controllers::policy_status`]) type-checks them against the kinds a policy names
+//! and reports warnings in `status.typeChecking`. `auditAnnotations` are computed but written
+//! nowhere.
 
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
@@ -26,7 +27,7 @@ use crate::registry::resource::ApiResource;
 use crate::store::{GroupResource, ObjectKey, Snapshot, StoredObject};
 
 /// The variables every policy expression may use.
-const VARS: [&str; 7] = [
+pub(crate) const VARS: [&str; 7] = [
     "object",
     "oldObject",
     "request",

@@ -133,6 +133,16 @@ impl Checker {
         }
     }
 
+    /// Declares (or redeclares) a variable of a known type.
+    pub fn declare(&mut self, name: &str, ty: Ty) {
+        self.vars.retain(|v| v.name != name);
+        self.vars.push(Var {
+            name: name.to_string(),
+            ty,
+            size: None,
+        });
+    }
+
     fn err(&mut self, id: u64, e: CheckError) -> Info {
         self.errors.push((id, e));
         Info::new(Ty::Error, Cost::default())

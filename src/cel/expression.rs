@@ -33,6 +33,23 @@ impl Expression {
         })
     }
 
+    /// Type-checks `src` with `object` and `oldObject` of the type `schema` describes (a
+    /// resource's root schema) and `vars` `dyn`: what a ValidatingAdmissionPolicy's
+    /// `status.typeChecking` reports. `Ok` when the schema gives CEL nothing to check with.
+    pub fn check_against(
+        src: &str,
+        schema: &crate::schema::Node,
+        vars: &[&str],
+    ) -> Result<(), CompileError> {
+        let mut checker = Checker::with_dyn_vars(vars);
+        if let Some(decl) = super::decl::decl_of(schema, true, "object") {
+            let ty = super::types::Ty::Schema(decl);
+            checker.declare("object", ty.clone());
+            checker.declare("oldObject", ty);
+        }
+        compile_with(src, checker).map(|_| ())
+    }
+
     /// Evaluates to a boolean with `vars` bound (absent JSON is `null`).
     pub fn eval_bool(&self, vars: &[(&str, &Value)]) -> Result<bool, EvalError> {
         match self.eval(vars)? {

@@ -19,6 +19,7 @@ pub mod clusterrole_aggregation;
 pub mod crd;
 pub mod garbage_collector;
 pub mod namespace;
+pub mod policy_status;
 pub mod storage_protection;
 
 use std::collections::{HashSet, VecDeque};
@@ -50,6 +51,8 @@ pub enum Work {
     StorageProtection(GroupResource, ObjectKey),
     /// A ClusterRole changed: bring every aggregated ClusterRole's rules up to date.
     ClusterRoleAggregation,
+    /// Type-check a ValidatingAdmissionPolicy and write its status.
+    PolicyStatus(String),
 }
 
 /// Pending work, without duplicates (an item queued twice is done once).
@@ -177,6 +180,7 @@ fn process<'a>(state: &'a State, ctx: &'a Context, work: Work) -> BoxFuture<'a, 
                 };
                 storage_protection::reconcile(state, &ctx.for_controller(name), &gr, &key).await
             }
+            Work::PolicyStatus(name) => policy_status::reconcile(state, &name),
             Work::ClusterRoleAggregation => {
                 let ctx = ctx.for_controller(clusterrole_aggregation::FIELD_MANAGER);
                 clusterrole_aggregation::reconcile(state, &ctx).await

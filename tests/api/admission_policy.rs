@@ -399,3 +399,44 @@ async fn authorizer_asks_rbac_about_the_requests_user() {
     // The admin holds everything, sensitive or not.
     assert_eq!(server.post(CONFIGMAPS, &sensitive).await.0, 201);
 }
+
+#[tokio::test]
+async fn type_checking_warnings_are_written_to_the_status() {
+    let server = server().await;
+    let body = json!({"metadata": {"name": "typos"}, "spec": {
+        "matchConstraints": {"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"],
+            "operations": ["CREATE"], "resources": ["deployments"]}]},
+        "validations": [
+            {"expression": "object.spec.replicas > 1 && object.metadata.labels.size() >= 0"},
+            {"expression": "object.spec.replicass > 1", "messageExpression": "'x' + object.metadata.nam"}]}});
+    let (status, _) = server.post(POLICIES, &body).await;
+    assert_eq!(status, 201);
+    let (_, policy) = server.get(&format!("{POLICIES}/typos")).await;
+    assert_eq!(policy["status"]["observedGeneration"], 1, "{policy}");
+    let warnings = policy["status"]["typeChecking"]["expressionWarnings"].clone();
+    assert_eq!(
+        warnings,
+        json!([
+            {"fieldRef": "spec.validations[1].expression",
+             "warning": "apps/v1, Kind=Deployment: ERROR: <input>:1:12: undefined field 'replicass'\n | object.spec.replicass > 1\n | ...........^\n"},
+            {"fieldRef": "spec.validations[1].messageExpression",
+             "warning": "apps/v1, Kind=Deployment: ERROR: <input>:1:22: undefined field 'nam'\n | 'x' + object.metadata.nam\n | .....................^\n"}
+        ])
+    );
+    // A policy on ConfigMaps without mistakes gets an empty report.
+    policy_named(&server, "clean").await;
+    let (_, clean) = server.get(&format!("{POLICIES}/clean")).await;
+    assert_eq!(
+        clean["status"],
+        json!({"observedGeneration": 1, "typeChecking": {}})
+    );
+}
+
+async fn policy_named(server: &TestServer, name: &str) {
+    policy(
+        server,
+        name,
+        json!({"validations": [{"expression": "size(object.data) < 3"}]}),
+    )
+    .await;
+}

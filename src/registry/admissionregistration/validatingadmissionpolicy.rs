@@ -1,8 +1,9 @@
 //! The admissionregistration/v1 ValidatingAdmissionPolicy kind (+status): CEL validations and
 //! audit annotations over the requests its match constraints select, with the failure policy
 //! defaulted to `Fail` and the match constraints' defaults. Validated as the apiserver
-//! validates it; expressions are compiled but type-checked as `dyn` only (no type errors, and
-//! no `status.typeChecking` is written). Enforced by [`crate::admission::policy`].
+//! validates it; expressions are compiled and checked as `dyn` when written, and type-checked
+//! against the kinds the policy names by [`crate::controllers::policy_status`], which writes
+//! `status.typeChecking`. Enforced by [`crate::admission::policy`].
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -192,6 +193,11 @@ fn policy_errors(obj: &Value, ignore_match_conditions: bool) -> Vec<StatusCause>
 pub struct PolicyStrategy;
 
 impl Strategy for PolicyStrategy {
+    fn after_commit(&self, obj: &crate::store::StoredObject) -> Vec<crate::controllers::Work> {
+        let name = crate::registry::object_meta::meta_str(&obj.value, "name");
+        vec![crate::controllers::Work::PolicyStatus(name.to_string())]
+    }
+
     fn defaults(&self, obj: &mut Value) {
         let Some(spec) = obj.get_mut("spec").filter(|s| s.is_object()) else {
             return;
