@@ -33,19 +33,19 @@ impl Expression {
         })
     }
 
-    /// Type-checks `src` with `object` and `oldObject` of the type `schema` describes (a
-    /// resource's root schema) and `vars` `dyn`: what a ValidatingAdmissionPolicy's
-    /// `status.typeChecking` reports. `Ok` when the schema gives CEL nothing to check with.
-    pub fn check_against(
+    /// Type-checks `src` with `vars` declared `dyn`, except those of `typed`, which have the
+    /// type their (resource root) schema describes: what a ValidatingAdmissionPolicy's
+    /// `status.typeChecking` reports.
+    pub fn check_typed(
         src: &str,
-        schema: &crate::schema::Node,
+        typed: &[(&str, &crate::schema::Node)],
         vars: &[&str],
     ) -> Result<(), CompileError> {
         let mut checker = Checker::with_dyn_vars(vars);
-        if let Some(decl) = super::decl::decl_of(schema, true, "object") {
-            let ty = super::types::Ty::Schema(decl);
-            checker.declare("object", ty.clone());
-            checker.declare("oldObject", ty);
+        for (name, schema) in typed {
+            if let Some(decl) = super::decl::decl_of(schema, true, name) {
+                checker.declare(name, super::types::Ty::Schema(decl));
+            }
         }
         compile_with(src, checker).map(|_| ())
     }

@@ -3,9 +3,10 @@
 //! validation's `expression` and `messageExpression` against the kinds the policy's rules
 //! name, and writes `status.observedGeneration` and `status.typeChecking.expressionWarnings`.
 //!
-//! Checked: `object` and `oldObject` typed by the kind's schema (built-in kinds; a custom
-//! resource's published schema lacks the full ObjectMeta the apiserver adds, so CRDs are left
-//! unchecked rather than warned about falsely), the other variables as `dyn`.
+//! Checked: `object` and `oldObject` typed by the kind's schema, `params` by the `paramKind`'s
+//! and `namespaceObject` as a Namespace (built-in kinds only: a custom resource's published
+//! schema lacks the full ObjectMeta the apiserver adds, so CRDs are left unchecked rather than
+//! warned about falsely); `request`, `variables` and `authorizer` as `dyn`.
 
 use serde_json::{json, Value};
 
@@ -102,6 +103,19 @@ fn types_to_check(
     out
 }
 
+/// The built-in kind of a policy's `paramKind` (custom resources' schemas lack the full
+/// ObjectMeta, so their params stay `dyn`).
+fn param_resource(
+    policy: &Value,
+    registry: &Registry,
+) -> Option<std::sync::Arc<crate::registry::resource::ApiResource>> {
+    let kind = &policy["spec"]["paramKind"];
+    let api_version = kind["apiVersion"].as_str()?;
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    let res = registry.by_kind(group, version, kind["kind"].as_str()?)?;
+    res.crd.is_none().then_some(res)
+}
+
 /// `TypeChecker.Check`: a warning per validation expression or message expression that does
 /// not type-check against some kind, each kind's issues after its name.
 pub fn type_check(policy: &Value, registry: &Registry) -> Vec<Value> {
@@ -109,6 +123,15 @@ pub fn type_check(policy: &Value, registry: &Registry) -> Vec<Value> {
         .into_iter()
         .filter(|(_, res)| res.crd.is_none())
         .collect();
+    let params = param_resource(policy, registry);
+    let namespace = registry.resolve("", "v1", "namespaces");
+    let mut fixed: Vec<(&str, &crate::schema::Node)> = Vec::new();
+    if let Some(s) = params.as_ref().and_then(|r| r.schema.get()) {
+        fixed.push(("params", s.root()));
+    }
+    if let Some(s) = namespace.as_ref().and_then(|r| r.schema.get()) {
+        fixed.push(("namespaceObject", s.root()));
+    }
     let mut warnings = Vec::new();
     let validations = policy["spec"]["validations"]
         .as_array()
@@ -123,7 +146,9 @@ pub fn type_check(policy: &Value, registry: &Registry) -> Vec<Value> {
                 .iter()
                 .filter_map(|(gvk, res)| {
                     let schema = res.schema.get()?.root();
-                    Expression::check_against(src, schema, &VARS)
+                    let mut typed = vec![("object", schema), ("oldObject", schema)];
+                    typed.extend(fixed.iter().copied());
+                    Expression::check_typed(src, &typed, &VARS)
                         .err()
                         .map(|e| format!("{gvk}: {e}\n"))
                 })

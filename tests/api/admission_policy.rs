@@ -423,6 +423,39 @@ async fn type_checking_warnings_are_written_to_the_status() {
              "warning": "apps/v1, Kind=Deployment: ERROR: <input>:1:22: undefined field 'nam'\n | 'x' + object.metadata.nam\n | .....................^\n"}
         ])
     );
+    // Params of a built-in kind and the namespace are typed too.
+    let body = json!({"metadata": {"name": "typed-params"}, "spec": {
+        "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+        "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+            "operations": ["CREATE"], "resources": ["pods"]}]},
+        "validations": [
+            {"expression": "params.data.size() > 0 && namespaceObject.metadata.name != ''"},
+            {"expression": "has(params.datax)"},
+            {"expression": "namespaceObject.spec.finalizerz.size() == 0"}]}});
+    assert_eq!(server.post(POLICIES, &body).await.0, 201);
+    let (_, policy) = server.get(&format!("{POLICIES}/typed-params")).await;
+    let warnings = policy["status"]["typeChecking"]["expressionWarnings"].clone();
+    let refs: Vec<&str> = warnings
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|w| w["fieldRef"].as_str())
+        .collect();
+    assert_eq!(
+        refs,
+        [
+            "spec.validations[1].expression",
+            "spec.validations[2].expression"
+        ],
+        "{warnings}"
+    );
+    assert!(
+        warnings[0]["warning"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("/v1, Kind=Pod: ERROR: <input>:1:4: undefined field 'datax'"),
+        "{warnings}"
+    );
     // A policy on ConfigMaps without mistakes gets an empty report.
     policy_named(&server, "clean").await;
     let (_, clean) = server.get(&format!("{POLICIES}/clean")).await;
