@@ -3,16 +3,19 @@
 //! validation's `expression` and `messageExpression` against the kinds the policy's rules
 //! name, and writes `status.observedGeneration` and `status.typeChecking.expressionWarnings`.
 //!
-//! Checked: `object` and `oldObject` typed by the kind's schema, `params` by the `paramKind`'s
-//! and `namespaceObject` as a Namespace (built-in kinds only: a custom resource's published
-//! schema lacks the full ObjectMeta the apiserver adds, so CRDs are left unchecked rather than
-//! warned about falsely); `request`, `variables` and `authorizer` as `dyn`.
+//! Checked: `object` and `oldObject` typed by the kind's schema (a custom resource's with the
+//! full ObjectMeta as its `metadata`, as the apiserver's schema resolver gives it), `params` by
+//! a built-in `paramKind`'s and `namespaceObject` as a Namespace; `request`, `variables` and
+//! `authorizer` as `dyn`.
+
+use std::sync::LazyLock;
 
 use serde_json::{json, Value};
 
 use crate::admission::policy::VARS;
 use crate::cel::Expression;
 use crate::registry::catalog::Registry;
+use crate::schema::Node;
 use crate::state::State;
 use crate::store::{GroupResource, ObjectKey};
 
@@ -103,6 +106,31 @@ fn types_to_check(
     out
 }
 
+/// The full ObjectMeta schema, for custom resources' roots (their published schema declares
+/// only `name` and `generateName`; the apiserver's type checker sees all of ObjectMeta).
+static OBJECT_META: LazyLock<Option<Node>> = LazyLock::new(|| {
+    crate::registry::builtin::schema::compile("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta")
+        .map(|s| s.root().clone())
+});
+
+/// The schema `object` is checked with: a built-in kind's, or a custom resource's with the full
+/// ObjectMeta as its `metadata`.
+fn checked_schema(res: &crate::registry::resource::ApiResource) -> Option<Node> {
+    let mut root = res.schema.get()?.root().clone();
+    if res.crd.is_some() {
+        let meta = OBJECT_META.as_ref()?;
+        // `apiVersion` and `kind` are plain strings, as ObjectMeta's `name` is.
+        let string = meta.properties.get("name")?;
+        for field in ["apiVersion", "kind"] {
+            root.properties
+                .entry(field.into())
+                .or_insert_with(|| string.clone());
+        }
+        root.properties.insert("metadata".into(), meta.clone());
+    }
+    Some(root)
+}
+
 /// The built-in kind of a policy's `paramKind` (custom resources' schemas lack the full
 /// ObjectMeta, so their params stay `dyn`).
 fn param_resource(
@@ -119,9 +147,9 @@ fn param_resource(
 /// `TypeChecker.Check`: a warning per validation expression or message expression that does
 /// not type-check against some kind, each kind's issues after its name.
 pub fn type_check(policy: &Value, registry: &Registry) -> Vec<Value> {
-    let types: Vec<_> = types_to_check(policy, registry)
+    let types: Vec<(String, Node)> = types_to_check(policy, registry)
         .into_iter()
-        .filter(|(_, res)| res.crd.is_none())
+        .filter_map(|(gvk, res)| checked_schema(&res).map(|s| (gvk, s)))
         .collect();
     let params = param_resource(policy, registry);
     let namespace = registry.resolve("", "v1", "namespaces");
@@ -144,8 +172,8 @@ pub fn type_check(policy: &Value, registry: &Registry) -> Vec<Value> {
             };
             let issues: Vec<String> = types
                 .iter()
-                .filter_map(|(gvk, res)| {
-                    let schema = res.schema.get()?.root();
+                .filter_map(|(gvk, schema)| {
+                    let schema: &Node = schema;
                     let mut typed = vec![("object", schema), ("oldObject", schema)];
                     typed.extend(fixed.iter().copied());
                     Expression::check_typed(src, &typed, &VARS)

@@ -456,6 +456,22 @@ async fn type_checking_warnings_are_written_to_the_status() {
             .starts_with("/v1, Kind=Pod: ERROR: <input>:1:4: undefined field 'datax'"),
         "{warnings}"
     );
+    // Custom resources are checked with their schema and the full ObjectMeta.
+    server.install_crontab_crd().await;
+    let body = json!({"metadata": {"name": "crontabs"}, "spec": {
+        "matchConstraints": {"resourceRules": [{"apiGroups": ["stable.example.com"],
+            "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["crontabs"]}]},
+        "validations": [
+            {"expression": "object.spec.cronSpec != '' && object.metadata.labels.size() >= 0"},
+            {"expression": "object.spec.cronspec != ''"}]}});
+    assert_eq!(server.post(POLICIES, &body).await.0, 201);
+    let (_, policy) = server.get(&format!("{POLICIES}/crontabs")).await;
+    let warnings = policy["status"]["typeChecking"]["expressionWarnings"].clone();
+    assert_eq!(
+        warnings,
+        json!([{"fieldRef": "spec.validations[1].expression",
+            "warning": "stable.example.com/v1, Kind=CronTab: ERROR: <input>:1:12: undefined field 'cronspec'\n | object.spec.cronspec != ''\n | ...........^\n"}])
+    );
     // A policy on ConfigMaps without mistakes gets an empty report.
     policy_named(&server, "clean").await;
     let (_, clean) = server.get(&format!("{POLICIES}/clean")).await;
