@@ -18,6 +18,7 @@
 
 pub mod default_class;
 pub mod default_toleration_seconds;
+pub mod equivalent;
 pub mod mutating_policy;
 pub mod namespace_lifecycle;
 pub mod policy;

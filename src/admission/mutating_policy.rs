@@ -14,7 +14,8 @@ use std::sync::LazyLock;
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
 
-use super::policy::{invocations, namespace_object, params, Converted, Invocation};
+use super::equivalent::Converted;
+use super::policy::{invocations, namespace_object, params, Invocation};
 use super::webhook::request_fields;
 use super::{Attributes, Mutating};
 use crate::cel::{Authz, Bindings, ExpressionCache};

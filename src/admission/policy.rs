@@ -7,7 +7,8 @@
 //! words; an expression that cannot be evaluated counts as a failure under `failurePolicy: Fail`
 //! and passes under Ignore. Policies take effect on the first request after their create
 //! returns. Under `matchPolicy: Equivalent` (the default) a policy whose rules name another
-//! served version of the resource sees the objects converted to that version ([`Converted`]).
+//! served version of the resource sees the objects converted to that version
+//! ([`equivalent::Converted`]).
 //!
 //! Expressions are compiled once per source and checked as `dyn` here; the status controller
 //! ([`crate::controllers::policy_status`]) type-checks them against the kinds a policy names
@@ -17,6 +18,7 @@
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
 
+use super::equivalent::{self, Converted};
 use super::webhook::{is_exempt, namespace_labels, rule_matches, selector_or_all, EXEMPT_GROUP};
 use super::{Attributes, Validating};
 use std::sync::{Arc, LazyLock};
@@ -151,79 +153,7 @@ fn matched_version(
     if constraints["matchPolicy"] == "Exact" {
         return None;
     }
-    let res = attrs.resource;
-    attrs
-        .registry
-        .resources()
-        .filter(|r| r.group == res.group && r.plural == res.plural && r.version != res.version)
-        .find(|r| {
-            selects(
-                constraints,
-                &Converted::attributes_of(attrs, r, attrs.old_object),
-                snap,
-                object,
-            )
-        })
-        .map(|r| Some(r.clone()))
-}
-
-/// A request's objects converted to another version of its resource, for a policy matched
-/// there (`matchPolicy: Equivalent`).
-pub(super) struct Converted {
-    /// The object, in the target version.
-    pub object: Option<Value>,
-    /// The old object, in the target version.
-    pub old: Option<Value>,
-}
-
-impl Converted {
-    /// Converts the object and the old object of a request to `target`.
-    pub async fn new(
-        attrs: &Attributes<'_>,
-        target: &ApiResource,
-        object: Option<&Value>,
-    ) -> Result<Converted, ApiError> {
-        let codec = &attrs.resource.codec;
-        let mut out = Converted {
-            object: None,
-            old: None,
-        };
-        if let Some(o) = object {
-            out.object = Some(codec.convert_to(o.clone(), &target.codec).await?);
-        }
-        if let Some(o) = attrs.old_object {
-            out.old = Some(codec.convert_to(o.clone(), &target.codec).await?);
-        }
-        Ok(out)
-    }
-
-    /// The request as if made through `target`, with these converted objects.
-    pub fn attributes<'a>(
-        &'a self,
-        attrs: &Attributes<'a>,
-        target: &'a ApiResource,
-    ) -> Attributes<'a> {
-        Converted::attributes_of(attrs, target, self.old.as_ref())
-    }
-
-    fn attributes_of<'a>(
-        attrs: &Attributes<'a>,
-        target: &'a ApiResource,
-        old: Option<&'a Value>,
-    ) -> Attributes<'a> {
-        Attributes {
-            store: attrs.store,
-            ctx: attrs.ctx,
-            resource: target,
-            subresource: attrs.subresource,
-            operation: attrs.operation,
-            namespace: attrs.namespace,
-            name: attrs.name,
-            old_object: old,
-            registry: attrs.registry.clone(),
-            authorization: attrs.authorization,
-        }
-    }
+    equivalent::first_match(attrs, |a| selects(constraints, a, snap, object)).map(Some)
 }
 
 /// Whether `matchConstraints` (or a binding's `matchResources`) select the request:

@@ -27,6 +27,7 @@ use base64::Engine;
 use futures_util::future::{join_all, BoxFuture};
 use serde_json::{json, Value};
 
+use super::equivalent::{self, Converted};
 use super::{Attributes, Mutating, Operation, Validating};
 use crate::cel::{Bindings, ExpressionCache};
 use crate::error::ApiError;
@@ -136,17 +137,7 @@ fn matched_version(hook: &Value, attrs: &Attributes<'_>) -> Option<Option<Arc<Ap
     if hook["matchPolicy"] == "Exact" {
         return None;
     }
-    let res = attrs.resource;
-    attrs
-        .registry
-        .resources()
-        .filter(|r| r.group == res.group && r.plural == res.plural && r.version != res.version)
-        .find(|r| {
-            rules
-                .iter()
-                .any(|rule| rule_matches_resource(rule, attrs, r))
-        })
-        .map(|r| Some(r.clone()))
+    equivalent::first_match(attrs, |a| rules.iter().any(|r| rule_matches(r, a))).map(Some)
 }
 
 /// The variables `matchConditions` may use (`authorizer` is not offered: no authorization yet).
@@ -267,12 +258,7 @@ pub(super) fn namespace_labels(
 /// One rule (`RuleWithOperations`) against the request: operation, group, version,
 /// `resource[/subresource]` with `*` wildcards, and scope.
 pub(super) fn rule_matches(rule: &Value, attrs: &Attributes<'_>) -> bool {
-    rule_matches_resource(rule, attrs, attrs.resource)
-}
-
-/// [`rule_matches`] for the request as if made through `res` (another version of its
-/// resource).
-fn rule_matches_resource(rule: &Value, attrs: &Attributes<'_>, res: &ApiResource) -> bool {
+    let res = attrs.resource;
     let any = |key: &str, want: &str| {
         rule[key]
             .as_array()
@@ -319,19 +305,16 @@ async fn equivalent_review(
     uid: &str,
     target: &ApiResource,
 ) -> Result<Value, ApiError> {
+    let converted = Converted::new(attrs, target, object).await?;
     let mut body = review(hook, attrs, object, uid);
     let request = &mut body["request"];
     request["kind"] =
         json!({"group": target.group, "version": target.version, "kind": target.kind});
     request["resource"] =
         json!({"group": target.group, "version": target.version, "resource": target.plural});
-    for (field, value) in [("object", object), ("oldObject", attrs.old_object)] {
+    for (field, value) in [("object", converted.object), ("oldObject", converted.old)] {
         if let Some(v) = value {
-            request[field] = attrs
-                .resource
-                .codec
-                .convert_to(v.clone(), &target.codec)
-                .await?;
+            request[field] = v;
         }
     }
     Ok(body)
