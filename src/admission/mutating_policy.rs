@@ -15,11 +15,11 @@ use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
 
 use super::equivalent::Converted;
-use super::policy::{invocations, namespace_object, params, Invocation};
+use super::policy::{invocations, namespace_object, object_refusal, params, Invocation};
 use super::webhook::request_fields;
 use super::{Attributes, Mutating};
 use crate::cel::{Authz, Bindings, ExpressionCache};
-use crate::error::{ApiError, StatusCause, StatusDetails};
+use crate::error::ApiError;
 use crate::store::Snapshot;
 
 /// The variables every mutating policy expression may use.
@@ -251,25 +251,10 @@ fn refusal(
     why: &str,
     reason: &'static str,
 ) -> ApiError {
-    let res = attrs.resource;
     let message = format!(
         "policy '{}' with binding '{}' denied request: {why}",
         policy["metadata"]["name"].as_str().unwrap_or(""),
         binding["metadata"]["name"].as_str().unwrap_or("")
     );
-    let mut err = ApiError::forbidden(&res.group, &res.plural, attrs.name, "");
-    err.message = message.clone();
-    err.reason = reason.into();
-    err.details = Some(Box::new(StatusDetails {
-        name: Some(attrs.name.to_string()),
-        group: Some(res.group.clone()),
-        kind: Some(res.plural.clone()),
-        causes: vec![StatusCause {
-            reason: String::new(),
-            message,
-            field: String::new(),
-        }],
-        ..Default::default()
-    }));
-    err
+    object_refusal(attrs, 403, reason.into(), message.clone(), message)
 }

@@ -501,16 +501,29 @@ fn refusal(attrs: &Attributes<'_>, d: &Denial) -> ApiError {
         "RequestEntityTooLarge" => 413,
         _ => 422,
     };
-    let mut err = ApiError::forbidden(&res.group, &res.plural, attrs.name, &message);
-    err.code = code;
-    err.reason = d.reason.clone().into();
+    let qualified = crate::error::qualified(&res.group, &res.plural);
+    let status = format!("{qualified} \"{}\" is forbidden: {message}", attrs.name);
+    object_refusal(attrs, code, d.reason.clone(), status, message)
+}
+
+/// A policy's refusal of the request's object (`PolicyError`): the Status names the object,
+/// and `cause` is its one cause.
+pub(super) fn object_refusal(
+    attrs: &Attributes<'_>,
+    code: u16,
+    reason: String,
+    message: String,
+    cause: String,
+) -> ApiError {
+    let res = attrs.resource;
+    let mut err = ApiError::rejection(code, reason, message);
     err.details = Some(Box::new(StatusDetails {
         name: Some(attrs.name.to_string()),
         group: Some(res.group.clone()),
         kind: Some(res.plural.clone()),
         causes: vec![StatusCause {
             reason: String::new(),
-            message,
+            message: cause,
             field: String::new(),
         }],
         ..Default::default()
