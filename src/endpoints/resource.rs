@@ -16,7 +16,7 @@ use super::{action, apply, delete, options, read, scale, watch, write};
 use crate::context::Context;
 use crate::error::ApiError;
 use crate::filters::request_info::{RequestInfo, Verb};
-use crate::registry::resource::{ApiResource, Subresource, SubresourceKind, UnservedVerb};
+use crate::registry::resource::{Action, ApiResource, Subresource, SubresourceKind, UnservedVerb};
 use crate::registry::store::{self as rest, Target, UpdateSource};
 use crate::state::State;
 use crate::store::StoredObject;
@@ -117,11 +117,18 @@ pub async fn serve(
         info.verb == Verb::Watch,
         req.query.get("includeObject"),
     )?;
-    if let (Some(act), "") = (res.action.clone(), info.subresource.as_str()) {
-        if !res.allows(info.verb.as_str()) {
+    let sub = subresource(&res, info)?;
+    if let Some(own) = served_by_code(&res, sub.as_ref()) {
+        let allowed = match &sub {
+            Some(sub) => sub.allows(info.verb.as_str()),
+            None => res.allows(info.verb.as_str()),
+        };
+        if !allowed {
             return Err(ApiError::method_not_allowed());
         }
-        options::set_write_options(ctx, req)?;
+        if !reads {
+            options::set_write_options(ctx, req)?;
+        }
         let ep = Endpoint {
             state,
             req,
@@ -131,35 +138,12 @@ pub async fn serve(
             ctx,
             output,
         };
-        return action::serve(&ep, &act).await;
+        return match own {
+            Own::Action(act) => action::serve(&ep, &act).await,
+            Own::Scale => scale::serve(&ep).await,
+        };
     }
-    let target = match subresource(&res, info)? {
-        Some(sub) => match &sub.kind {
-            SubresourceKind::Part(_) => Target::Part(sub),
-            SubresourceKind::Scale(_) | SubresourceKind::Action(_) => {
-                if !sub.allows(info.verb.as_str()) {
-                    return Err(ApiError::method_not_allowed());
-                }
-                if !reads {
-                    options::set_write_options(ctx, req)?;
-                }
-                let ep = Endpoint {
-                    state,
-                    req,
-                    info,
-                    res,
-                    target: Target::Main,
-                    ctx,
-                    output,
-                };
-                return match &sub.kind {
-                    SubresourceKind::Action(act) => action::serve(&ep, act).await,
-                    _ => scale::serve(&ep).await,
-                };
-            }
-        },
-        None => Target::Main,
-    };
+    let target = sub.map_or(Target::Main, Target::Part);
     check_verb(&res, info, &target)?;
     if !reads {
         options::set_write_options(ctx, req)?;
@@ -188,6 +172,28 @@ pub async fn serve(
         Verb::Delete => delete::delete(&ep, &delete_opts).await,
         Verb::DeleteCollection => delete::delete_collection(&ep, &delete_opts).await,
         Verb::Unsupported => Err(ApiError::method_not_allowed()),
+    }
+}
+
+/// What serves a request with its own code rather than the generic store.
+enum Own {
+    /// An action: a top-level resource that is never stored (the reviews), or a subresource
+    /// (`pods/binding`, `pods/exec`).
+    Action(Arc<dyn Action>),
+    /// The `scale` subresource.
+    Scale,
+}
+
+/// The code that serves the resource or subresource a request names, if it is not the
+/// generic store's verbs.
+fn served_by_code(res: &ApiResource, sub: Option<&Arc<Subresource>>) -> Option<Own> {
+    match sub {
+        None => res.action.clone().map(Own::Action),
+        Some(sub) => match &sub.kind {
+            SubresourceKind::Part(_) => None,
+            SubresourceKind::Scale(_) => Some(Own::Scale),
+            SubresourceKind::Action(act) => Some(Own::Action(act.clone())),
+        },
     }
 }
 

@@ -150,11 +150,9 @@ impl Action for TokenRequest {
     }
 }
 
-/// `TokenREST.Create`.
-fn issue(call: &ActionCall<'_>) -> Result<(u16, Value), ApiError> {
-    let (ns, name) = (call.namespace, call.name);
-    let mut req = call.body.clone().unwrap_or(Value::Null);
-    let req_name = meta_str(&req, "name").to_string();
+/// A request's own name and namespace, when given, must be the service account's.
+fn check_names(req: &Value, ns: &str, name: &str) -> Result<(), ApiError> {
+    let req_name = meta_str(req, "name");
     if !req_name.is_empty() && req_name != name {
         return Err(invalid(
             name,
@@ -163,7 +161,7 @@ fn issue(call: &ActionCall<'_>) -> Result<(u16, Value), ApiError> {
             "must match the service account name if specified",
         ));
     }
-    let req_ns = meta_str(&req, "namespace").to_string();
+    let req_ns = meta_str(req, "namespace");
     if !req_ns.is_empty() && req_ns != ns {
         return Err(invalid(
             name,
@@ -172,6 +170,29 @@ fn issue(call: &ActionCall<'_>) -> Result<(u16, Value), ApiError> {
             "must match the service account namespace if specified",
         ));
     }
+    Ok(())
+}
+
+/// `spec.expirationSeconds`, defaulted and validated (`ValidateTokenRequest`).
+fn expiration_seconds(spec: &Value) -> Result<i64, ApiError> {
+    let seconds = spec["expirationSeconds"]
+        .as_i64()
+        .unwrap_or(DEFAULT_EXPIRATION_SECONDS);
+    let too = if seconds < MIN_EXPIRATION_SECONDS {
+        "may not specify a duration less than 10 minutes"
+    } else if seconds > MAX_EXPIRATION_SECONDS {
+        "may not specify a duration larger than 2^32 seconds"
+    } else {
+        return Ok(seconds);
+    };
+    Err(invalid("", "spec.expirationSeconds", json!(seconds), too))
+}
+
+/// `TokenREST.Create`.
+fn issue(call: &ActionCall<'_>) -> Result<(u16, Value), ApiError> {
+    let (ns, name) = (call.namespace, call.name);
+    let mut req = call.body.clone().unwrap_or(Value::Null);
+    check_names(&req, ns, name)?;
     let snap = call.state.store.snapshot();
     let sa = get(&snap, "serviceaccounts", ns, name)
         .ok_or_else(|| ApiError::not_found("", "serviceaccounts", name))?;
@@ -194,25 +215,7 @@ fn issue(call: &ActionCall<'_>) -> Result<(u16, Value), ApiError> {
     if audiences.is_empty() {
         audiences = tokens.api_audiences.clone();
     }
-    let seconds = spec["expirationSeconds"]
-        .as_i64()
-        .unwrap_or(DEFAULT_EXPIRATION_SECONDS);
-    if seconds < MIN_EXPIRATION_SECONDS {
-        return Err(invalid(
-            "",
-            "spec.expirationSeconds",
-            json!(seconds),
-            "may not specify a duration less than 10 minutes",
-        ));
-    }
-    if seconds > MAX_EXPIRATION_SECONDS {
-        return Err(invalid(
-            "",
-            "spec.expirationSeconds",
-            json!(seconds),
-            "may not specify a duration larger than 2^32 seconds",
-        ));
-    }
+    let seconds = expiration_seconds(spec)?;
     let bound = bound_object(&snap, ns, name, &spec["boundObjectRef"])?;
     let pod_bound = matches!(bound, Some(BoundObject::Pod { .. }));
     let lifetime =
