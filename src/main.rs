@@ -404,10 +404,11 @@ async fn as_etcd(args: &[String]) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let server = warp::serve(health)
-        .incoming(listener)
-        .graceful(wait_for_signal());
-    server.run().await;
+    // Not a graceful shutdown: a client that keeps a connection open must not hold the exit.
+    tokio::select! {
+        _ = warp::serve(health).incoming(listener).run() => {}
+        _ = wait_for_signal() => {}
+    }
     ExitCode::SUCCESS
 }
 
