@@ -8,19 +8,12 @@
 # Needs Go (the version tests/envtest/go.mod names) and its modules (`.ci/run` downloads them).
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$root"
-
 if ! command -v go >/dev/null 2>&1; then
   echo "$(basename "$0"): go is not on PATH; the envtest suite is a Go module (tests/envtest)" >&2
   exit 2
 fi
 
-bin=${KUBEFAKE_BIN:-}
-if [ -z "$bin" ]; then
-  cargo build --quiet --bin kubefake
-  bin="${CARGO_TARGET_DIR:-$root/target}/debug/kubefake"
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/kubefake-bin.sh"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -2,19 +2,12 @@
 # cluster prints, stop cleanly. Source it; it sets `set -euo pipefail`.
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$root"
-
 if ! command -v kubectl >/dev/null 2>&1; then
   echo "$(basename "$0"): kubectl is not on PATH; install kubectl >= 1.30 (the machine image ships 1.32)" >&2
   exit 2
 fi
 
-bin=${KUBEFAKE_BIN:-}
-if [ -z "$bin" ]; then
-  cargo build --quiet --bin kubefake
-  bin="${CARGO_TARGET_DIR:-$root/target}/debug/kubefake"
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/kubefake-bin.sh"
 
 work=$(mktemp -d)
 cache="$work/cache"
