@@ -433,6 +433,17 @@ async fn service_account_tokens_authenticate_while_their_objects_live() {
             .contains("is invalid for the target audiences [\"vault\"]"),
         "{out}"
     );
+    let out = create(
+        &s,
+        "/apis/authentication.k8s.io/v1/tokenreviews",
+        json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+            "spec": {"token": "not-a-token"}}),
+    )
+    .await;
+    assert_eq!(
+        out["status"],
+        json!({"user": {}, "error": "invalid bearer token"})
+    );
     // The pod goes, the token stops working.
     let (code, _) = s
         .send(

@@ -210,6 +210,12 @@ mod tests {
         Some("Basic YTpi"),
         Ok("system:anonymous [\"system:unauthenticated\"]")
     )]
+    // An empty bearer token is no credential at all (the apiserver ignores it).
+    #[case(
+        true,
+        Some("Bearer  x"),
+        Ok("system:anonymous [\"system:unauthenticated\"]")
+    )]
     #[case(false, None, Err(401))]
     #[case(
         false,
