@@ -36,7 +36,7 @@ use warp::reply::Response;
 use crate::context::{warning_header_value, Context, UserInfo};
 use crate::error::ApiError;
 use crate::filters::authentication::Credentials;
-use crate::filters::authorization::{self, Attributes, Decision};
+use crate::filters::authorization::{self, Attributes};
 use crate::filters::{impersonation, request_info};
 use crate::state::State;
 use negotiation::{error_response, Request};
@@ -94,8 +94,8 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
 fn identify(state: &State, req: &Request, creds: &Credentials<'_>) -> Result<UserInfo, ApiError> {
     let user = state.options.authentication.authenticate(creds)?;
     let mode = state.options.authorization;
-    let snap = state.store.snapshot();
-    let authorize = |attrs: &Attributes| authorization::authorize(mode, &snap, &user, attrs);
+    let authorize =
+        |attrs: &Attributes| authorization::authorize(mode, &state.store.snapshot(), &user, attrs);
     Ok(impersonation::impersonate(&req.headers, &user, authorize)?.unwrap_or(user))
 }
 
@@ -109,13 +109,13 @@ fn with_audit_id(mut resp: Response, audit_id: &str) -> Response {
 async fn route(state: &Arc<State>, req: &Request, ctx: &mut Context) -> Result<Response, ApiError> {
     let info = request_info::resolve(&req.method, &req.path, req.query.flag("watch"));
     let selector = req.query.get("fieldSelector").unwrap_or("");
-    let attrs = Attributes::of_request(&info, &req.method, &req.path, selector);
-    let mode = state.options.authorization;
-    if let Decision::Deny(reason) =
-        authorization::authorize(mode, &state.store.snapshot(), &ctx.user, &attrs)
-    {
-        return Err(authorization::forbidden(&ctx.user, &attrs, &reason));
-    }
+    let asked = authorization::Request {
+        info: &info,
+        method: &req.method,
+        path: &req.path,
+        field_selector: selector,
+    };
+    authorization::check(state.options.authorization, &state.store, &ctx.user, &asked)?;
     if info.is_resource_request {
         ctx.request_name = Some(info.name.clone());
         return resource::serve(state, req, &info, ctx).await;

@@ -12,7 +12,7 @@ pub mod rbac;
 use crate::context::{UserInfo, MASTERS};
 use crate::error::{ApiError, StatusDetails};
 use crate::filters::request_info::RequestInfo;
-use crate::store::Snapshot;
+use crate::store::{Snapshot, Store};
 
 /// How requests are authorized (`--authorization-mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -104,6 +104,36 @@ impl Decision {
     /// Whether the request may go on.
     pub fn allowed(&self) -> bool {
         matches!(self, Decision::Allow(_))
+    }
+}
+
+/// What [`check`] needs of an HTTP request.
+pub struct Request<'a> {
+    /// Its API coordinates.
+    pub info: &'a RequestInfo,
+    /// The HTTP method.
+    pub method: &'a str,
+    /// The URL path.
+    pub path: &'a str,
+    /// The `fieldSelector` query parameter ("" when absent).
+    pub field_selector: &'a str,
+}
+
+/// Authorizes an HTTP request: the 403 when it is denied. Under AlwaysAllow nothing is built
+/// or read (this runs on every request).
+pub fn check(
+    mode: Mode,
+    store: &Store,
+    user: &UserInfo,
+    req: &Request<'_>,
+) -> Result<(), ApiError> {
+    if mode == Mode::AlwaysAllow {
+        return Ok(());
+    }
+    let attrs = Attributes::of_request(req.info, req.method, req.path, req.field_selector);
+    match authorize(mode, &store.snapshot(), user, &attrs) {
+        Decision::Allow(_) => Ok(()),
+        Decision::Deny(reason) => Err(forbidden(user, &attrs, &reason)),
     }
 }
 
