@@ -52,6 +52,9 @@ pub enum Kind {
     Duration,
     /// `x-kubernetes-int-or-string`: `dyn`, an int or a string at run time.
     IntOrString,
+    /// `dyn`: declared by the server, never by a schema (an untyped schema node is invisible
+    /// to CEL), e.g. an admission request's `options`.
+    Dyn,
     /// `array` with `items`.
     List(Arc<Decl>),
     /// `object` with an `additionalProperties` schema: `map(string, V)`.
@@ -312,6 +315,72 @@ fn object_decl(s: &SchemaNode, root: bool, name: &str, depth: usize) -> Arc<Decl
         list: ListKind::Atomic,
         name: name.to_string(),
     })
+}
+
+/// Declarations the server makes itself (the admission `request`, a policy's `variables`),
+/// unbounded like the values of a request.
+pub mod declared {
+    use super::*;
+    use crate::cel::types::Ty;
+
+    /// `dyn`.
+    pub fn dyn_type() -> Arc<Decl> {
+        simple(Kind::Dyn, 0, 0)
+    }
+
+    /// `string`.
+    pub fn string() -> Arc<Decl> {
+        plain_string()
+    }
+
+    /// `bool`.
+    pub fn boolean() -> Arc<Decl> {
+        simple(Kind::Bool, 0, MIN_BOOL_SIZE)
+    }
+
+    /// `list(T)`.
+    pub fn list(elem: Arc<Decl>) -> Arc<Decl> {
+        simple(Kind::List(elem), max_string_per_request("", false), 2)
+    }
+
+    /// `map(string, V)`.
+    pub fn map(value: Arc<Decl>) -> Arc<Decl> {
+        simple(Kind::Map(value), max_string_per_request("", false), 2)
+    }
+
+    /// An object type named `name` with exactly `fields`.
+    pub fn object(name: &str, fields: Vec<(&str, Arc<Decl>)>) -> Arc<Decl> {
+        let fields = fields.into_iter().map(|(k, decl)| {
+            let json = k.to_string();
+            (k.to_string(), Field { json, decl })
+        });
+        Arc::new(Decl {
+            kind: Kind::Object(fields.collect()),
+            max_elements: 0,
+            min_size: 2,
+            list: ListKind::Atomic,
+            name: name.to_string(),
+        })
+    }
+
+    /// The declaration of an expression's result type, for declaring it as a field of another
+    /// type (a policy's variables); types no schema can express become `dyn`.
+    pub fn of_ty(ty: &Ty) -> Arc<Decl> {
+        let kind = match ty {
+            Ty::Schema(d) => return d.clone(),
+            Ty::Bool => Kind::Bool,
+            Ty::Int => Kind::Int,
+            Ty::Double => Kind::Double,
+            Ty::String => Kind::String,
+            Ty::Bytes => Kind::Bytes,
+            Ty::Timestamp => Kind::Timestamp,
+            Ty::Duration => Kind::Duration,
+            Ty::List(e) => Kind::List(of_ty(e)),
+            Ty::Map(k, v) if matches!(**k, Ty::String) => Kind::Map(of_ty(v)),
+            _ => Kind::Dyn,
+        };
+        simple(kind, max_string_per_request("", false), 0)
+    }
 }
 
 /// A string without bounds.

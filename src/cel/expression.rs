@@ -1,5 +1,6 @@
-//! Expressions over unstructured values, as admission sees them: `matchConditions` of webhooks
-//! (and, later, admission policies), where `object`, `oldObject` and `request` are `dyn`. The
+//! Expressions over unstructured values, as admission sees them: webhooks' `matchConditions`
+//! and admission policies' expressions, whose variables are `dyn` or declared by a
+//! [`TypeEnv`]. The
 //! same parser, checker, library and interpreter as the CRD rules; the values are the request's
 //! JSON, turned into CEL maps and lists at evaluation.
 
@@ -15,12 +16,13 @@ use super::compile::compile_with;
 use super::decl::ListKind;
 use super::error::{CompileError, EvalError};
 use super::eval::Evaluator;
+use super::type_env::TypeEnv;
 use super::value::{ListV, Val};
 use super::{check::Checker, Program, PER_CALL_LIMIT};
 
 /// A compiled expression with `dyn` variables.
 pub struct Expression {
-    program: Program,
+    pub(super) program: Program,
 }
 
 impl Expression {
@@ -31,23 +33,6 @@ impl Expression {
         Ok(Expression {
             program: compiled.program,
         })
-    }
-
-    /// Type-checks `src` with `vars` declared `dyn`, except those of `typed`, which have the
-    /// type their (resource root) schema describes: what a ValidatingAdmissionPolicy's
-    /// `status.typeChecking` reports.
-    pub fn check_typed(
-        src: &str,
-        typed: &[(&str, &crate::schema::Node)],
-        vars: &[&str],
-    ) -> Result<(), CompileError> {
-        let mut checker = Checker::with_dyn_vars(vars);
-        for (name, schema) in typed {
-            if let Some(decl) = super::decl::decl_of(schema, true, name) {
-                checker.declare(name, super::types::Ty::Schema(decl));
-            }
-        }
-        compile_with(src, checker).map(|_| ())
     }
 
     /// Evaluates to a boolean with `vars` bound (absent JSON is `null`).
@@ -129,7 +114,7 @@ fn map_key(k: &Val<'_>) -> String {
 /// policies' expressions on every write, and compiles each once. Bounded: past
 /// [`ExpressionCache::LIMIT`] entries it starts over.
 pub struct ExpressionCache {
-    vars: &'static [&'static str],
+    env: TypeEnv,
     compiled: Mutex<HashMap<String, Result<Arc<Expression>, CompileError>>>,
 }
 
@@ -137,10 +122,15 @@ impl ExpressionCache {
     /// Entries kept before the cache is emptied.
     pub const LIMIT: usize = 4096;
 
-    /// A cache for expressions over `vars`.
-    pub fn new(vars: &'static [&'static str]) -> Self {
+    /// A cache for expressions over `vars`, all `dyn`.
+    pub fn new(vars: &[&str]) -> Self {
+        Self::typed(TypeEnv::new(vars))
+    }
+
+    /// A cache for expressions checked against `env`.
+    pub fn typed(env: TypeEnv) -> Self {
         ExpressionCache {
-            vars,
+            env,
             compiled: Mutex::new(HashMap::new()),
         }
     }
@@ -150,7 +140,7 @@ impl ExpressionCache {
         if let Some(found) = self.compiled.lock().get(src) {
             return found.clone();
         }
-        let result = Expression::compile(src, self.vars).map(Arc::new);
+        let result = self.env.compile(src).map(Arc::new);
         let mut compiled = self.compiled.lock();
         if compiled.len() >= Self::LIMIT {
             compiled.clear();

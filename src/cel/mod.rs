@@ -57,6 +57,7 @@ mod expression;
 mod field_path;
 mod library;
 mod macros;
+mod type_env;
 mod types;
 mod validate;
 mod value;
@@ -69,6 +70,7 @@ pub use decl::is_reserved;
 pub use error::{CompileError, EvalError};
 pub use expression::{Bindings, Expression, ExpressionCache};
 pub use library::{AuthorizeFn, Authz, AuthzDecision, AuthzQuestion, Quantity};
+pub use type_env::{StaticType, TypeEnv};
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -61,7 +61,7 @@ impl Ty {
                 Kind::Bytes => Ty::Bytes,
                 Kind::Timestamp => Ty::Timestamp,
                 Kind::Duration => Ty::Duration,
-                Kind::IntOrString => Ty::Dyn,
+                Kind::IntOrString | Kind::Dyn => Ty::Dyn,
                 Kind::List(e) => Ty::List(Box::new(Ty::Schema(e.clone()))),
                 Kind::Map(e) => Ty::Map(Box::new(Ty::String), Box::new(Ty::Schema(e.clone()))),
                 Kind::Object(_) => self.clone(),

@@ -5,7 +5,8 @@
 //!
 //! Checked: `object` and `oldObject` typed by the kind's schema (a custom resource's with the
 //! full ObjectMeta as its `metadata`, as the apiserver's schema resolver gives it), `params` by
-//! a built-in `paramKind`'s and `namespaceObject` as a Namespace; `request`, `variables` and
+//! a built-in `paramKind`'s, `namespaceObject` as a Namespace, `request` as an AdmissionRequest
+//! and `variables` by each variable's expression (checked in order, against the same kind);
 //! `authorizer` as `dyn`.
 
 use std::sync::LazyLock;
@@ -13,7 +14,7 @@ use std::sync::LazyLock;
 use serde_json::{json, Value};
 
 use crate::admission::policy::VARS;
-use crate::cel::Expression;
+use crate::cel::{StaticType, TypeEnv};
 use crate::registry::catalog::Registry;
 use crate::schema::Node;
 use crate::state::State;
@@ -144,6 +145,24 @@ fn param_resource(
     res.crd.is_none().then_some(res)
 }
 
+/// The environment of one kind: `object` and `oldObject` typed by its schema, then `variables`
+/// by each variable's expression checked in that environment (one that does not check is `dyn`,
+/// as the apiserver declares it).
+fn kind_env(base: &TypeEnv, schema: &Node, policy: &Value) -> TypeEnv {
+    let mut env = base.clone();
+    env.resource("object", schema).resource("oldObject", schema);
+    let mut vars: Vec<(String, StaticType)> = Vec::new();
+    for var in policy["spec"]["variables"].as_array().into_iter().flatten() {
+        let (Some(name), Some(src)) = (var["name"].as_str(), var["expression"].as_str()) else {
+            continue;
+        };
+        let ty = env.check(src).unwrap_or_else(|_| StaticType::dynamic());
+        vars.push((name.to_string(), ty));
+        env.variables("variables", &vars);
+    }
+    env
+}
+
 /// `TypeChecker.Check`: a warning per validation expression or message expression that does
 /// not type-check against some kind, each kind's issues after its name.
 pub fn type_check(policy: &Value, registry: &Registry) -> Vec<Value> {
@@ -153,13 +172,18 @@ pub fn type_check(policy: &Value, registry: &Registry) -> Vec<Value> {
         .collect();
     let params = param_resource(policy, registry);
     let namespace = registry.resolve("", "v1", "namespaces");
-    let mut fixed: Vec<(&str, &crate::schema::Node)> = Vec::new();
+    let mut base = TypeEnv::new(&VARS);
+    base.admission_request("request");
     if let Some(s) = params.as_ref().and_then(|r| r.schema.get()) {
-        fixed.push(("params", s.root()));
+        base.resource("params", s.root());
     }
     if let Some(s) = namespace.as_ref().and_then(|r| r.schema.get()) {
-        fixed.push(("namespaceObject", s.root()));
+        base.resource("namespaceObject", s.root());
     }
+    let envs: Vec<(&str, TypeEnv)> = types
+        .iter()
+        .map(|(gvk, schema)| (gvk.as_str(), kind_env(&base, schema, policy)))
+        .collect();
     let mut warnings = Vec::new();
     let validations = policy["spec"]["validations"]
         .as_array()
@@ -170,16 +194,9 @@ pub fn type_check(policy: &Value, registry: &Registry) -> Vec<Value> {
             let Some(src) = validation[field].as_str().filter(|s| !s.is_empty()) else {
                 continue;
             };
-            let issues: Vec<String> = types
+            let issues: Vec<String> = envs
                 .iter()
-                .filter_map(|(gvk, schema)| {
-                    let schema: &Node = schema;
-                    let mut typed = vec![("object", schema), ("oldObject", schema)];
-                    typed.extend(fixed.iter().copied());
-                    Expression::check_typed(src, &typed, &VARS)
-                        .err()
-                        .map(|e| format!("{gvk}: {e}\n"))
-                })
+                .filter_map(|(gvk, env)| env.check(src).err().map(|e| format!("{gvk}: {e}\n")))
                 .collect();
             if !issues.is_empty() {
                 warnings.push(json!({"fieldRef": format!("spec.validations[{i}].{field}"),

@@ -312,6 +312,78 @@ async fn expressions_that_do_not_compile_are_refused_when_written() {
 }
 
 #[tokio::test]
+async fn request_and_namespace_are_typed_when_a_policy_is_written() {
+    let server = server().await;
+    let body = json!({"metadata": {"name": "typed-request"}, "spec": {
+        "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+            "operations": ["CREATE"], "resources": ["configmaps"]}]},
+        "validations": [
+            {"expression": "request.userInfo.username != '' && namespaceObject.metadata.name != ''"},
+            {"expression": "request.operations == 'CREATE'"},
+            {"expression": "request.dryRun == 'yes'"}]}});
+    let (status, err) = server.post(POLICIES, &body).await;
+    assert_eq!(status, 422, "{err}");
+    let causes = err["details"]["causes"].as_array().expect("causes");
+    let fields: Vec<&str> = causes.iter().filter_map(|c| c["field"].as_str()).collect();
+    assert_eq!(
+        fields,
+        [
+            "spec.validations[1].expression",
+            "spec.validations[2].expression"
+        ]
+    );
+    assert_eq!(
+        causes[0]["message"],
+        "Invalid value: \"request.operations == 'CREATE'\": compilation failed: ERROR: <input>:1:8: undefined field 'operations'\n | request.operations == 'CREATE'\n | .......^"
+    );
+    assert!(
+        causes[1]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("found no matching overload for '_==_' applied to '(bool, string)'"),
+        "{}",
+        causes[1]["message"]
+    );
+}
+
+#[tokio::test]
+async fn type_checking_types_variables_by_their_expressions() {
+    let server = server().await;
+    let body = json!({"metadata": {"name": "typed-variables"}, "spec": {
+        "matchConstraints": {"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"],
+            "operations": ["CREATE"], "resources": ["deployments"]}]},
+        "variables": [
+            {"name": "replicas", "expression": "object.spec.replicas"},
+            {"name": "spec", "expression": "object.spec"}],
+        "validations": [
+            {"expression": "variables.replicas < 5 && variables.spec.paused != true"},
+            {"expression": "variables.replicas == 'many'"},
+            {"expression": "variables.spec.pausd"}]}});
+    let (status, body) = server.post(POLICIES, &body).await;
+    assert_eq!(status, 201, "{body}");
+    let (_, policy) = server.get(&format!("{POLICIES}/typed-variables")).await;
+    let warnings = policy["status"]["typeChecking"]["expressionWarnings"].clone();
+    let refs: Vec<&str> = warnings
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|w| w["fieldRef"].as_str())
+        .collect();
+    assert_eq!(
+        refs,
+        [
+            "spec.validations[1].expression",
+            "spec.validations[2].expression"
+        ],
+        "{warnings}"
+    );
+    assert_eq!(
+        warnings[1]["warning"],
+        "apps/v1, Kind=Deployment: ERROR: <input>:1:15: undefined field 'pausd'\n | variables.spec.pausd\n | ..............^\n"
+    );
+}
+
+#[tokio::test]
 async fn audit_annotations_that_cannot_be_computed_refuse() {
     let server = server().await;
     policy(
@@ -423,7 +495,7 @@ async fn type_checking_warnings_are_written_to_the_status() {
              "warning": "apps/v1, Kind=Deployment: ERROR: <input>:1:22: undefined field 'nam'\n | 'x' + object.metadata.nam\n | .....................^\n"}
         ])
     );
-    // Params of a built-in kind and the namespace are typed too.
+    // Params of a built-in kind are typed too (the namespace is typed when written).
     let body = json!({"metadata": {"name": "typed-params"}, "spec": {
         "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
         "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
@@ -431,7 +503,7 @@ async fn type_checking_warnings_are_written_to_the_status() {
         "validations": [
             {"expression": "params.data.size() > 0 && namespaceObject.metadata.name != ''"},
             {"expression": "has(params.datax)"},
-            {"expression": "namespaceObject.spec.finalizerz.size() == 0"}]}});
+            {"expression": "object.spec.containerz.size() == 0"}]}});
     assert_eq!(server.post(POLICIES, &body).await.0, 201);
     let (_, policy) = server.get(&format!("{POLICIES}/typed-params")).await;
     let warnings = policy["status"]["typeChecking"]["expressionWarnings"].clone();

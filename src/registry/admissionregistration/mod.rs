@@ -1,8 +1,8 @@
 //! Kinds of `admissionregistration.k8s.io`: webhook configurations and admission policies
-//! with their bindings, stored, defaulted and validated as the apiserver does it. Nothing calls
-//! the webhooks or evaluates the policies yet, and CEL expressions (match conditions,
-//! validations, variables, mutations) are only checked for presence, not compiled; the
-//! policies' `status.typeChecking` is not computed.
+//! with their bindings, stored, defaulted and validated as the apiserver does it, CEL
+//! expressions compiled when written ([`expression_errors`]). They are enforced by
+//! [`crate::admission`]; `status.typeChecking` is written by
+//! [`crate::controllers::policy_status`].
 //!
 //! What the kinds share lives here: rules with operations, match resources, match conditions,
 //! parameter kinds and references, their defaults and Table cells.
@@ -485,12 +485,17 @@ const EXPRESSION_VARS: [&str; 7] = [
 ];
 
 /// Admission expressions checked when written, compiled once per source.
-static WRITTEN: std::sync::LazyLock<crate::cel::ExpressionCache> =
-    std::sync::LazyLock::new(|| crate::cel::ExpressionCache::new(&EXPRESSION_VARS));
+static WRITTEN: std::sync::LazyLock<crate::cel::ExpressionCache> = std::sync::LazyLock::new(|| {
+    let mut env = crate::cel::TypeEnv::new(&EXPRESSION_VARS);
+    env.admission_request("request")
+        .admission_namespace("namespaceObject");
+    crate::cel::ExpressionCache::typed(env)
+});
 
 /// `validateCELCondition`: an expression that does not compile is invalid, with cel-go's
-/// message (`compilation failed: ERROR: <input>:1:9: ...`). Types are not checked beyond
-/// `dyn` (the apiserver checks them against the matched kinds).
+/// message (`compilation failed: ERROR: <input>:1:9: ...`). `request` and `namespaceObject` are
+/// typed as the apiserver declares them; `object`, `oldObject`, `params` and `variables` are
+/// `dyn` (the status controller checks them against the matched kinds).
 pub fn expression_errors(expression: &str, path: &str) -> Vec<StatusCause> {
     if expression.trim().is_empty() {
         return Vec::new();
