@@ -93,6 +93,19 @@ pub struct Context {
     warnings: Mutex<Warnings>,
     work: Arc<WorkQueue>,
     reinvocation: Mutex<Reinvocation>,
+    memos: Mutex<Vec<(&'static str, ReinvocationMemo)>>,
+}
+
+/// What one mutating plugin remembers of its first run for the second (the apiserver's
+/// per-plugin reinvocation context): the object as it left the plugin, and the IfNeeded
+/// policies or webhooks it invoked. The second run invokes those again only when a later
+/// plugin changed the object since, and never one the first run did not invoke.
+#[derive(Debug, Clone, Default)]
+pub struct ReinvocationMemo {
+    /// The object the plugin's first run returned.
+    pub output: serde_json::Value,
+    /// The IfNeeded policies or webhooks it invoked, by identity.
+    pub invoked: HashSet<String>,
 }
 
 /// Where mutating admission stands with `reinvocationPolicy: IfNeeded` for this request.
@@ -117,6 +130,7 @@ impl Context {
             request_name: None,
             warnings: Mutex::default(),
             reinvocation: Mutex::default(),
+            memos: Mutex::default(),
             work: Arc::new(WorkQueue::default()),
         }
     }
@@ -138,6 +152,7 @@ impl Context {
             request_name: None,
             warnings: Mutex::default(),
             reinvocation: Mutex::default(),
+            memos: Mutex::default(),
             work: self.work.clone(),
         }
     }
@@ -170,6 +185,22 @@ impl Context {
             if_needed_invoked: false,
             reinvoking,
         };
+    }
+
+    /// Keeps what a mutating plugin's first run invoked, for the second run.
+    pub fn remember(&self, plugin: &'static str, memo: ReinvocationMemo) {
+        let mut memos = self.memos.lock();
+        memos.retain(|(p, _)| *p != plugin);
+        memos.push((plugin, memo));
+    }
+
+    /// What a mutating plugin's first run kept (see [`Context::remember`]).
+    pub fn memo(&self, plugin: &str) -> Option<ReinvocationMemo> {
+        let memos = self.memos.lock();
+        memos
+            .iter()
+            .find(|(p, _)| *p == plugin)
+            .map(|(_, m)| m.clone())
     }
 
     /// The controller work queue this request's commits feed.

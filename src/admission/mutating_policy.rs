@@ -6,8 +6,9 @@
 //! schema) or a `JSONPatch` (a list of `JSONPatch{op, path, value}`). The mutated object is
 //! decoded and defaulted again. An expression that cannot be evaluated or applied refuses the
 //! request under `failurePolicy: Fail` (`policy 'p' with binding 'b' denied request: ...`) and is
-//! skipped under Ignore. A policy with `reinvocationPolicy: IfNeeded` runs once more when a
-//! policy after it changed the object (changes by webhooks do not reinvoke policies).
+//! skipped under Ignore. A policy with `reinvocationPolicy: IfNeeded` that ran (its match
+//! conditions held) runs once more when a policy after it changed the object, and in the
+//! admission chain's second run when a later plugin (a webhook) changed it.
 
 use std::sync::LazyLock;
 
@@ -19,8 +20,9 @@ use super::policy::{invocations, namespace_object, object_refusal, params, Invoc
 use super::webhook::request_fields;
 use super::{Attributes, Mutating};
 use crate::cel::{Authz, Bindings, ExpressionCache};
+use crate::context::ReinvocationMemo;
 use crate::error::ApiError;
-use crate::store::Snapshot;
+use crate::store::{Snapshot, StoredObject};
 
 /// The variables every mutating policy expression may use.
 const VARS: [&str; 7] = [
@@ -54,8 +56,12 @@ impl Mutating for MutatingPolicies {
                 |inv: &Invocation| inv.0.value["spec"]["reinvocationPolicy"] == "IfNeeded";
             let mut invocations = invocations(attrs, &snap, kinds, Some(object));
             if attrs.ctx.reinvocation().reinvoking {
-                // The chain's second run: only the IfNeeded policies, once each.
-                invocations.retain(if_needed);
+                // The chain's second run: the IfNeeded policies the first invoked, once each,
+                // when a later plugin changed the object since.
+                let Some(memo) = attrs.ctx.memo(PLUGIN).filter(|m| m.output != *object) else {
+                    return Ok(());
+                };
+                invocations.retain(|inv| memo.invoked.contains(&id(inv)));
                 for inv in &invocations {
                     run_invocation(inv, attrs, &snap, object).await?;
                 }
@@ -74,11 +80,11 @@ impl Mutating for MutatingPolicies {
             let mut again = Vec::new();
             for (i, inv) in invocations.iter().enumerate() {
                 let previous = object.clone();
-                run_invocation(inv, attrs, &snap, object).await?;
+                let ran = run_invocation(inv, attrs, &snap, object).await?;
                 if *object != previous {
                     again.extend(invoked.iter().copied());
                 }
-                if inv.0.value["spec"]["reinvocationPolicy"] == "IfNeeded" {
+                if ran && if_needed(inv) {
                     invoked.push(i);
                 }
             }
@@ -91,9 +97,30 @@ impl Mutating for MutatingPolicies {
                 let quiet = attrs.ctx.for_controller("admission");
                 attrs.resource.strategy.decode(object, &quiet)?;
             }
+            if !invoked.is_empty() {
+                let invoked = invoked.iter().map(|&i| id(&invocations[i])).collect();
+                let output = object.clone();
+                attrs
+                    .ctx
+                    .remember(PLUGIN, ReinvocationMemo { output, invoked });
+            }
             Ok(())
         })
     }
+}
+
+/// The mutating policies' plugin name, under which their reinvocation memo is kept.
+const PLUGIN: &str = "MutatingAdmissionPolicy";
+
+/// A policy invocation's identity across the chain's two runs: policy and binding.
+fn id(inv: &Invocation) -> String {
+    let name = |o: &StoredObject| {
+        o.value["metadata"]["name"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    format!("{}/{}", name(&inv.0), name(&inv.1))
 }
 
 /// Runs one invocation on `object`: in the request's version, or in the version the policy
@@ -103,7 +130,7 @@ async fn run_invocation(
     attrs: &Attributes<'_>,
     snap: &Snapshot,
     object: &mut Value,
-) -> Result<(), ApiError> {
+) -> Result<bool, ApiError> {
     let (policy, binding, target) = inv;
     let Some(target) = target else {
         return run_binding(&policy.value, &binding.value, attrs, snap, object);
@@ -111,50 +138,54 @@ async fn run_invocation(
     let converted = Converted::new(attrs, target, Some(object)).await?;
     let as_target = converted.attributes(attrs, target);
     let mut seen = converted.object.clone().unwrap_or(Value::Null);
-    run_binding(&policy.value, &binding.value, &as_target, snap, &mut seen)?;
+    let ran = run_binding(&policy.value, &binding.value, &as_target, snap, &mut seen)?;
     if Some(&seen) != converted.object.as_ref() {
         *object = target.codec.convert_to(seen, &attrs.resource.codec).await?;
     }
-    Ok(())
+    Ok(ran)
 }
 
 /// Runs one policy through one binding on `object`; a failure refuses the request under
-/// `failurePolicy: Fail`.
+/// `failurePolicy: Fail`. Whether the policy was invoked (its match conditions held for some
+/// param).
 fn run_binding(
     policy: &Value,
     binding: &Value,
     attrs: &Attributes<'_>,
     snap: &Snapshot,
     object: &mut Value,
-) -> Result<(), ApiError> {
+) -> Result<bool, ApiError> {
     let fail = policy["spec"]["failurePolicy"] != "Ignore";
     let refuse = |why: String, reason: &'static str| {
         if fail {
             Err(refusal(attrs, policy, binding, &why, reason))
         } else {
-            Ok(())
+            Ok(false)
         }
     };
     let params = match params(policy, binding, attrs, snap) {
         Ok(p) => p,
         Err(e) => return refuse(format!("failed to configure binding: {e}"), "Forbidden"),
     };
+    let mut invoked = false;
     for param in params {
-        if let Err(e) = mutate(policy, attrs, snap, object, &param) {
-            return refuse(e, "Invalid");
+        match mutate(policy, attrs, snap, object, &param) {
+            Ok(ran) => invoked |= ran,
+            Err(e) => return refuse(e, "Invalid"),
         }
     }
-    Ok(())
+    Ok(invoked)
 }
 
-/// One evaluation of a policy's mutations, each on the object the previous one produced.
+/// One evaluation of a policy's mutations, each on the object the previous one produced;
+/// whether its match conditions held (it ran).
 fn mutate(
     policy: &Value,
     attrs: &Attributes<'_>,
     snap: &Snapshot,
     object: &mut Value,
     param: &Value,
-) -> Result<(), String> {
+) -> Result<bool, String> {
     let spec = &policy["spec"];
     let old = attrs.old_object.cloned().unwrap_or(Value::Null);
     let namespace = namespace_object(attrs, snap);
@@ -178,7 +209,7 @@ fn mutate(
             );
             match run(condition["expression"].as_str().unwrap_or(""), &b)? {
                 Value::Bool(true) => {}
-                Value::Bool(false) => return Ok(()),
+                Value::Bool(false) => return Ok(false),
                 _ => return Err("no such overload".into()),
             }
         }
@@ -217,7 +248,7 @@ fn mutate(
             other => return Err(format!("unsupported patch type {other:?}")),
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 /// The variables of a mutating policy expression.

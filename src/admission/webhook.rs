@@ -7,7 +7,9 @@
 //! Mutating webhooks run in turn (configurations by name, webhooks in order), each seeing the
 //! object the previous ones produced; JSONPatch responses are applied, and once every webhook
 //! has run, those with `reinvocationPolicy: IfNeeded` that ran before a later change run once
-//! more. The patched object is then decoded and defaulted again (custom resources pruned to their
+//! more; in the admission chain's second run (a later plugin changed the object) they run again
+//! only if the object changed since the webhooks last returned it, and a webhook the first run
+//! did not invoke is not invoked for the first time. The patched object is then decoded and defaulted again (custom resources pruned to their
 //! schema). Validating webhooks run concurrently; the first refusal, in configuration order,
 //! wins. `failurePolicy`, `timeoutSeconds` (10 s by default), `sideEffects` on dry runs and
 //! response `warnings` behave as in the apiserver, and every refusal is worded as it words it.
@@ -16,8 +18,8 @@
 //! never intercepted. `matchConditions` are CEL over `object`, `oldObject`, `request` and
 //! `authorizer`. Under `matchPolicy: Equivalent` (the default) a webhook registered for another
 //! served version of the resource is called too, with the objects converted to its version (and
-//! a mutating webhook's patch applied there and converted back); its `matchConditions` see the
-//! request's version.
+//! a mutating webhook's patch applied there and converted back), and its `matchConditions` see
+//! the objects in its version.
 
 use std::collections::HashSet;
 use std::sync::{Arc, LazyLock};
@@ -30,6 +32,7 @@ use serde_json::{json, Value};
 use super::equivalent::{self, Converted};
 use super::{Attributes, Mutating, Operation, Validating};
 use crate::cel::{Bindings, ExpressionCache};
+use crate::context::ReinvocationMemo;
 use crate::error::ApiError;
 use crate::registry::resource::ApiResource;
 use crate::registry::validation::selector_matches;
@@ -85,7 +88,7 @@ impl ValidatingWebhooks {
 /// The webhooks of every configuration of `resource` that select this request, in order:
 /// configurations by name, webhooks as listed; an error when a webhook's `matchConditions`
 /// cannot be evaluated and its failure policy is Fail.
-fn selected_hooks(
+async fn selected_hooks(
     attrs: &Attributes<'_>,
     snap: &Snapshot,
     resource: &str,
@@ -102,15 +105,21 @@ fn selected_hooks(
             .cmp(&b.value["metadata"]["name"].as_str())
     });
     let mut selected = Vec::new();
-    let hooks = configs
-        .iter()
-        .flat_map(|c| c.value["webhooks"].as_array().into_iter().flatten());
-    for hook in hooks {
+    let mut hooks: Vec<(&str, &Value)> = Vec::new();
+    for c in &configs {
+        let name = c.value["metadata"]["name"].as_str().unwrap_or("");
+        let each = c.value["webhooks"].as_array().into_iter().flatten();
+        hooks.extend(each.map(|h| (name, h)));
+    }
+    for (config, hook) in hooks {
         let Some(target) = matched_version(hook, attrs) else {
             continue;
         };
-        if selectors_select(hook, attrs, snap, object) && conditions_match(hook, attrs, object)? {
+        if selectors_select(hook, attrs, snap, object)
+            && conditions_match_in_version(hook, attrs, object, target.as_deref()).await?
+        {
             selected.push(Invocation {
+                config: config.to_string(),
                 hook: hook.clone(),
                 target,
             });
@@ -122,9 +131,25 @@ fn selected_hooks(
 /// A webhook to call, and the version of the resource it registered for when that is not the
 /// request's (`matchPolicy: Equivalent`): it then sees the object in that version.
 struct Invocation {
+    /// The configuration's name: with the webhook's, its identity.
+    config: String,
     hook: Value,
     target: Option<Arc<ApiResource>>,
 }
+
+impl Invocation {
+    /// The webhook's identity across the chain's two runs.
+    fn id(&self) -> String {
+        format!(
+            "{}/{}",
+            self.config,
+            self.hook["name"].as_str().unwrap_or("")
+        )
+    }
+}
+
+/// The mutating webhooks' plugin name, under which their reinvocation memo is kept.
+const PLUGIN: &str = "MutatingAdmissionWebhook";
 
 /// Whether a webhook's rules select the request: in its own version (`Some(None)`), or, under
 /// `matchPolicy: Equivalent` (the default), in another served version of the same resource
@@ -149,6 +174,27 @@ static CONDITIONS: LazyLock<ExpressionCache> =
 /// `matchConditions`: every condition must hold. One that is false skips the webhook; one that
 /// cannot be compiled or evaluated fails the request (403) under `failurePolicy: Fail`, and
 /// skips the webhook under Ignore.
+/// Whether a webhook's `matchConditions` hold, over the objects in the version it is called
+/// with (its own under `matchPolicy: Equivalent`, converted there only when it has conditions).
+async fn conditions_match_in_version(
+    hook: &Value,
+    attrs: &Attributes<'_>,
+    object: Option<&Value>,
+    target: Option<&ApiResource>,
+) -> Result<bool, ApiError> {
+    let has_conditions = hook["matchConditions"]
+        .as_array()
+        .is_some_and(|c| !c.is_empty());
+    match target {
+        Some(target) if has_conditions => {
+            let converted = Converted::new(attrs, target, object).await?;
+            let as_target = converted.attributes(attrs, target);
+            conditions_match(hook, &as_target, converted.object.as_ref())
+        }
+        _ => conditions_match(hook, attrs, object),
+    }
+}
+
 fn conditions_match(
     hook: &Value,
     attrs: &Attributes<'_>,
@@ -600,11 +646,15 @@ impl Mutating for MutatingWebhooks {
         Box::pin(async move {
             let snap = attrs.store.snapshot();
             let mut hooks =
-                selected_hooks(attrs, &snap, "mutatingwebhookconfigurations", Some(object))?;
+                selected_hooks(attrs, &snap, "mutatingwebhookconfigurations", Some(object)).await?;
             let if_needed = |inv: &Invocation| inv.hook["reinvocationPolicy"] == "IfNeeded";
             if attrs.ctx.reinvocation().reinvoking {
-                // The chain's second run: only the IfNeeded webhooks, once each.
-                hooks.retain(if_needed);
+                // The chain's second run: the IfNeeded webhooks the first invoked, once each,
+                // when a later plugin changed the object since.
+                let Some(memo) = attrs.ctx.memo(PLUGIN).filter(|m| m.output != *object) else {
+                    return Ok(());
+                };
+                hooks.retain(|inv| memo.invoked.contains(&inv.id()));
             } else if hooks.iter().any(if_needed) {
                 attrs.ctx.invoked_if_needed();
             }
@@ -624,7 +674,7 @@ impl Mutating for MutatingWebhooks {
                     }
                     changed_any = true;
                 }
-                if inv.hook["reinvocationPolicy"] == "IfNeeded" {
+                if if_needed(inv) {
                     invoked.insert(i);
                 }
             }
@@ -637,6 +687,13 @@ impl Mutating for MutatingWebhooks {
                 let quiet = attrs.ctx.for_controller("admission");
                 attrs.resource.strategy.decode(object, &quiet)?;
             }
+            if !reinvoking && !invoked.is_empty() {
+                let invoked = invoked.iter().map(|&i| hooks[i].id()).collect();
+                let output = object.clone();
+                attrs
+                    .ctx
+                    .remember(PLUGIN, ReinvocationMemo { output, invoked });
+            }
             Ok(())
         })
     }
@@ -647,7 +704,7 @@ impl Mutating for MutatingWebhooks {
     ) -> BoxFuture<'a, Result<(), ApiError>> {
         Box::pin(async move {
             let snap = attrs.store.snapshot();
-            let hooks = selected_hooks(attrs, &snap, "mutatingwebhookconfigurations", None)?;
+            let hooks = selected_hooks(attrs, &snap, "mutatingwebhookconfigurations", None).await?;
             for inv in &hooks {
                 self.run_delete(inv, attrs).await?;
             }
@@ -695,7 +752,8 @@ impl Validating for ValidatingWebhooks {
     ) -> BoxFuture<'a, Result<(), ApiError>> {
         Box::pin(async move {
             let snap = attrs.store.snapshot();
-            let hooks = selected_hooks(attrs, &snap, "validatingwebhookconfigurations", object)?;
+            let hooks =
+                selected_hooks(attrs, &snap, "validatingwebhookconfigurations", object).await?;
             if hooks.is_empty() {
                 return Ok(());
             }

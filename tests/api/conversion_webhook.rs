@@ -476,8 +476,13 @@ async fn admission_webhooks_of_another_version_see_it_converted() {
         "rules": [{"apiGroups": ["stable.example.com"], "apiVersions": ["v2"],
             "operations": ["CREATE"], "resources": ["crontabs"]}]})
     };
+    // Its match conditions see the object in v2 too.
+    let mut conditional = webhook("conditional.example.com", "Equivalent");
+    conditional["matchConditions"] = json!([{"name": "v2-shape", "expression":
+        "has(object.spec.schedule) && object.apiVersion == 'stable.example.com/v2' && request.kind.version == 'v2'"}]);
     let config = json!({"metadata": {"name": "v2-only"}, "webhooks": [
-        webhook("equivalent.example.com", "Equivalent"), webhook("exact.example.com", "Exact")]});
+        webhook("equivalent.example.com", "Equivalent"), webhook("exact.example.com", "Exact"),
+        conditional]});
     let path = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations";
     assert_eq!(server.post(path, &config).await.0, 201);
 
@@ -489,7 +494,7 @@ async fn admission_webhooks_of_another_version_see_it_converted() {
         "patched in v2, converted back"
     );
     let reviews = seen.lock().clone();
-    assert_eq!(reviews.len(), 1, "only the Equivalent webhook is called");
+    assert_eq!(reviews.len(), 2, "only the Equivalent webhooks are called");
     let request = &reviews[0]["request"];
     assert_eq!(
         request["kind"],
@@ -509,7 +514,7 @@ async fn admission_webhooks_of_another_version_see_it_converted() {
     v2["apiVersion"] = json!("stable.example.com/v2");
     v2["spec"] = json!({"schedule": "1 1 * * *", "image": "img"});
     assert_eq!(server.post(V2, &v2).await.0, 201);
-    assert_eq!(seen.lock().len(), 3);
+    assert_eq!(seen.lock().len(), 5);
 }
 
 /// Admission policies matching v2 only see a write through v1 in v2 under `matchPolicy:
