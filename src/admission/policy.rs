@@ -21,9 +21,10 @@ use serde_json::{Map, Value};
 use super::equivalent::{self, Converted};
 use super::webhook::{is_exempt, namespace_labels, rule_matches, selector_or_all, EXEMPT_GROUP};
 use super::{Attributes, Validating};
+use std::collections::HashSet;
 use std::sync::{Arc, LazyLock};
 
-use crate::cel::{Authz, Bindings, ExpressionCache};
+use crate::cel::{Authz, Bindings, EvalError, ExpressionCache, RUNTIME_COST_BUDGET};
 use crate::error::{ApiError, StatusCause, StatusDetails};
 use crate::registry::resource::ApiResource;
 use crate::store::{GroupResource, ObjectKey, Snapshot, StoredObject};
@@ -332,8 +333,9 @@ struct Outcome {
     audit_errors: Vec<String>,
 }
 
-/// Runs a policy's match conditions, variables, validations and audit annotations for one
-/// parameter object. (Audit annotations' values go nowhere: kubefake writes no audit log.)
+/// Runs a policy's match conditions, then its validations and audit annotations, for one
+/// parameter object; its variables are evaluated when an expression first needs them.
+/// (Audit annotations' values go nowhere: kubefake writes no audit log.)
 fn evaluate(
     policy: &Value,
     attrs: &Attributes<'_>,
@@ -347,15 +349,6 @@ fn evaluate(
     let old = attrs.old_object.cloned().unwrap_or(Value::Null);
     let request = super::webhook::request_fields(attrs, Some(&object));
     let namespace = namespace_object(attrs, snap);
-    let run = |src: &str, bindings: &Bindings<'_>| {
-        EXPRESSIONS
-            .get(src)
-            .map_err(|e| e.to_string())
-            .and_then(|e| {
-                e.eval_bound(bindings)
-                    .map_err(|e| format!("expression '{src}' resulted in error: {e}"))
-            })
-    };
     let error = |e: String| Outcome {
         failed: if fail {
             vec![(e, "Invalid".to_string())]
@@ -364,63 +357,182 @@ fn evaluate(
         },
         ..Outcome::default()
     };
-    let fixed = [&object, &old, &request, param, &namespace];
-    let authz = super::authorizer(attrs, snap);
-    let mut variables = Value::Object(Map::new());
-    {
-        let before = bind(fixed, &variables, &authz);
-        for condition in spec["matchConditions"].as_array().into_iter().flatten() {
-            match run(condition["expression"].as_str().unwrap_or(""), &before) {
-                Ok(Value::Bool(true)) => {}
-                Ok(Value::Bool(false)) => return Outcome::default(),
-                Ok(_) => return error("no such overload".into()),
-                Err(e) => return error(e),
-            }
-        }
+    let mut run = PolicyRun {
+        spec,
+        fixed: [&object, &old, &request, param, &namespace],
+        authz: super::authorizer(attrs, snap),
+        variables: Value::Object(Map::new()),
+        failed_variables: Vec::new(),
+        evaluated: HashSet::new(),
+        budget: RUNTIME_COST_BUDGET.unsigned_abs(),
+    };
+    match run.conditions_hold() {
+        Ok(true) => {}
+        Ok(false) => return Outcome::default(),
+        Err(e) => return error(e),
     }
-    for variable in spec["variables"].as_array().into_iter().flatten() {
-        let name = variable["name"].as_str().unwrap_or("").to_string();
-        let value = run(
-            variable["expression"].as_str().unwrap_or(""),
-            &bind(fixed, &variables, &authz),
-        );
-        match value {
-            Ok(v) => {
-                variables[name] = v;
-            }
-            Err(e) => return error(e),
-        }
-    }
-    let bound = bind(fixed, &variables, &authz);
     let mut failed = Vec::new();
     for validation in spec["validations"].as_array().into_iter().flatten() {
         let expression = validation["expression"].as_str().unwrap_or("");
-        match run(expression, &bound) {
+        match run.expression(expression) {
             Ok(Value::Bool(true)) => {}
             Ok(Value::Bool(false)) => {
-                let from_expression = validation["messageExpression"]
-                    .as_str()
-                    .and_then(|m| run(m, &bound).ok())
-                    .and_then(|m| m.as_str().map(|s| s.trim().to_string()))
-                    .filter(|m| !m.is_empty() && m.len() <= MAX_MESSAGE && !m.contains('\n'));
-                let message = from_expression
-                    .or_else(|| {
-                        validation["message"]
-                            .as_str()
-                            .map(|m| m.trim().to_string())
-                            .filter(|m| !m.is_empty())
-                    })
-                    .unwrap_or_else(|| format!("failed expression: {}", expression.trim()));
                 let reason = validation["reason"].as_str().unwrap_or("Invalid");
-                failed.push((message, reason.to_string()));
+                failed.push((run.message(validation), reason.to_string()));
             }
             Ok(_) => failed.extend(error("no such overload".into()).failed),
-            Err(e) => failed.extend(error(e).failed),
+            Err(Failure::Error(e)) => failed.extend(error(e).failed),
+            // Nothing runs after the budget is spent; the policy's only decision is that.
+            Err(Failure::OutOfBudget) => return error(EvalError::OutOfBudget.to_string()),
         }
     }
+    let audit_errors = audit_annotation_errors(
+        spec,
+        |src| {
+            run.expression(src).map_err(|f| match f {
+                Failure::Error(e) => e,
+                Failure::OutOfBudget => EvalError::OutOfBudget.to_string(),
+            })
+        },
+        fail,
+    );
     Outcome {
         failed,
-        audit_errors: audit_annotation_errors(spec, |src| run(src, &bound), fail),
+        audit_errors,
+    }
+}
+
+/// Why an expression of a policy gave no value.
+enum Failure {
+    /// It failed, worded as the apiserver's decision message.
+    Error(String),
+    /// The policy's cost budget is spent.
+    OutOfBudget,
+}
+
+/// One evaluation of a policy: its variables, evaluated once each when an expression first
+/// needs them (the apiserver's composited variables are lazy: one that fails matters only to
+/// the expressions that use it), and the cost budget its expressions share.
+struct PolicyRun<'a> {
+    spec: &'a Value,
+    fixed: [&'a Value; 5],
+    authz: Authz,
+    variables: Value,
+    failed_variables: Vec<(String, String)>,
+    evaluated: HashSet<String>,
+    budget: u64,
+}
+
+impl PolicyRun<'_> {
+    /// The match conditions, over no variables, outside the budget (they have their own).
+    fn conditions_hold(&self) -> Result<bool, String> {
+        let bound = bind(self.fixed, &Value::Null, &self.authz);
+        for condition in self.spec["matchConditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            let src = condition["expression"].as_str().unwrap_or("");
+            let value = EXPRESSIONS
+                .get(src)
+                .map_err(|e| e.to_string())?
+                .eval_bound(&bound)
+                .map_err(|e| format!("expression '{src}' resulted in error: {e}"))?;
+            match value {
+                Value::Bool(true) => {}
+                Value::Bool(false) => return Ok(false),
+                _ => return Err("no such overload".into()),
+            }
+        }
+        Ok(true)
+    }
+
+    /// One expression's value, after the variables it uses.
+    fn expression(&mut self, src: &str) -> Result<Value, Failure> {
+        let compiled = EXPRESSIONS
+            .get(src)
+            .map_err(|e| Failure::Error(e.to_string()))?;
+        let needed = compiled.selected_fields("variables");
+        self.evaluate_variables(&needed)?;
+        // A failed variable is absent: an expression that reaches it fails with its error; one
+        // that does not (a short-circuit) has its value.
+        let bound = bind(self.fixed, &self.variables, &self.authz);
+        let failed = |e: &EvalError| match e {
+            EvalError::NoSuchKey(k) => self.failed_variables.iter().find(|(n, _)| n == k),
+            _ => None,
+        };
+        match compiled.eval_budgeted(&bound, &mut self.budget) {
+            Ok(v) => Ok(v),
+            Err(EvalError::OutOfBudget) => Err(Failure::OutOfBudget),
+            Err(e) => {
+                let why = failed(&e).map_or_else(|| e.to_string(), |(_, why)| why.clone());
+                Err(Failure::Error(format!(
+                    "expression '{src}' resulted in error: {why}"
+                )))
+            }
+        }
+    }
+
+    /// Evaluates `names` and the variables they use, in declaration order (a variable sees
+    /// only those before it), each once.
+    fn evaluate_variables(&mut self, names: &[String]) -> Result<(), Failure> {
+        let declared: Vec<&Value> = self.spec["variables"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .collect();
+        let name_of = |v: &Value| v["name"].as_str().unwrap_or("").to_string();
+        let mut wanted: HashSet<String> = HashSet::new();
+        let mut queue: Vec<String> = names.to_vec();
+        while let Some(name) = queue.pop() {
+            if self.evaluated.contains(&name) || !wanted.insert(name.clone()) {
+                continue;
+            }
+            let Some(v) = declared.iter().find(|v| name_of(v) == name) else {
+                continue;
+            };
+            if let Ok(e) = EXPRESSIONS.get(v["expression"].as_str().unwrap_or("")) {
+                queue.extend(e.selected_fields("variables"));
+            }
+        }
+        for v in declared
+            .into_iter()
+            .filter(|v| wanted.contains(&name_of(v)))
+        {
+            let name = name_of(v);
+            self.evaluated.insert(name.clone());
+            match self.expression(v["expression"].as_str().unwrap_or("")) {
+                Ok(value) => self.variables[name] = value,
+                Err(Failure::OutOfBudget) => return Err(Failure::OutOfBudget),
+                Err(Failure::Error(e)) => {
+                    let inner = e
+                        .split_once(" resulted in error: ")
+                        .map_or(e.as_str(), |x| x.1);
+                    let why = format!("composited variable \"{name}\" fails to evaluate: {inner}");
+                    self.failed_variables.push((name, why));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A failed validation's message: its messageExpression's result when that is a usable
+    /// one-line string, else its message, else `failed expression: ...`.
+    fn message(&mut self, validation: &Value) -> String {
+        let from_expression = validation["messageExpression"]
+            .as_str()
+            .and_then(|m| self.expression(m).ok())
+            .and_then(|m| m.as_str().map(|s| s.trim().to_string()))
+            .filter(|m| !m.is_empty() && m.len() <= MAX_MESSAGE && !m.contains('\n'));
+        let expression = validation["expression"].as_str().unwrap_or("");
+        from_expression
+            .or_else(|| {
+                validation["message"]
+                    .as_str()
+                    .map(|m| m.trim().to_string())
+                    .filter(|m| !m.is_empty())
+            })
+            .unwrap_or_else(|| format!("failed expression: {}", expression.trim()))
     }
 }
 
@@ -428,7 +540,7 @@ fn evaluate(
 /// always, an evaluation error under `failurePolicy: Fail`. (Their values go nowhere.)
 fn audit_annotation_errors(
     spec: &Value,
-    run: impl Fn(&str) -> Result<Value, String>,
+    mut run: impl FnMut(&str) -> Result<Value, String>,
     fail: bool,
 ) -> Vec<String> {
     let mut errors = Vec::new();

@@ -17,6 +17,10 @@ pub enum EvalError {
     /// The per-call cost limit was exceeded: the evaluation was stopped.
     #[error("operation cancelled: actual cost limit exceeded")]
     CostLimitExceeded,
+    /// The budget several expressions share (one admission policy evaluation) is spent: the
+    /// apiserver's wording, and nothing after it runs.
+    #[error("validation failed due to running out of cost budget, no further validation rules will be run")]
+    OutOfBudget,
     /// An identifier that is neither a variable nor a type.
     #[error("no such attribute: {0}")]
     NoSuchAttribute(String),

@@ -16,6 +16,8 @@ use super::compile::compile_with;
 use super::decl::ListKind;
 use super::error::{CompileError, EvalError};
 use super::eval::Evaluator;
+use cel::common::ast::{EntryExpr, Expr, IdedEntryExpr, IdedExpr, LiteralValue};
+
 use super::type_env::TypeEnv;
 use super::value::{ListV, Val};
 use super::{check::Checker, Program, PER_CALL_LIMIT};
@@ -55,6 +57,82 @@ impl Expression {
         let result = ev.eval(&self.program.expr)?;
         Ok(to_json(&result))
     }
+
+    /// Evaluates as [`Expression::eval_bound`], charging what it cost (even when it failed) to
+    /// `budget`, the [`super::RUNTIME_COST_BUDGET`] several expressions share; more than what is left
+    /// is [`EvalError::OutOfBudget`], whatever the result.
+    pub fn eval_budgeted(
+        &self,
+        bindings: &Bindings<'_>,
+        budget: &mut u64,
+    ) -> Result<Value, EvalError> {
+        let mut ev = Evaluator::new(bindings.vars.clone(), PER_CALL_LIMIT, &self.program.regexes);
+        let result = ev.eval(&self.program.expr);
+        if ev.cost > *budget {
+            *budget = 0;
+            return Err(EvalError::OutOfBudget);
+        }
+        *budget -= ev.cost;
+        Ok(to_json(&result?))
+    }
+
+    /// The fields of the variable `root` the expression selects (`root.x`, `root['x']`), each
+    /// once, in order of appearance: which of a policy's variables it needs.
+    pub fn selected_fields(&self, root: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        selected_fields(&self.program.expr, root, &mut out);
+        out
+    }
+}
+
+fn selected_fields(e: &IdedExpr, root: &str, out: &mut Vec<String>) {
+    let is_root = |e: &IdedExpr| matches!(&e.expr, Expr::Ident(n) if n == root);
+    let mut add = |name: &str| {
+        if !out.iter().any(|o| o == name) {
+            out.push(name.to_string());
+        }
+    };
+    match &e.expr {
+        Expr::Select(s) if is_root(&s.operand) => add(&s.field),
+        Expr::Call(c) if c.func_name == "_[_]" && c.args.len() == 2 && is_root(&c.args[0]) => {
+            if let Expr::Literal(LiteralValue::String(k)) = &c.args[1].expr {
+                add(k);
+            }
+        }
+        _ => {}
+    }
+    let children: Vec<&IdedExpr> = match &e.expr {
+        Expr::Select(s) => vec![&s.operand],
+        Expr::Call(c) => c.target.iter().map(|t| &**t).chain(&c.args).collect(),
+        Expr::List(l) => l.elements.iter().collect(),
+        Expr::Map(m) => entries(&m.entries),
+        Expr::Struct(s) => entries(&s.entries),
+        Expr::Comprehension(c) => vec![
+            &c.iter_range,
+            &c.accu_init,
+            &c.loop_cond,
+            &c.loop_step,
+            &c.result,
+        ],
+        _ => Vec::new(),
+    };
+    for child in children {
+        selected_fields(child, root, out);
+    }
+}
+
+fn entries(entries: &[IdedEntryExpr]) -> Vec<&IdedExpr> {
+    let mut out = Vec::new();
+    for entry in entries {
+        match &entry.expr {
+            EntryExpr::StructField(f) => out.push(&f.value),
+            EntryExpr::MapEntry(m) => {
+                out.push(&m.key);
+                out.push(&m.value);
+            }
+        }
+    }
+    out
 }
 
 /// Variables converted to CEL values once, for evaluating several expressions over them.

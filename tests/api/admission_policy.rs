@@ -384,6 +384,50 @@ async fn type_checking_types_variables_by_their_expressions() {
 }
 
 #[tokio::test]
+async fn variables_are_evaluated_when_used_and_cost_is_limited() {
+    let server = server().await;
+    policy(
+        &server,
+        "lazy",
+        json!({
+        "variables": [
+            {"name": "missing", "expression": "object.data.absent"},
+            {"name": "name", "expression": "object.metadata.name"}],
+        "validations": [
+            {"expression": "variables.name != 'bad'"},
+            {"expression": "object.metadata.name != 'strict' || variables.missing == 'x'"}]}),
+    )
+    .await;
+    bind(&server, "lazy-binding", "lazy", &["Deny"], json!({})).await;
+    // The failing variable matters only to an expression that uses it.
+    let (status, body) = server.post(CONFIGMAPS, &configmap("fine", 1)).await;
+    assert_eq!(status, 201, "{body}");
+    let (status, err) = server.post(CONFIGMAPS, &configmap("strict", 1)).await;
+    assert_eq!(status, 422, "an error's reason is Invalid: {err}");
+    assert_eq!(
+        err["message"],
+        "configmaps \"strict\" is forbidden: ValidatingAdmissionPolicy 'lazy' with binding 'lazy-binding' denied request: expression 'object.metadata.name != 'strict' || variables.missing == 'x'' resulted in error: composited variable \"missing\" fails to evaluate: no such key: absent"
+    );
+
+    // One expression may cost at most the per-call limit.
+    let expensive = "object.data.k0.split(',').all(a, object.data.k0.split(',').all(b, a == b))";
+    policy(
+        &server,
+        "costly",
+        json!({"validations": [{"expression": expensive}]}),
+    )
+    .await;
+    bind(&server, "costly-binding", "costly", &["Deny"], json!({})).await;
+    let wide = json!({"metadata": {"name": "wide"}, "data": {"k0": ",".repeat(3000)}});
+    let (status, err) = server.post(CONFIGMAPS, &wide).await;
+    assert_eq!(status, 422, "{err}");
+    assert_eq!(
+        err["message"],
+        format!("configmaps \"wide\" is forbidden: ValidatingAdmissionPolicy 'costly' with binding 'costly-binding' denied request: expression '{expensive}' resulted in error: operation cancelled: actual cost limit exceeded")
+    );
+}
+
+#[tokio::test]
 async fn audit_annotations_that_cannot_be_computed_refuse() {
     let server = server().await;
     policy(
