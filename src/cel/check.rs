@@ -370,6 +370,8 @@ impl Checker {
     }
 
     fn field_type(&mut self, id: u64, t: &Ty, field: &str) -> Ty {
+        const AUTHORIZER: &str = "kubernetes.authorization.Authorizer";
+        const RESOURCE_CHECK: &str = "kubernetes.authorization.ResourceCheck";
         match t.norm() {
             Ty::Schema(d) => match &d.kind {
                 Kind::Object(fields) => match fields.get(field) {
@@ -381,6 +383,8 @@ impl Checker {
             Ty::Map(_, v) => *v,
             Ty::Dyn | Ty::Error => Ty::Dyn,
             Ty::Opt(inner) => Ty::Opt(Box::new(self.field_type(id, &inner, field))),
+            // `authorizer.requestResource`: declared by the apiserver as a variable of its own.
+            Ty::Opaque(AUTHORIZER) if field == "requestResource" => Ty::Opaque(RESOURCE_CHECK),
             other => {
                 self.err(id, CheckError::NoFieldSelection(other));
                 Ty::Error

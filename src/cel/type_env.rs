@@ -83,6 +83,12 @@ impl TypeEnv {
         self
     }
 
+    /// Declares `name` as the admission `authorizer` (and `name.requestResource`).
+    pub fn authorizer(&mut self, name: &str) -> &mut Self {
+        self.declare(name, Ty::Opaque("kubernetes.authorization.Authorizer"));
+        self
+    }
+
     fn checker(&self) -> Checker {
         let names: Vec<&str> = self.dyn_vars.iter().map(String::as_str).collect();
         let mut checker = Checker::with_dyn_vars(&names);
@@ -217,6 +223,21 @@ mod tests {
         );
         let err = env.check("request.dryRun == 'true'").unwrap_err();
         assert!(err.to_string().contains("no matching overload"), "{err}");
+    }
+
+    #[test]
+    fn the_authorizer_is_typed() {
+        let mut env = TypeEnv::new(&["authorizer"]);
+        env.authorizer("authorizer");
+        for ok in [
+            "authorizer.group('apps').resource('deployments').namespace('ns').check('get').allowed()",
+            "authorizer.requestResource.check('create').reason() != ''",
+            "authorizer.path('/healthz').check('get').allowed()",
+        ] {
+            assert!(env.check(ok).is_ok(), "{ok}: {:?}", env.check(ok).err());
+        }
+        assert!(env.check("authorizer.requestResources").is_err());
+        assert!(env.check("authorizer.group('x').allowed()").is_err());
     }
 
     #[test]

@@ -6,8 +6,8 @@
 //! Checked: `object` and `oldObject` typed by the kind's schema (a custom resource's with the
 //! full ObjectMeta as its `metadata`, as the apiserver's schema resolver gives it), `params` by
 //! a built-in `paramKind`'s, `namespaceObject` as a Namespace, `request` as an AdmissionRequest
-//! and `variables` by each variable's expression (checked in order, against the same kind);
-//! `authorizer` as `dyn`.
+//! `variables` by each variable's expression (checked in order, against the same kind) and
+//! `authorizer` as the authorization library's type.
 
 use std::sync::LazyLock;
 
@@ -173,7 +173,7 @@ pub fn type_check(policy: &Value, registry: &Registry) -> Vec<Value> {
     let params = param_resource(policy, registry);
     let namespace = registry.resolve("", "v1", "namespaces");
     let mut base = TypeEnv::new(&VARS);
-    base.admission_request("request");
+    base.admission_request("request").authorizer("authorizer");
     if let Some(s) = params.as_ref().and_then(|r| r.schema.get()) {
         base.resource("params", s.root());
     }

@@ -493,8 +493,8 @@ static WRITTEN: std::sync::LazyLock<crate::cel::ExpressionCache> = std::sync::La
 });
 
 /// `validateCELCondition`: an expression that does not compile is invalid, with cel-go's
-/// message (`compilation failed: ERROR: <input>:1:9: ...`). `request` and `namespaceObject` are
-/// typed as the apiserver declares them; `object`, `oldObject`, `params` and `variables` are
+/// message (`compilation failed: ERROR: <input>:1:9: ...`). `request`, `namespaceObject` and
+/// `authorizer` are typed as the apiserver declares them; `object`, `oldObject`, `params` and `variables` are
 /// `dyn` (the status controller checks them against the matched kinds).
 pub fn expression_errors(expression: &str, path: &str) -> Vec<StatusCause> {
     if expression.trim().is_empty() {
