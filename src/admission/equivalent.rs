@@ -35,6 +35,7 @@ fn as_version<'a>(
         store: attrs.store,
         ctx: attrs.ctx,
         resource: target,
+        request_resource: attrs.request_resource,
         subresource: attrs.subresource,
         operation: attrs.operation,
         namespace: attrs.namespace,

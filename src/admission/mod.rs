@@ -74,8 +74,12 @@ pub struct Attributes<'a> {
     pub store: &'a Store,
     /// The request's context (user, dry run).
     pub ctx: &'a Context,
-    /// The resource, in the version the request names.
+    /// The resource, in the version the request names (or, for a policy or webhook matched in
+    /// another version under `matchPolicy: Equivalent`, in that version).
     pub resource: &'a ApiResource,
+    /// The resource as the request names it (`requestKind`, `requestResource`): the same as
+    /// `resource` but under `matchPolicy: Equivalent`.
+    pub request_resource: &'a ApiResource,
     /// The subresource written ("" for the main resource).
     pub subresource: &'a str,
     /// What the request does.

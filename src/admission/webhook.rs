@@ -382,9 +382,13 @@ pub(super) fn request_fields(attrs: &Attributes<'_>, object: Option<&Value>) -> 
         }
     }
     let resource = json!({"group": res.group, "version": res.version, "resource": res.plural});
+    let (mut request_kind, mut request_resource) = (kind.clone(), resource.clone());
+    let asked = attrs.request_resource;
+    request_kind["version"] = json!(asked.version);
+    request_resource["version"] = json!(asked.version);
     let mut request = json!({
-        "uid": "", "kind": kind, "resource": resource, "requestKind": kind,
-        "requestResource": resource, "operation": attrs.operation.as_str(),
+        "uid": "", "kind": kind, "resource": resource, "requestKind": request_kind,
+        "requestResource": request_resource, "operation": attrs.operation.as_str(),
         "userInfo": {"username": ctx.user.name, "groups": ctx.user.groups},
         "object": object.cloned().unwrap_or(Value::Null),
         "oldObject": attrs.old_object.cloned().unwrap_or(Value::Null),

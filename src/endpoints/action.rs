@@ -56,6 +56,7 @@ async fn admit_connection(ep: &Endpoint<'_>) -> Result<(), ApiError> {
         store: &ep.state.store,
         ctx: ep.ctx,
         resource: &ep.res,
+        request_resource: &ep.res,
         subresource: sub,
         operation: Operation::Connect,
         namespace: ep.namespace(),

@@ -144,6 +144,7 @@ fn attributes<'a>(
         store: &state.store,
         ctx,
         resource: res,
+        request_resource: res,
         subresource: target.name(),
         operation,
         namespace: if res.namespaced { namespace } else { "" },

@@ -542,7 +542,7 @@ async fn admission_policies_of_another_version_see_it_converted() {
         (
             "equivalent",
             "Equivalent",
-            "object.spec.schedule != 'never'",
+            "object.spec.schedule != 'never' && request.kind.version == 'v2' && request.requestKind.version == 'v1' && request.requestResource.version == 'v1'",
         ),
         ("exact", "Exact", "false"),
     ] {
