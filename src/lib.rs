@@ -116,6 +116,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 pub use context::UserInfo;
+pub use controllers::simulated::{SimulatedNode, Simulation};
 pub use error::ApiError;
 pub use filters::authorization::Mode as AuthorizationMode;
 pub use kubeconfig::Kubeconfig;
@@ -363,6 +364,23 @@ impl ServerBuilder {
     /// as `--anonymous-auth`); when false they get 401.
     pub fn anonymous_auth(mut self, allow: bool) -> Self {
         self.options.authentication.anonymous = allow;
+        self
+    }
+
+    /// Simulates a cluster (three nodes) or not (the default): see [`ServerBuilder::simulation`].
+    pub fn simulate(self, on: bool) -> Self {
+        self.simulation_option(on.then(Simulation::default))
+    }
+
+    /// Simulates this cluster: its nodes are created Ready at start, pending pods are scheduled
+    /// and run (no containers: their statuses say so), and Deployments and ReplicaSets are
+    /// reconciled as kube-controller-manager does. See [`controllers::simulated`].
+    pub fn simulation(self, simulation: Simulation) -> Self {
+        self.simulation_option(Some(simulation))
+    }
+
+    fn simulation_option(mut self, simulation: Option<Simulation>) -> Self {
+        self.options.simulation = simulation;
         self
     }
 

@@ -136,6 +136,13 @@ struct ServeArgs {
     /// AlwaysAllow.
     #[arg(long, default_value = "RBAC", value_parser = parse_authorization_mode)]
     authorization_mode: kubefake::AuthorizationMode,
+    /// Simulate a cluster: Ready nodes, a scheduler, kubelets that run pods (no containers),
+    /// and the Deployment and ReplicaSet controllers.
+    #[arg(long)]
+    simulate: bool,
+    /// How many nodes the simulated cluster has (implies --simulate).
+    #[arg(long)]
+    nodes: Option<usize>,
 }
 
 fn parse_authorization_mode(s: &str) -> Result<kubefake::AuthorizationMode, String> {
@@ -196,6 +203,9 @@ impl ServeArgs {
             .stall_timeout(Duration::from_secs_f64(self.stall_timeout.max(0.001)))
             .anonymous_auth(self.anonymous_auth)
             .authorization_mode(self.authorization_mode);
+        if self.simulate || self.nodes.is_some() {
+            builder = builder.simulation(kubefake::Simulation::with_nodes(self.nodes.unwrap_or(3)));
+        }
         builder = self.tls(builder)?;
         builder = self.service_accounts(builder)?;
         if let Some(path) = self.kubeconfig {

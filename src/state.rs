@@ -55,6 +55,9 @@ pub struct Options {
     pub authorization: authorization::Mode,
     /// HTTPS: the serving certificate and the client CA; `None` serves plain HTTP.
     pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// The simulated cluster (nodes, scheduler, kubelets, workload controllers); `None` (the
+    /// default) simulates nothing: pods stay Pending, Deployments get no ReplicaSets.
+    pub simulation: Option<crate::controllers::simulated::Simulation>,
 }
 
 impl Default for Options {
@@ -71,6 +74,7 @@ impl Default for Options {
             authentication: Authenticator::default(),
             authorization: authorization::Mode::default(),
             tls: None,
+            simulation: None,
         }
     }
 }
@@ -92,6 +96,8 @@ pub struct State {
     pub admission: Chain,
     /// Calls conversion (and admission) webhooks.
     pub webhooks: Arc<WebhookClient>,
+    /// This state, for work it schedules for later ([`crate::controllers::later`]).
+    this: Weak<State>,
 }
 
 impl State {
@@ -116,6 +122,7 @@ impl State {
         let mut kinds = builtin::resources().to_vec();
         kinds.extend(extra.into_iter().map(Arc::new));
         Arc::new_cyclic(|state: &Weak<State>| {
+            let this = state.clone();
             let state = state.clone();
             let resolver = options
                 .webhook_services
@@ -139,6 +146,7 @@ impl State {
                 options,
                 admission: Chain::with_webhooks(webhooks.clone()),
                 webhooks,
+                this,
             }
         })
     }
@@ -153,6 +161,10 @@ impl State {
     }
 
     async fn create_bootstrap_objects(&self, ctx: &Context) {
+        if self.options.simulation.is_some() {
+            let nodes = controllers::Work::Simulated(controllers::simulated::Sim::Nodes);
+            ctx.work().push([nodes]);
+        }
         for res in &self.kinds {
             let cluster = ClusterInfo {
                 address: &self.server_address,
@@ -168,6 +180,11 @@ impl State {
                 }
             }
         }
+    }
+
+    /// This state, if the server still runs (for work scheduled for later).
+    pub fn this(&self) -> Option<Arc<State>> {
+        self.this.upgrade()
     }
 
     /// The current registry snapshot.

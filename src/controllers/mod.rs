@@ -20,6 +20,7 @@ pub mod crd;
 pub mod garbage_collector;
 pub mod namespace;
 pub mod policy_status;
+pub mod simulated;
 pub mod storage_protection;
 
 use std::collections::{HashSet, VecDeque};
@@ -53,6 +54,8 @@ pub enum Work {
     ClusterRoleAggregation,
     /// Type-check a ValidatingAdmissionPolicy and write its status.
     PolicyStatus(String),
+    /// A step of the simulated cluster (nothing when the server simulates nothing).
+    Simulated(simulated::Sim),
 }
 
 /// Pending work, without duplicates (an item queued twice is done once).
@@ -181,12 +184,35 @@ fn process<'a>(state: &'a State, ctx: &'a Context, work: Work) -> BoxFuture<'a, 
                 storage_protection::reconcile(state, &ctx.for_controller(name), &gr, &key).await
             }
             Work::PolicyStatus(name) => policy_status::reconcile(state, &name),
+            Work::Simulated(sim) => simulated::process(state, ctx, sim).await,
             Work::ClusterRoleAggregation => {
                 let ctx = ctx.for_controller(clusterrole_aggregation::FIELD_MANAGER);
                 clusterrole_aggregation::reconcile(state, &ctx).await
             }
         }
     })
+}
+
+/// Runs `work` after `delay` (as its own server-side request), unless the server has stopped
+/// by then: what a simulated cluster does at a later time (a Job pod that runs for a while, a
+/// node's heartbeat).
+pub fn later(state: &State, delay: std::time::Duration, work: Work) {
+    let Some(this) = state.this() else {
+        return;
+    };
+    let weak = Arc::downgrade(&this);
+    drop(this);
+    let mut shutdown = state.shutdown.clone();
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = tokio::time::sleep(delay) => {}
+            _ = shutdown.changed() => return,
+        }
+        let Some(state) = weak.upgrade() else {
+            return;
+        };
+        enqueue(&state, &Context::internal(), vec![work]).await;
+    });
 }
 
 /// Reports a committed create or update to the controllers and runs what it triggers.

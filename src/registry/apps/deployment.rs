@@ -16,6 +16,7 @@ use super::workload::{
     nonnegative_fields, not_more_than_100_percent, positive_int_or_percent, replica_counters,
     selector_and_template_labels, Rules, Workload,
 };
+use crate::controllers::simulated;
 use crate::error::{field, StatusCause};
 use crate::registry::apiextensions::SelectorFormat;
 use crate::registry::builtin;
@@ -29,7 +30,8 @@ pub fn resource() -> ApiResource {
     let rules = Rules {
         annotations_bump_generation: true,
         ..Rules::new(defaults, || json!({}), validate, validate_update)
-    };
+    }
+    .reconciled_by(simulated::Workload::Deployment);
     builtin::kind("apps", "v1", "deployments", Arc::new(Workload(rules)))
         .scale(workload::scale(SelectorFormat::LabelSelector))
         .part("status", workload::status(true, validate_status))

@@ -14,6 +14,7 @@ use super::workload::{
     self, always_running_template, int_at, nonnegative_fields, replica_counters,
     selector_and_template_labels, Rules, Workload,
 };
+use crate::controllers::simulated;
 use crate::error::StatusCause;
 use crate::registry::apiextensions::SelectorFormat;
 use crate::registry::builtin;
@@ -28,7 +29,8 @@ pub fn resource() -> ApiResource {
         || json!({"replicas": 0}),
         validate,
         validate_update,
-    );
+    )
+    .reconciled_by(simulated::Workload::ReplicaSet);
     builtin::kind("apps", "v1", "replicasets", Arc::new(Workload(rules)))
         .scale(workload::scale(SelectorFormat::LabelSelector))
         .part("status", workload::status(false, validate_status))

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use crate::controllers::{simulated, Work};
 use crate::error::{field, StatusCause};
 use crate::registry::apiextensions::{ScaleSubresource, SelectorFormat};
 use crate::registry::core::podspec::validate_pod_template_spec;
@@ -17,6 +18,7 @@ use crate::registry::strategy::{bump_generation, Strategy};
 use crate::registry::validation::{
     label_selector_errors, selector_is_empty, selector_json, selector_matches,
 };
+use crate::store::StoredObject;
 
 /// A workload kind's own rules, plugged into [`Workload`].
 pub struct Rules {
@@ -36,6 +38,9 @@ pub struct Rules {
     pub prepare_update: fn(&mut Value, &Value),
     /// Whether annotation changes bump the generation too (Deployments).
     pub annotations_bump_generation: bool,
+    /// The simulated controller that reconciles the kind, if there is one (it runs only when
+    /// the server simulates a cluster).
+    pub controller: Option<crate::controllers::simulated::Workload>,
 }
 
 impl Rules {
@@ -55,7 +60,17 @@ impl Rules {
             prepare_create: |_| {},
             prepare_update: |_, _| {},
             annotations_bump_generation: false,
+            controller: None,
         }
+    }
+
+    /// These rules, reconciled by `controller` in a simulated cluster.
+    pub const fn reconciled_by(
+        mut self,
+        controller: crate::controllers::simulated::Workload,
+    ) -> Rules {
+        self.controller = Some(controller);
+        self
     }
 }
 
@@ -106,6 +121,19 @@ impl Strategy for Workload {
 
     fn validate_update(&self, obj: &Value, old: &Value) -> Vec<StatusCause> {
         (self.0.validate_update)(obj, old)
+    }
+
+    /// The kind's simulated controller looks at it, and so does its owner's.
+    fn after_commit(&self, obj: &StoredObject) -> Vec<Work> {
+        self.0
+            .controller
+            .map(|c| simulated::workload_changed(c, obj))
+            .unwrap_or_default()
+    }
+
+    /// Its owner's controller notices it went.
+    fn after_remove(&self, obj: &StoredObject) -> Vec<Work> {
+        simulated::owner_work(&obj.value).into_iter().collect()
     }
 }
 

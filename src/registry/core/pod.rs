@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 use super::podspec::{default_pod_only, default_pod_spec, pod_spec_errors, qos_class};
 use crate::context::Context;
 use crate::controllers::storage_protection::{claims_gr, claims_of, pod_finished};
-use crate::controllers::Work;
+use crate::controllers::{simulated, Work};
 use crate::error::{field, ApiError, StatusCause};
 use crate::registry::builtin;
 use crate::registry::object_meta::{meta_str, name_errors, now_rfc3339, NameRule};
@@ -341,17 +341,21 @@ fn sync_ips(status: &mut Value) {
 
 impl Strategy for PodStrategy {
     /// A pod that finished frees its claims.
+    /// In a simulated cluster, the scheduler or kubelet takes its next step and its controller
+    /// looks at it.
     fn after_commit(&self, obj: &StoredObject) -> Vec<Work> {
+        let mut work = simulated::pod_changed(obj);
         if pod_finished(&obj.value) {
-            claims_work(&obj.value)
-        } else {
-            Vec::new()
+            work.extend(claims_work(&obj.value));
         }
+        work
     }
 
-    /// A pod that went frees its claims.
+    /// A pod that went frees its claims; its controller notices.
     fn after_remove(&self, obj: &StoredObject) -> Vec<Work> {
-        claims_work(&obj.value)
+        let mut work = claims_work(&obj.value);
+        work.extend(simulated::owner_work(&obj.value));
+        work
     }
     fn allow_unconditional_update(&self) -> bool {
         true
@@ -900,6 +904,31 @@ impl Action for Binding {
             Ok(success())
         })
     }
+}
+
+/// What the scheduler does: binds a pod to a node (the `pods/binding` write), as `ctx`'s user.
+pub async fn bind_to_node(
+    state: &crate::state::State,
+    ctx: &Context,
+    res: &ApiResource,
+    namespace: &str,
+    name: &str,
+    node: &str,
+) -> Result<(), ApiError> {
+    let binding = json!({"metadata": {"name": name}, "target": {"kind": "Node", "name": node}});
+    let assign = |pod: &Value| assign(pod, &binding, node, name);
+    let part = Arc::new(Subresource::part("binding", &[], Arc::new(Computed)));
+    rest::update(
+        state,
+        ctx,
+        res,
+        namespace,
+        name,
+        Target::Part(part),
+        UpdateSource::Patch(&assign),
+    )
+    .await
+    .map(|_| ())
 }
 
 /// The pod a binding makes: on `node`, scheduled, with the binding's annotations.

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::podspec::default_pod_spec;
+use crate::controllers::simulated;
 use crate::error::{field, StatusCause};
 use crate::registry::apiextensions::SelectorFormat;
 use crate::registry::apps::replicaset::{replica_columns, validate_status};
@@ -27,7 +28,8 @@ pub fn resource() -> ApiResource {
         || json!({"replicas": 0}),
         validate,
         |obj, _| validate(obj),
-    );
+    )
+    .reconciled_by(simulated::Workload::ReplicationController);
     builtin::kind(
         "",
         "v1",
