@@ -98,6 +98,8 @@ pub struct State {
     pub webhooks: Arc<WebhookClient>,
     /// This state, for work it schedules for later ([`crate::controllers::later`]).
     this: Weak<State>,
+    /// When the work scheduled by [`crate::controllers::later_once`] is due.
+    pub(crate) timers: Mutex<std::collections::HashMap<controllers::Work, std::time::Instant>>,
 }
 
 impl State {
@@ -147,6 +149,7 @@ impl State {
                 admission: Chain::with_webhooks(webhooks.clone()),
                 webhooks,
                 this,
+                timers: Mutex::default(),
             }
         })
     }

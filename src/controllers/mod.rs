@@ -197,6 +197,30 @@ fn process<'a>(state: &'a State, ctx: &'a Context, work: Work) -> BoxFuture<'a, 
 /// by then: what a simulated cluster does at a later time (a Job pod that runs for a while, a
 /// node's heartbeat).
 pub fn later(state: &State, delay: std::time::Duration, work: Work) {
+    spawn_later(state, delay, work, None);
+}
+
+/// [`later`], unless the same work is already due by then: a controller that looks at a time to
+/// come on every reconcile (a CronJob's next run) waits on one timer, not on one per reconcile.
+pub fn later_once(state: &State, delay: std::time::Duration, work: Work) {
+    let due = std::time::Instant::now() + delay;
+    {
+        let mut timers = state.timers.lock();
+        if timers.get(&work).is_some_and(|t| *t <= due) {
+            return;
+        }
+        timers.insert(work.clone(), due);
+    }
+    spawn_later(state, delay, work, Some(due));
+}
+
+/// Spawns the timer of [`later`]; `due` is the [`later_once`] entry it clears when it fires.
+fn spawn_later(
+    state: &State,
+    delay: std::time::Duration,
+    work: Work,
+    due: Option<std::time::Instant>,
+) {
     let Some(this) = state.this() else {
         return;
     };
@@ -211,6 +235,12 @@ pub fn later(state: &State, delay: std::time::Duration, work: Work) {
         let Some(state) = weak.upgrade() else {
             return;
         };
+        if let Some(due) = due {
+            let mut timers = state.timers.lock();
+            if timers.get(&work) == Some(&due) {
+                timers.remove(&work);
+            }
+        }
         enqueue(&state, &Context::internal(), vec![work]).await;
     });
 }

@@ -3,7 +3,9 @@
 //! server, deterministic and in milliseconds. Ready [`nodes`] with heartbeat Leases, a
 //! [`scheduler`] that binds pending pods, [`kubelet`]s that run them (no containers: statuses
 //! as a kubelet reports them), and the workload controllers of kube-controller-manager:
-//! [`deployment`], [`replicaset`] (ReplicaSets and ReplicationControllers).
+//! [`deployment`], [`replicaset`] (ReplicaSets and ReplicationControllers), [`job`],
+//! [`cronjob`], [`statefulset`] and [`daemonset`] (with the ControllerRevisions of the last two
+//! written by [`history`]).
 //!
 //! Every step is a write through [`crate::registry::store`], like a client's, so watches see
 //! the sequence of events a real cluster produces, and each step reacts to the commits of the
@@ -16,6 +18,7 @@
 //! [`RUN`] says how the pod's containers behave and [`DURATION`] how long before that happens.
 
 pub mod deployment;
+pub mod job;
 pub mod kubelet;
 pub mod nodes;
 pub mod replicaset;
@@ -133,6 +136,14 @@ pub enum Workload {
     ReplicaSet,
     /// v1 ReplicationController.
     ReplicationController,
+    /// batch/v1 Job.
+    Job,
+    /// batch/v1 CronJob.
+    CronJob,
+    /// apps/v1 StatefulSet.
+    StatefulSet,
+    /// apps/v1 DaemonSet.
+    DaemonSet,
 }
 
 impl Workload {
@@ -142,6 +153,10 @@ impl Workload {
             ("apps/v1", "Deployment") => Some(Workload::Deployment),
             ("apps/v1", "ReplicaSet") => Some(Workload::ReplicaSet),
             ("v1", "ReplicationController") => Some(Workload::ReplicationController),
+            ("batch/v1", "Job") => Some(Workload::Job),
+            ("batch/v1", "CronJob") => Some(Workload::CronJob),
+            ("apps/v1", "StatefulSet") => Some(Workload::StatefulSet),
+            ("apps/v1", "DaemonSet") => Some(Workload::DaemonSet),
             _ => None,
         }
     }
@@ -151,6 +166,10 @@ impl Workload {
             Workload::Deployment => GroupResource::new("apps", "deployments"),
             Workload::ReplicaSet => GroupResource::new("apps", "replicasets"),
             Workload::ReplicationController => GroupResource::new("", "replicationcontrollers"),
+            Workload::Job => GroupResource::new("batch", "jobs"),
+            Workload::CronJob => GroupResource::new("batch", "cronjobs"),
+            Workload::StatefulSet => GroupResource::new("apps", "statefulsets"),
+            Workload::DaemonSet => GroupResource::new("apps", "daemonsets"),
         }
     }
 }
@@ -168,6 +187,8 @@ pub enum Sim {
     PodDue(ObjectKey),
     /// Reconcile one workload.
     Workload(Workload, ObjectKey),
+    /// Reconcile every DaemonSet (a node came, went or changed).
+    DaemonSets,
 }
 
 /// Runs one step, when the server simulates a cluster.
@@ -188,6 +209,9 @@ pub async fn process(state: &State, ctx: &Context, sim: Sim) {
         Sim::Workload(w @ (Workload::ReplicaSet | Workload::ReplicationController), key) => {
             replicaset::reconcile(state, ctx, w, &key).await
         }
+        Sim::Workload(Workload::Job, key) => job::reconcile(state, ctx, &key).await,
+        Sim::Workload(Workload::CronJob | Workload::StatefulSet | Workload::DaemonSet, _)
+        | Sim::DaemonSets => {}
     }
 }
 
@@ -270,7 +294,9 @@ pub fn owned_pods(snapshot: &Snapshot, namespace: &str, uid: &str) -> Vec<Value>
         .collect()
 }
 
-/// Creates a pod from a template (`generateName` `<prefix>`), controlled by `owner`.
+/// Creates a pod from a template (`generateName` `<prefix>`), controlled by `owner`, with the
+/// template's labels, annotations and finalizers (`GetPodFromTemplate`); `extra_annotations`
+/// are added where the template has none of that name.
 pub async fn create_pod(
     state: &State,
     ctx: &Context,
@@ -291,6 +317,9 @@ pub async fn create_pod(
     match name {
         PodName::Generate(prefix) => meta["generateName"] = json!(prefix),
         PodName::Exact(n) => meta["name"] = json!(n),
+    }
+    if let Some(finalizers) = template["metadata"]["finalizers"].as_array() {
+        meta["finalizers"] = json!(finalizers);
     }
     let mut annotations = template["metadata"]["annotations"].clone();
     for (k, v) in extra_annotations {
@@ -356,6 +385,39 @@ pub async fn write_status(
         return;
     };
     write(state, ctx, &res, key, Target::Part(status), change).await;
+}
+
+/// Writes `status` as an object's status unless the object changed since a controller read it
+/// at `resource_version`: such a change queued another reconcile, which sees it, and a plan
+/// computed from the older object must not undo it. The object as it is after the write (as it
+/// was when nothing changed), or `None` when it changed meanwhile or went.
+pub async fn write_status_at(
+    state: &State,
+    ctx: &Context,
+    gr: &GroupResource,
+    key: &ObjectKey,
+    resource_version: &str,
+    status: &Value,
+) -> Option<Value> {
+    let res = resource(state, gr)?;
+    let part = res.subresource("status").cloned()?;
+    let patch = |stored: &Value| {
+        let mut out = stored.clone();
+        out["metadata"]["resourceVersion"] = json!(resource_version);
+        out["status"] = status.clone();
+        Ok(out)
+    };
+    let source = UpdateSource::Patch(&patch);
+    let target = Target::Part(part);
+    match rest::update(state, ctx, &res, &key.namespace, &key.name, target, source).await {
+        Ok(written) => Some(written.value.clone()),
+        Err(e) => {
+            if e.code != 404 && e.code != 409 {
+                tracing::warn!(error = %e, object = %key.name, controller = %ctx.user.name, "writing a status");
+            }
+            None
+        }
+    }
 }
 
 /// Writes an object (its main resource) computed from the stored one; see [`write_status`].

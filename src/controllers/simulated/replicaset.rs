@@ -64,7 +64,7 @@ pub async fn reconcile(state: &State, ctx: &Context, workload: Workload, key: &O
 
 /// The order pods are deleted in when scaling down (`ActivePodsWithRanks`, simplified): not
 /// scheduled, pending, not ready, ready for less time, then the newest.
-fn deletion_rank(pod: &Value) -> (bool, bool, bool, std::cmp::Reverse<String>) {
+pub fn deletion_rank(pod: &Value) -> (bool, bool, bool, std::cmp::Reverse<String>) {
     let scheduled = !pod["spec"]["nodeName"].as_str().unwrap_or("").is_empty();
     let running = pod["status"]["phase"] == "Running";
     let created = meta_str(pod, "creationTimestamp").to_string();

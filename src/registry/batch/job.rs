@@ -9,7 +9,8 @@
 //! field selector; and DELETE orphaning the Job's pods unless told otherwise, with the
 //! apiserver's `Warning`.
 //!
-//! No controller runs: a Job creates no pods and its status stays as clients write it. Pod
+//! Unless the server simulates a cluster ([`crate::controllers::simulated::job`]), no
+//! controller runs: a Job creates no pods and its status stays as clients write it. Pod
 //! template warnings are not raised, and values of internal Go types in messages (a whole pod
 //! template that may not change) are printed as their v1 JSON.
 
@@ -17,6 +18,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
+use crate::controllers::{simulated, Work};
 use crate::error::{field, StatusCause};
 use crate::registry::apps::deployment::selector_immutable;
 use crate::registry::apps::workload::{self, int_at, Rules, Workload};
@@ -32,6 +34,7 @@ use crate::registry::table::{human_duration, Column, Columns};
 use crate::registry::validation::{
     immutable, label_selector_errors, nonnegative, selector_matches,
 };
+use crate::store::StoredObject;
 
 /// The label naming the Job on its pods (and the legacy one).
 pub const JOB_NAME_LABELS: [&str; 2] = ["job-name", "batch.kubernetes.io/job-name"];
@@ -54,7 +57,8 @@ pub fn resource() -> ApiResource {
     let rules = Rules {
         prepare_create,
         ..Rules::new(defaults, || json!({}), validate, validate_update)
-    };
+    }
+    .reconciled_by(simulated::Workload::Job);
     builtin::kind(
         "batch",
         "v1",
@@ -209,6 +213,14 @@ impl Strategy for JobStrategy {
 
     fn default_propagation(&self) -> Option<(Propagation, &'static str)> {
         Some((Propagation::Orphan, DELETE_WARNING))
+    }
+
+    fn after_commit(&self, obj: &StoredObject) -> Vec<Work> {
+        self.0.after_commit(obj)
+    }
+
+    fn after_remove(&self, obj: &StoredObject) -> Vec<Work> {
+        self.0.after_remove(obj)
     }
 }
 
@@ -984,8 +996,10 @@ fn template_update_errors(obj: &Value, old: &Value) -> Vec<StatusCause> {
         && condition_true(old, "Suspended")
         && int_at(old, "/status/active") == 0;
     if mutable {
-        for key in ["labels", "annotations"] {
-            copy_field(&mut before["metadata"], &new["metadata"], key);
+        if let Some(meta) = before.get_mut("metadata") {
+            for key in ["labels", "annotations"] {
+                copy_field(meta, &new["metadata"], key);
+            }
         }
         for key in ["nodeSelector", "tolerations", "schedulingGates"] {
             copy_field(&mut before["spec"], &new["spec"], key);
@@ -1038,7 +1052,7 @@ fn copy_node_affinity(before: &mut Value, new: &Value) {
 /// Container resources may change where the containers line up by position and name.
 fn copy_resources(before: &mut Value, new: &Value, kind: &str) {
     let new_list = items(new, kind);
-    let Some(old_list) = before[kind].as_array_mut() else {
+    let Some(old_list) = before.get_mut(kind).and_then(Value::as_array_mut) else {
         return;
     };
     if old_list.len() != new_list.len() {
@@ -1292,6 +1306,16 @@ mod tests {
             job["spec"]["template"]["metadata"]["labels"]
         );
         assert!(generated_selector_errors(&job, true).is_empty());
+    }
+
+    #[test]
+    fn a_suspended_job_without_init_containers_keeps_its_template() {
+        let job = json!({"spec": {"suspend": true, "template": {"spec": {
+            "containers": [{"name": "c", "image": "perl"}]}}},
+            "status": {"conditions": [{"type": "Suspended", "status": "True"}]}});
+        let mut resumed = job.clone();
+        resumed["spec"]["suspend"] = json!(false);
+        assert!(template_update_errors(&resumed, &job).is_empty());
     }
 
     #[test]
