@@ -17,6 +17,7 @@
 //! Pods are steered by annotations (on the pod, its template, or the Job that creates it):
 //! [`RUN`] says how the pod's containers behave and [`DURATION`] how long before that happens.
 
+pub mod cronjob;
 pub mod deployment;
 pub mod job;
 pub mod kubelet;
@@ -210,8 +211,8 @@ pub async fn process(state: &State, ctx: &Context, sim: Sim) {
             replicaset::reconcile(state, ctx, w, &key).await
         }
         Sim::Workload(Workload::Job, key) => job::reconcile(state, ctx, &key).await,
-        Sim::Workload(Workload::CronJob | Workload::StatefulSet | Workload::DaemonSet, _)
-        | Sim::DaemonSets => {}
+        Sim::Workload(Workload::CronJob, key) => cronjob::reconcile(state, ctx, &key).await,
+        Sim::Workload(Workload::StatefulSet | Workload::DaemonSet, _) | Sim::DaemonSets => {}
     }
 }
 

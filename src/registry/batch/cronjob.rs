@@ -5,7 +5,8 @@
 //! spec with a selector left to generation; names of at most 52 characters; the `status`
 //! subresource; `kubectl get cronjobs`' columns.
 //!
-//! No controller runs: a CronJob creates no Jobs and its status stays as clients write it.
+//! Unless the server simulates a cluster ([`crate::controllers::simulated::cronjob`]), no
+//! controller runs: a CronJob creates no Jobs and its status stays as clients write it.
 
 use std::sync::Arc;
 
@@ -13,6 +14,7 @@ use serde_json::{json, Value};
 
 use super::cron;
 use super::job::{default_job_template_spec, job_spec_errors};
+use crate::controllers::{simulated, Work};
 use crate::error::{field, StatusCause};
 use crate::registry::apps::workload::{
     self, container_cells, format_label_selector, Rules, Workload,
@@ -23,13 +25,15 @@ use crate::registry::resource::ApiResource;
 use crate::registry::strategy::Strategy;
 use crate::registry::table::{age, Column, Columns};
 use crate::registry::validation::nonnegative;
+use crate::store::StoredObject;
 
 /// The longest CronJob name: its Jobs' names add an 11-character suffix to it.
 pub const MAX_NAME_LENGTH: usize = 52;
 
 /// The served resource.
 pub fn resource() -> ApiResource {
-    let rules = Rules::new(defaults, || json!({}), validate, validate_update);
+    let rules = Rules::new(defaults, || json!({}), validate, validate_update)
+        .reconciled_by(simulated::Workload::CronJob);
     builtin::kind(
         "batch",
         "v1",
@@ -127,6 +131,14 @@ impl Strategy for CronJobStrategy {
             "metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS label is recommended: [{}]",
             errs.join(" ")
         )]
+    }
+
+    fn after_commit(&self, obj: &StoredObject) -> Vec<Work> {
+        self.0.after_commit(obj)
+    }
+
+    fn after_remove(&self, obj: &StoredObject) -> Vec<Work> {
+        self.0.after_remove(obj)
     }
 
     fn warnings_on_update(&self, obj: &Value, _old: &Value) -> Vec<String> {

@@ -3,6 +3,7 @@
 //! a controller takes is done before the request that caused it returns, so most tests read
 //! the outcome right after their write; pods that run for a while are waited for.
 
+mod cronjobs;
 mod jobs;
 
 use std::time::{Duration, Instant};
