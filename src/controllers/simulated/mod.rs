@@ -19,11 +19,13 @@
 
 pub mod cronjob;
 pub mod deployment;
+pub mod history;
 pub mod job;
 pub mod kubelet;
 pub mod nodes;
 pub mod replicaset;
 pub mod scheduler;
+pub mod statefulset;
 
 use std::time::Duration;
 
@@ -212,7 +214,8 @@ pub async fn process(state: &State, ctx: &Context, sim: Sim) {
         }
         Sim::Workload(Workload::Job, key) => job::reconcile(state, ctx, &key).await,
         Sim::Workload(Workload::CronJob, key) => cronjob::reconcile(state, ctx, &key).await,
-        Sim::Workload(Workload::StatefulSet | Workload::DaemonSet, _) | Sim::DaemonSets => {}
+        Sim::Workload(Workload::StatefulSet, key) => statefulset::reconcile(state, ctx, &key).await,
+        Sim::Workload(Workload::DaemonSet, _) | Sim::DaemonSets => {}
     }
 }
 

@@ -5,7 +5,8 @@
 //! PVC retention and minReadySeconds may change, the `status` and `scale` subresources, and
 //! `kubectl get statefulsets`' columns.
 //!
-//! No controller runs: a StatefulSet creates no pods or claims. The claim templates' own specs
+//! Unless the server simulates a cluster ([`crate::controllers::simulated::statefulset`]), no
+//! controller runs: a StatefulSet creates no pods or claims. The claim templates' own specs
 //! are not validated yet.
 
 use std::sync::Arc;
@@ -17,6 +18,7 @@ use super::workload::{
     not_more_than_100_percent, positive_int_or_percent, replica_counters, restart_always,
     selector_and_template_labels, Rules, Workload,
 };
+use crate::controllers::simulated;
 use crate::error::{field, StatusCause};
 use crate::registry::apiextensions::SelectorFormat;
 use crate::registry::builtin;
@@ -37,7 +39,8 @@ pub fn resource() -> ApiResource {
             validate,
             validate_update,
         )
-    };
+    }
+    .reconciled_by(simulated::Workload::StatefulSet);
     builtin::kind("apps", "v1", "statefulsets", Arc::new(Workload(rules)))
         .scale(workload::scale(SelectorFormat::LabelSelector))
         .part("status", workload::status(false, validate_status))

@@ -5,6 +5,7 @@
 
 mod cronjobs;
 mod jobs;
+mod statefulsets;
 
 use std::time::{Duration, Instant};
 
