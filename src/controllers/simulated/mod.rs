@@ -18,6 +18,7 @@
 //! [`RUN`] says how the pod's containers behave and [`DURATION`] how long before that happens.
 
 pub mod cronjob;
+pub mod daemonset;
 pub mod deployment;
 pub mod history;
 pub mod job;
@@ -215,7 +216,8 @@ pub async fn process(state: &State, ctx: &Context, sim: Sim) {
         Sim::Workload(Workload::Job, key) => job::reconcile(state, ctx, &key).await,
         Sim::Workload(Workload::CronJob, key) => cronjob::reconcile(state, ctx, &key).await,
         Sim::Workload(Workload::StatefulSet, key) => statefulset::reconcile(state, ctx, &key).await,
-        Sim::Workload(Workload::DaemonSet, _) | Sim::DaemonSets => {}
+        Sim::Workload(Workload::DaemonSet, key) => daemonset::reconcile(state, ctx, &key).await,
+        Sim::DaemonSets => daemonset::reconcile_all(state, ctx).await,
     }
 }
 

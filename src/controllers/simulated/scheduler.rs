@@ -176,7 +176,9 @@ fn misfit(pod: &Value, node: &Value, used: &Usage) -> Option<String> {
     if !ready {
         return Some("node(s) had untolerated taint {node.kubernetes.io/not-ready: }".into());
     }
-    if node["spec"]["unschedulable"] == true {
+    let cordon = json!({"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule"});
+    let tolerated = |t: &Value| pod_tolerations(pod).any(|tol| tolerates(tol, t));
+    if node["spec"]["unschedulable"] == true && !tolerated(&cordon) {
         return Some("node(s) were unschedulable".into());
     }
     if let Some(taint) = untolerated_taint(pod, node) {
@@ -206,32 +208,38 @@ fn misfit(pod: &Value, node: &Value, used: &Usage) -> Option<String> {
     None
 }
 
-/// The first `NoSchedule`/`NoExecute` taint of the node the pod does not tolerate, as the
-/// scheduler prints it (`{key: value}`).
-fn untolerated_taint(pod: &Value, node: &Value) -> Option<String> {
-    let tolerations = pod["spec"]["tolerations"].as_array();
+/// The taint a cordoned node (`spec.unschedulable`) is treated as having.
+pub const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
+
+/// A pod's tolerations.
+fn pod_tolerations(pod: &Value) -> impl Iterator<Item = &Value> {
+    pod["spec"]["tolerations"].as_array().into_iter().flatten()
+}
+
+/// The first taint of the node with one of `effects` the pod does not tolerate.
+pub fn untolerated<'a>(pod: &Value, node: &'a Value, effects: &[&str]) -> Option<&'a Value> {
     node["spec"]["taints"]
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|t| matches!(t["effect"].as_str(), Some("NoSchedule" | "NoExecute")))
-        .find(|taint| {
-            !tolerations
-                .into_iter()
-                .flatten()
-                .any(|tol| tolerates(tol, taint))
-        })
-        .map(|t| {
-            format!(
-                "{{{}: {}}}",
-                t["key"].as_str().unwrap_or(""),
-                t["value"].as_str().unwrap_or("")
-            )
-        })
+        .filter(|t| effects.contains(&t["effect"].as_str().unwrap_or("")))
+        .find(|taint| !pod_tolerations(pod).any(|tol| tolerates(tol, taint)))
+}
+
+/// The first `NoSchedule`/`NoExecute` taint of the node the pod does not tolerate, as the
+/// scheduler prints it (`{key: value}`).
+fn untolerated_taint(pod: &Value, node: &Value) -> Option<String> {
+    untolerated(pod, node, &["NoSchedule", "NoExecute"]).map(|t| {
+        format!(
+            "{{{}: {}}}",
+            t["key"].as_str().unwrap_or(""),
+            t["value"].as_str().unwrap_or("")
+        )
+    })
 }
 
 /// `Toleration.ToleratesTaint`.
-fn tolerates(toleration: &Value, taint: &Value) -> bool {
+pub fn tolerates(toleration: &Value, taint: &Value) -> bool {
     let effect = toleration["effect"].as_str().unwrap_or("");
     if !effect.is_empty() && effect != taint["effect"].as_str().unwrap_or("") {
         return false;
@@ -248,7 +256,7 @@ fn tolerates(toleration: &Value, taint: &Value) -> bool {
 }
 
 /// The pod's `nodeSelector` and required node affinity against the node's labels (and name).
-fn selector_matches(pod: &Value, node: &Value) -> bool {
+pub fn selector_matches(pod: &Value, node: &Value) -> bool {
     let labels = &node["metadata"]["labels"];
     let selected = pod["spec"]["nodeSelector"]
         .as_object()
@@ -368,6 +376,19 @@ mod tests {
             })
             .collect();
         assert_eq!(pick_node(&pod(spec), &cluster(), &usage), expected);
+    }
+
+    #[test]
+    fn cordoned_nodes_take_only_pods_tolerating_it() {
+        let mut cordoned = node_object(&SimulatedNode::new("a"), 0);
+        cordoned["spec"]["unschedulable"] = json!(true);
+        let nodes = vec![cordoned];
+        let usage = HashMap::new();
+        let err = pick_node(&pod(json!({})), &nodes, &usage).unwrap_err();
+        assert!(err.contains("1 node(s) were unschedulable"), "{err}");
+        let tolerating = pod(json!({"tolerations": [{"key": UNSCHEDULABLE_TAINT,
+            "operator": "Exists", "effect": "NoSchedule"}]}));
+        assert_eq!(pick_node(&tolerating, &nodes, &usage), Ok("a".to_string()));
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! template change, as apps/v1 stores it), a selector matching the template's labels that never
 //! changes, the `status` subresource, and `kubectl get daemonsets`' columns.
 //!
-//! No controller runs: a DaemonSet creates no pods and its status stays as clients write it.
+//! Unless the server simulates a cluster ([`crate::controllers::simulated::daemonset`]), no
+//! controller runs: a DaemonSet creates no pods and its status stays as clients write it.
 
 use std::sync::Arc;
 
@@ -16,6 +17,7 @@ use super::workload::{
     nonnegative_fields, not_more_than_100_percent, positive_int_or_percent, selector_invalid,
     selector_mismatch, Rules, Workload,
 };
+use crate::controllers::simulated;
 use crate::error::{field, StatusCause};
 use crate::registry::builtin;
 use crate::registry::core::podspec::default_pod_spec;
@@ -41,7 +43,8 @@ pub fn resource() -> ApiResource {
             set_template_generation(obj, generation);
         },
         ..Rules::new(defaults, empty_status, validate, validate_update)
-    };
+    }
+    .reconciled_by(simulated::Workload::DaemonSet);
     builtin::kind("apps", "v1", "daemonsets", Arc::new(Workload(rules)))
         .part("status", workload::status(false, validate_status))
         .with(|r| r.table(columns()))

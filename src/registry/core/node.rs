@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use crate::controllers::{simulated, Work};
 use crate::error::{field, StatusCause};
 use crate::registry::builtin;
 use crate::registry::core::service::{strings, text};
@@ -23,6 +24,7 @@ use crate::registry::resource::ApiResource;
 use crate::registry::strategy::{keep_only_status, Strategy};
 use crate::registry::table::{Column, Columns};
 use crate::registry::validation::{label_value_errors, qualified_name_errors};
+use crate::store::StoredObject;
 
 /// The served resource.
 pub fn resource() -> ApiResource {
@@ -75,6 +77,16 @@ impl Strategy for NodeStrategy {
 
     fn validate(&self, obj: &Value) -> Vec<StatusCause> {
         node_errors(obj)
+    }
+
+    /// In a simulated cluster, every DaemonSet looks at the nodes again.
+    fn after_commit(&self, _obj: &StoredObject) -> Vec<Work> {
+        vec![Work::Simulated(simulated::Sim::DaemonSets)]
+    }
+
+    /// Likewise when a node goes.
+    fn after_remove(&self, _obj: &StoredObject) -> Vec<Work> {
+        vec![Work::Simulated(simulated::Sim::DaemonSets)]
     }
 }
 

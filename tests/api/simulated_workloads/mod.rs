@@ -4,6 +4,7 @@
 //! the outcome right after their write; pods that run for a while are waited for.
 
 mod cronjobs;
+mod daemonsets;
 mod jobs;
 mod statefulsets;
 
