@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::batch::v1::Job;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, PropagationPolicy};
+use rstest::rstest;
 use serde_json::{json, Value};
 
 use super::{json_of, pods, simulated, true_conditions, typed, wait_for};
@@ -205,8 +206,11 @@ async fn a_suspended_job_waits_until_resumed() {
     );
 }
 
+#[rstest]
+#[case::background(PropagationPolicy::Background)]
+#[case::foreground(PropagationPolicy::Foreground)]
 #[tokio::test]
-async fn deleting_a_running_job_releases_and_removes_its_pods() {
+async fn deleting_a_running_job_releases_and_removes_its_pods(#[case] policy: PropagationPolicy) {
     let server = simulated().await;
     let steering = json!({"simulation.kubefake.io/run": "hang"});
     create(
@@ -219,13 +223,18 @@ async fn deleting_a_running_job_releases_and_removes_its_pods() {
     )
     .await;
     assert_eq!(pods(&server, &selector("forever")).await.len(), 2);
-    let background = DeleteParams {
-        propagation_policy: Some(PropagationPolicy::Background),
+    let params = DeleteParams {
+        propagation_policy: Some(policy),
         ..DeleteParams::default()
     };
     jobs(&server)
-        .delete("forever", &background)
+        .delete("forever", &params)
         .await
         .expect("delete");
     assert!(pods(&server, &selector("forever")).await.is_empty());
+    assert!(jobs(&server)
+        .get_opt("forever")
+        .await
+        .expect("get")
+        .is_none());
 }
