@@ -15,7 +15,9 @@
 //! `updatedNumberScheduled`, `numberMisscheduled` and `observedGeneration`.
 //!
 //! Not simulated: the failed-pod back-off beyond its first second, adoption of orphan pods and
-//! revisions, events, and a DaemonSet being deleted keeps its last status.
+//! revisions, hash collisions between revisions (`collisionCount` is never raised; the
+//! DaemonSet waits), events; a DaemonSet being deleted keeps its last status, as the real
+//! controller leaves it.
 
 use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
@@ -310,7 +312,8 @@ fn by_node(pods: &[Value]) -> BTreeMap<String, Vec<&Value>> {
 pub fn plan(ds: &Value, nodes: &[Value], pods: &[Value], hash: &str, now: DateTime<Utc>) -> Plan {
     let mapped = by_node(pods);
     let mut out = Plan::default();
-    let surge = max_surge(ds, desired(ds, nodes)) > 0;
+    // `AllowsSurge` asks for a surge of at least one pod out of one.
+    let surge = max_surge(ds, 1) > 0;
     for node in nodes {
         let on_node = mapped.get(meta_str(node, "name")).map(Vec::as_slice);
         pods_for_node(ds, node, on_node, hash, surge, now, &mut out);
@@ -633,11 +636,6 @@ pub fn apply_status(status: &mut Value, computed: &Value) -> bool {
         }
     }
     changed
-}
-
-/// The number of nodes that should run a pod.
-fn desired(ds: &Value, nodes: &[Value]) -> i64 {
-    nodes.iter().filter(|n| should_run(ds, n).0).count() as i64
 }
 
 /// `SurgeCount`: `maxSurge` against the desired count (percentages round up).
