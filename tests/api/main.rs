@@ -34,6 +34,7 @@ mod rbac_authz;
 mod scheduling;
 mod schema;
 mod server;
+mod simulated;
 mod storage;
 mod subresources;
 mod watch;

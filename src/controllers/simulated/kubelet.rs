@@ -397,9 +397,9 @@ fn crash(pod: &mut Value, time: &str) {
 fn image_id(container: &Value) -> String {
     let image = container["image"].as_str().unwrap_or("");
     let repo = image.split('@').next().unwrap_or(image);
-    let repo =
-        repo.rsplit_once(':')
-            .map_or(repo, |(r, tag)| if tag.contains('/') { repo } else { r });
+    let repo = repo
+        .rsplit_once(':')
+        .map_or(repo, |(r, tag)| if tag.contains('/') { repo } else { r });
     format!(
         "{repo}@sha256:{:016x}{:016x}{:016x}{:016x}",
         fnv(image),
