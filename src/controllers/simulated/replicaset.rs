@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::{create_pod, delete, owned_pods, pods, PodName, Sim, Workload};
+use super::{create_pod, delete, owned_pod_objects, pods, PodName, Sim, Workload};
 use crate::context::Context;
 use crate::controllers::{later, Work};
 use crate::registry::object_meta::meta_str;
@@ -34,9 +34,9 @@ pub async fn reconcile(state: &State, ctx: &Context, workload: Workload, key: &O
     };
     let ctx = ctx.for_controller(name);
     let uid = meta_str(&owner, "uid");
-    let mut active: Vec<Value> = owned_pods(&snapshot, &key.namespace, uid)
+    let mut active: Vec<_> = owned_pod_objects(&snapshot, &key.namespace, uid)
         .into_iter()
-        .filter(|p| !super::kubelet::finished(p))
+        .filter(|p| !super::kubelet::finished(&p.value))
         .collect();
     let wanted = owner["spec"]["replicas"].as_i64().unwrap_or(1).max(0) as usize;
     if active.len() < wanted {
@@ -54,9 +54,9 @@ pub async fn reconcile(state: &State, ctx: &Context, workload: Workload, key: &O
             .await;
         }
     } else if active.len() > wanted {
-        active.sort_by_key(deletion_rank);
+        active.sort_by_key(|p| deletion_rank(&p.value));
         for pod in active.iter().take(active.len() - wanted) {
-            delete(state, &ctx, &pods(), &super::key_of(pod)).await;
+            delete(state, &ctx, &pods(), &super::key_of(&pod.value)).await;
         }
     }
     update_status(state, &ctx, workload, key).await;
@@ -122,9 +122,9 @@ async fn update_status(state: &State, ctx: &Context, workload: Workload, key: &O
         return;
     };
     let uid = meta_str(&owner.value, "uid");
-    let active: Vec<Value> = owned_pods(&snapshot, &key.namespace, uid)
+    let active: Vec<_> = owned_pod_objects(&snapshot, &key.namespace, uid)
         .into_iter()
-        .filter(|p| !super::kubelet::finished(p))
+        .filter(|p| !super::kubelet::finished(&p.value))
         .collect();
     let min_ready = owner.value["spec"]["minReadySeconds"].as_i64().unwrap_or(0);
     let template_labels = &owner.value["spec"]["template"]["metadata"]["labels"];
@@ -135,14 +135,14 @@ async fn update_status(state: &State, ctx: &Context, workload: Workload, key: &O
                 .as_object()
                 .into_iter()
                 .flatten()
-                .all(|(k, v)| p["metadata"]["labels"].get(k) == Some(v))
+                .all(|(k, v)| p.value["metadata"]["labels"].get(k) == Some(v))
         })
         .count();
-    let ready = active.iter().filter(|p| is_ready(p)).count();
+    let ready = active.iter().filter(|p| is_ready(&p.value)).count();
     let mut recheck: Option<Duration> = None;
     let mut available_count = 0;
     for p in &active {
-        match available(p, min_ready) {
+        match available(&p.value, min_ready) {
             (true, _) => available_count += 1,
             (false, Some(left)) => recheck = Some(recheck.map_or(left, |r| r.min(left))),
             (false, None) => {}
