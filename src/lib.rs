@@ -60,7 +60,8 @@
 //! - [`controllers`]: what kube-controller-manager and apiextensions-apiserver would run: CRD
 //!   establishing and cleanup, namespace lifecycle, the garbage collector, the storage
 //!   protection finalizers, ClusterRole aggregation; an explicit work queue on the request's
-//!   context, drained before the response.
+//!   context, drained before the response. [`controllers::simulated`] (opt-in) is the rest of
+//!   a small cluster: nodes, scheduler, kubelets and the workload controllers.
 //! - [`discovery`]: the discovery and OpenAPI documents, rendered once per catalog.
 //!
 //! Outside the request path, `testing` (feature `testing`) helps users' tests: an HTTPS

@@ -1,7 +1,8 @@
 //! The in-process controllers a real cluster runs in kube-controller-manager and
 //! apiextensions-apiserver: CRD naming/establishing and cleanup, namespace lifecycle, the
 //! garbage collector, the storage protection finalizers' release, and ClusterRole
-//! aggregation.
+//! aggregation; and, when the server simulates a cluster, [`simulated`]: nodes, the scheduler,
+//! kubelets and the workload controllers.
 //!
 //! Controllers react to committed writes, not to polling: the write path reports each commit
 //! ([`after_commit`], [`after_remove`]) and the controllers that care queue [`Work`] on the
@@ -13,7 +14,8 @@
 //! step is validated like a client's and produces the watch events a real cluster produces.
 //! The server's start is the exception to draining at once ([`after_all`]): the controllers
 //! look at what its bootstrap objects caused once they all exist, as kube-controller-manager
-//! starts once the apiserver has created them.
+//! starts once the apiserver has created them. What happens at a later time (a simulated pod
+//! that runs for a while) is queued then by [`later`], as a request of its own.
 
 pub mod clusterrole_aggregation;
 pub mod crd;
