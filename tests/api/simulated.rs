@@ -494,3 +494,18 @@ async fn configured_nodes_and_taints() {
         "0/2 nodes are available: 1 Too many pods, 1 node(s) had untolerated taint {gpu: true}. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     );
 }
+
+#[tokio::test]
+async fn deleting_a_deployment_collects_its_replica_sets_and_pods() {
+    let server = simulated().await;
+    server
+        .post(DEPLOYMENTS, &deployment("web", 2, "nginx:1", json!({})))
+        .await;
+    assert_eq!(items(&server, PODS).await.len(), 2);
+    let (status, _) = server
+        .send(server.http.delete(server.url(&format!("{DEPLOYMENTS}/web"))))
+        .await;
+    assert_eq!(status, 200);
+    assert!(items(&server, REPLICASETS).await.is_empty());
+    assert!(items(&server, PODS).await.is_empty());
+}
