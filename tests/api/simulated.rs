@@ -503,7 +503,11 @@ async fn deleting_a_deployment_collects_its_replica_sets_and_pods() {
         .await;
     assert_eq!(items(&server, PODS).await.len(), 2);
     let (status, _) = server
-        .send(server.http.delete(server.url(&format!("{DEPLOYMENTS}/web"))))
+        .send(
+            server
+                .http
+                .delete(server.url(&format!("{DEPLOYMENTS}/web"))),
+        )
         .await;
     assert_eq!(status, 200);
     assert!(items(&server, REPLICASETS).await.is_empty());

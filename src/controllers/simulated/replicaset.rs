@@ -5,6 +5,7 @@
 //! for `minReadySeconds`, checked again when that time has passed) and `observedGeneration`.
 //! Orphans matching the selector are not adopted.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -14,7 +15,7 @@ use crate::context::Context;
 use crate::controllers::{later, Work};
 use crate::registry::object_meta::meta_str;
 use crate::state::State;
-use crate::store::ObjectKey;
+use crate::store::{ObjectKey, StoredObject};
 
 /// Reconciles one ReplicaSet or ReplicationController.
 pub async fn reconcile(state: &State, ctx: &Context, workload: Workload, key: &ObjectKey) {
@@ -39,6 +40,11 @@ pub async fn reconcile(state: &State, ctx: &Context, workload: Workload, key: &O
         .filter(|p| !super::kubelet::finished(&p.value))
         .collect();
     let wanted = owner["spec"]["replicas"].as_i64().unwrap_or(1).max(0) as usize;
+    if active.len() == wanted {
+        // Nothing to create or delete: the status comes from the pods just read.
+        update_status(state, &ctx, workload, key, Some(active)).await;
+        return;
+    }
     if active.len() < wanted {
         let prefix = format!("{}-", key.name);
         for _ in active.len()..wanted {
@@ -59,7 +65,7 @@ pub async fn reconcile(state: &State, ctx: &Context, workload: Workload, key: &O
             delete(state, &ctx, &pods(), &super::key_of(&pod.value)).await;
         }
     }
-    update_status(state, &ctx, workload, key).await;
+    update_status(state, &ctx, workload, key, None).await;
 }
 
 /// The order pods are deleted in when scaling down (`ActivePodsWithRanks`, simplified): not
@@ -114,18 +120,27 @@ pub fn available(pod: &Value, min_ready: i64) -> (bool, Option<Duration>) {
     }
 }
 
-/// Writes the status the owner's pods give it.
-async fn update_status(state: &State, ctx: &Context, workload: Workload, key: &ObjectKey) {
+/// Writes the status the owner's pods give it: `read` when the caller has just read them and
+/// changed nothing since, else read again.
+async fn update_status(
+    state: &State,
+    ctx: &Context,
+    workload: Workload,
+    key: &ObjectKey,
+    read: Option<Vec<Arc<StoredObject>>>,
+) {
     let gr = workload.resource();
     let snapshot = state.store.snapshot();
     let Some(owner) = snapshot.get(&gr, key) else {
         return;
     };
     let uid = meta_str(&owner.value, "uid");
-    let active: Vec<_> = owned_pod_objects(&snapshot, &key.namespace, uid)
-        .into_iter()
-        .filter(|p| !super::kubelet::finished(&p.value))
-        .collect();
+    let active: Vec<_> = read.unwrap_or_else(|| {
+        owned_pod_objects(&snapshot, &key.namespace, uid)
+            .into_iter()
+            .filter(|p| !super::kubelet::finished(&p.value))
+            .collect()
+    });
     let min_ready = owner.value["spec"]["minReadySeconds"].as_i64().unwrap_or(0);
     let template_labels = &owner.value["spec"]["template"]["metadata"]["labels"];
     let fully_labeled = active
