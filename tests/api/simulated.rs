@@ -513,3 +513,64 @@ async fn deleting_a_deployment_collects_its_replica_sets_and_pods() {
     assert!(items(&server, REPLICASETS).await.is_empty());
     assert!(items(&server, PODS).await.is_empty());
 }
+
+#[tokio::test]
+async fn a_deleted_pod_terminates_then_goes() {
+    let server = simulated().await;
+    server.post(PODS, &pod("web", json!({}), json!({}))).await;
+    let rv = server.rv();
+    let (status, deleted) = server
+        .send(server.http.delete(server.url(&format!("{PODS}/web"))))
+        .await;
+    assert_eq!(status, 200, "{deleted}");
+    assert_eq!(
+        deleted["metadata"]["deletionGracePeriodSeconds"], 30,
+        "{deleted}"
+    );
+    assert!(deleted["metadata"]["deletionTimestamp"].is_string());
+    assert_eq!(
+        server.get(&format!("{PODS}/web")).await.0,
+        404,
+        "gone once stopped"
+    );
+    let url = server.url(&format!(
+        "{PODS}?watch=1&resourceVersion={rv}&timeoutSeconds=1"
+    ));
+    let body = server
+        .http
+        .get(url)
+        .send()
+        .await
+        .expect("watch")
+        .text()
+        .await
+        .expect("events");
+    let events: Vec<(String, Value, Value)> = body
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|e| {
+            (
+                e["type"].as_str().unwrap_or("").to_string(),
+                e["object"]["metadata"]["deletionTimestamp"].clone(),
+                e["object"]["status"]["phase"].clone(),
+            )
+        })
+        .collect();
+    let kinds: Vec<&str> = events.iter().map(|(t, _, _)| t.as_str()).collect();
+    assert_eq!(kinds, ["MODIFIED", "MODIFIED", "DELETED"], "{events:?}");
+    assert!(events[0].1.is_string(), "marked terminating first");
+    assert_eq!(events[1].2, "Succeeded", "then its containers stop");
+
+    // Without a simulation nothing would ever stop it, so a DELETE removes a pod at once.
+    let plain = server_with(kubefake::Server::builder()).await;
+    plain
+        .post(PODS, &pod("web", json!({}), json!({"nodeName": "n1"})))
+        .await;
+    let (_, deleted) = plain
+        .send(plain.http.delete(plain.url(&format!("{PODS}/web"))))
+        .await;
+    assert!(
+        deleted["metadata"].get("deletionTimestamp").is_none(),
+        "{deleted}"
+    );
+}
