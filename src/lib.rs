@@ -401,6 +401,7 @@ impl ServerBuilder {
         let scheme = if serving.is_some() { "https" } else { "http" };
         let url = format!("{scheme}://{addr}");
         let ca_pem = serving.map(|s| s.ca_pem);
+        self.options.root_ca = Some(root_ca(ca_pem.as_deref())?);
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
         let state = State::new(addr.to_string(), self.options, shutdown_rx.clone());
         state.bootstrap().await;
@@ -434,6 +435,16 @@ impl ServerBuilder {
             return Ok(Some(given));
         }
         Ok(Some(ServingCertificate::generate(ip)?))
+    }
+}
+
+/// The bundle every namespace's `kube-root-ca.crt` publishes: the serving certificate's CA, or
+/// on plain HTTP, where no CA verifies anything, one generated for the purpose (about 0.05 ms)
+/// so that what reads the ConfigMap finds a well-formed bundle, as in any real cluster.
+fn root_ca(serving_ca: Option<&str>) -> Result<String, Error> {
+    match serving_ca {
+        Some(pem) => Ok(pem.to_string()),
+        None => Ok(server::tls::CertificateAuthority::generate("kubefake CA")?.cert_pem),
     }
 }
 

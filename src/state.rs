@@ -55,6 +55,11 @@ pub struct Options {
     pub authorization: authorization::Mode,
     /// HTTPS: the serving certificate and the client CA; `None` serves plain HTTP.
     pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// The CA bundle (PEM) published in every namespace's `kube-root-ca.crt` ConfigMap, as
+    /// kube-controller-manager's `--root-ca-file`: [`crate::ServerBuilder::start`] sets the
+    /// serving certificate's CA, or on plain HTTP a CA generated for the purpose. `None`
+    /// publishes no ConfigMap.
+    pub root_ca: Option<String>,
 }
 
 impl Default for Options {
@@ -71,6 +76,7 @@ impl Default for Options {
             authentication: Authenticator::default(),
             authorization: authorization::Mode::default(),
             tls: None,
+            root_ca: None,
         }
     }
 }

@@ -155,6 +155,7 @@ fn builtin_mutating() -> Vec<Arc<dyn Mutating>> {
 fn builtin_validating() -> Vec<Arc<dyn Validating>> {
     vec![
         Arc::new(namespace_lifecycle::NamespaceLifecycle),
+        Arc::new(service_account::ServiceAccount),
         Arc::new(priority::Priority),
     ]
 }

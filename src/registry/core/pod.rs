@@ -340,18 +340,24 @@ fn sync_ips(status: &mut Value) {
 }
 
 impl Strategy for PodStrategy {
-    /// A pod that finished frees its claims.
+    /// A pod that finished frees its claims; any change may change the endpoints of the
+    /// Services that select it.
     fn after_commit(&self, obj: &StoredObject) -> Vec<Work> {
-        if pod_finished(&obj.value) {
+        let mut work = if pod_finished(&obj.value) {
             claims_work(&obj.value)
         } else {
             Vec::new()
-        }
+        };
+        work.push(services_work(&obj.value));
+        work
     }
 
-    /// A pod that went frees its claims.
+    /// A pod that went frees its claims and leaves the endpoints of the Services that listed
+    /// it.
     fn after_remove(&self, obj: &StoredObject) -> Vec<Work> {
-        claims_work(&obj.value)
+        let mut work = claims_work(&obj.value);
+        work.push(services_work(&obj.value));
+        work
     }
     fn allow_unconditional_update(&self) -> bool {
         true
@@ -1159,6 +1165,12 @@ fn podspec_container_names(pod: &Value) -> Vec<&str> {
     .flat_map(|p| list(pod, p))
     .map(|c| text_at(c, "/name"))
     .collect()
+}
+
+/// Work for the endpoint controllers: look at the Services the pod concerns.
+fn services_work(pod: &Value) -> Work {
+    let key = ObjectKey::new(meta_str(pod, "namespace"), meta_str(pod, "name"));
+    Work::PodServices(key)
 }
 
 /// Work for the protection controller: look again at each claim a pod names.
