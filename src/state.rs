@@ -60,6 +60,9 @@ pub struct Options {
     /// serving certificate's CA, or on plain HTTP a CA generated for the purpose. `None`
     /// publishes no ConfigMap.
     pub root_ca: Option<String>,
+    /// Built-in admission plugins not run (`--disable-admission-plugins`): envtest disables
+    /// `ServiceAccount`, as no controller creates service accounts beside its apiserver.
+    pub disabled_admission_plugins: Vec<String>,
 }
 
 impl Default for Options {
@@ -77,6 +80,7 @@ impl Default for Options {
             authorization: authorization::Mode::default(),
             tls: None,
             root_ca: None,
+            disabled_admission_plugins: Vec::new(),
         }
     }
 }
@@ -131,6 +135,8 @@ impl State {
                     endpoints::service_endpoint(&snap, ns, name, port)
                 });
             let webhooks = Arc::new(WebhookClient::new(resolver));
+            let admission =
+                Chain::with_webhooks(webhooks.clone(), &options.disabled_admission_plugins);
             State {
                 store: Store::new(options.history_size, options.watch_buffer),
                 registry: ArcSwap::from_pointee(Registry::build(
@@ -143,7 +149,7 @@ impl State {
                 server_address,
                 shutdown,
                 options,
-                admission: Chain::with_webhooks(webhooks.clone()),
+                admission,
                 webhooks,
             }
         })

@@ -6,9 +6,9 @@
 //! restored when a client changes them (other keys, labels and annotations are kept).
 //!
 //! The bundle is [`crate::state::Options::root_ca`]: the CA of the serving certificate when
-//! the server serves HTTPS; a server on plain HTTP publishes a CA generated at start, which
-//! signs nothing (there is no TLS to verify) but is a well-formed bundle for whoever reads it.
-//! A state built without one publishes nothing.
+//! the server serves HTTPS; a server on plain HTTP publishes a CA generated for the purpose
+//! (once per process), which signs nothing (there is no TLS to verify) but is a well-formed
+//! bundle for whoever reads it. A state built without one publishes nothing.
 
 use serde_json::{json, Map, Value};
 

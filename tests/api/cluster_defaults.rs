@@ -75,7 +75,7 @@ async fn every_namespace_gets_the_default_account_and_the_root_ca(
         assert_eq!(data.len(), 1, "{cm}");
         bundles.push(cm["data"]["ca.crt"].as_str().unwrap_or("").to_string());
     }
-    // Plain HTTP: a CA generated at start, the same in every namespace.
+    // Plain HTTP: a CA generated for the purpose (once per process), the same everywhere.
     assert!(
         bundles[0].starts_with("-----BEGIN CERTIFICATE-----"),
         "{}",
@@ -599,4 +599,23 @@ async fn named_ports_selector_changes_and_deleted_objects(#[future(awt)] server:
     assert!(endpoints(s, "web").await.get("subsets").is_none());
     let all = slices(s, "web").await;
     assert_eq!(all.len(), 1, "back to the placeholder: {all:?}");
+}
+
+#[tokio::test]
+async fn envtest_disables_the_service_account_plugin() {
+    let builder = kubefake::Server::builder().disable_admission_plugins(["ServiceAccount"]);
+    let s = server_with(builder).await;
+    let (code, pod) = s
+        .post(
+            "/api/v1/namespaces/default/pods",
+            &pod_body("x", Some("missing")),
+        )
+        .await;
+    assert_eq!(code, 201, "{pod}");
+    let (code, pod) = s
+        .post("/api/v1/namespaces/default/pods", &pod_body("y", None))
+        .await;
+    assert_eq!(code, 201);
+    assert!(pod["spec"].get("serviceAccountName").is_none(), "{pod}");
+    assert!(pod["spec"].get("volumes").is_none(), "no token volume");
 }
