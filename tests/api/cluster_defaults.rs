@@ -431,11 +431,19 @@ async fn endpoints_follow_pod_readiness_ips_and_labels(#[future(awt)] server: Te
     );
 
     set_status(s, "web-1", "10.0.0.6", true).await;
-    assert_eq!(ips(&endpoints(s, "web").await, "addresses"), ["10.0.0.6"]);
-    assert_eq!(
-        slice(s, "web").await["endpoints"][0]["addresses"],
-        json!(["10.0.0.6"])
-    );
+    let ep = endpoints(s, "web").await;
+    assert_eq!(ips(&ep, "addresses"), ["10.0.0.6"]);
+    let sl = slice(s, "web").await;
+    assert_eq!(sl["endpoints"][0]["addresses"], json!(["10.0.0.6"]));
+
+    // A change that does not concern them writes neither.
+    let path = format!("/api/v1/namespaces/{NS}/pods/web-1");
+    let patch = json!({"metadata": {"annotations": {"note": "x"}}});
+    let (code, _) = merge_patch(s, &path, patch).await;
+    assert_eq!(code, 200);
+    let rv = |o: &Value| o["metadata"]["resourceVersion"].clone();
+    assert_eq!(rv(&endpoints(s, "web").await), rv(&ep));
+    assert_eq!(rv(&slice(s, "web").await), rv(&sl));
 
     // A second pod, then the first leaves the selector.
     create_in(s, "pods", web_pod("web-2")).await;
