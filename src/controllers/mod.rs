@@ -1,8 +1,13 @@
 //! The in-process controllers a real cluster runs in kube-controller-manager and
-//! apiextensions-apiserver: CRD naming/establishing and cleanup, namespace lifecycle, the
-//! garbage collector, the storage protection finalizers' release, and ClusterRole
-//! aggregation; and, when the server simulates a cluster, [`simulated`]: nodes, the scheduler,
-//! kubelets and the workload controllers.
+//! apiextensions-apiserver: CRD naming/establishing and cleanup ([`crd`]), namespace lifecycle
+//! ([`namespace`]), the garbage collector ([`garbage_collector`]), the storage protection
+//! finalizers' release ([`storage_protection`]), ClusterRole aggregation
+//! ([`clusterrole_aggregation`]), ValidatingAdmissionPolicy status ([`policy_status`]), what
+//! every namespace holds (the `default` ServiceAccount, [`serviceaccounts`]; the
+//! `kube-root-ca.crt` ConfigMap, [`root_ca_publisher`]), and the Endpoints and EndpointSlices
+//! of Services with a selector ([`endpoints`], [`endpointslice`], both fed by
+//! [`service_pods`]); and, when the server simulates a cluster, [`simulated`]: nodes, the
+//! scheduler, kubelets and the workload controllers.
 //!
 //! Controllers react to committed writes, not to polling: the write path reports each commit
 //! ([`after_commit`], [`after_remove`]) and the controllers that care queue [`Work`] on the
@@ -19,9 +24,14 @@
 
 pub mod clusterrole_aggregation;
 pub mod crd;
+pub mod endpoints;
+pub mod endpointslice;
 pub mod garbage_collector;
 pub mod namespace;
 pub mod policy_status;
+pub mod root_ca_publisher;
+pub mod service_pods;
+pub mod serviceaccounts;
 pub mod simulated;
 pub mod storage_protection;
 
@@ -56,6 +66,17 @@ pub enum Work {
     ClusterRoleAggregation,
     /// Type-check a ValidatingAdmissionPolicy and write its status.
     PolicyStatus(String),
+    /// Give an active namespace its `default` ServiceAccount if it lacks it.
+    ServiceAccounts(String),
+    /// Publish (or restore) an active namespace's `kube-root-ca.crt` ConfigMap.
+    RootCaCert(String),
+    /// A pod changed or went: bring up to date the Services that select it or list it.
+    PodServices(ObjectKey),
+    /// Bring the Endpoints of one Service (by its key) up to date, or delete them when the
+    /// Service went.
+    Endpoints(ObjectKey),
+    /// Bring the EndpointSlices of one Service (by its key) up to date.
+    EndpointSlices(ObjectKey),
     /// A step of the simulated cluster (nothing when the server simulates nothing).
     Simulated(simulated::Sim),
 }
@@ -191,6 +212,23 @@ fn process<'a>(state: &'a State, ctx: &'a Context, work: Work) -> BoxFuture<'a, 
                 let ctx = ctx.for_controller(clusterrole_aggregation::FIELD_MANAGER);
                 clusterrole_aggregation::reconcile(state, &ctx).await
             }
+            Work::ServiceAccounts(ns) => {
+                let ctx = ctx.for_controller(serviceaccounts::CONTROLLER);
+                serviceaccounts::reconcile(state, &ctx, &ns).await
+            }
+            Work::RootCaCert(ns) => {
+                let ctx = ctx.for_controller(root_ca_publisher::CONTROLLER);
+                root_ca_publisher::reconcile(state, &ctx, &ns).await
+            }
+            Work::PodServices(pod) => ctx.work().push(service_pods::work_for_pod(state, &pod)),
+            Work::Endpoints(service) => {
+                let ctx = ctx.for_controller(endpoints::CONTROLLER);
+                endpoints::reconcile(state, &ctx, &service).await
+            }
+            Work::EndpointSlices(service) => {
+                let ctx = ctx.for_controller(endpointslice::CONTROLLER);
+                endpointslice::reconcile(state, &ctx, &service).await
+            }
         }
     })
 }
@@ -274,6 +312,35 @@ pub(crate) async fn release(
     };
     let why = format!("releasing {finalizer}");
     edit(state, ctx, res, key, &why, &drop_finalizer).await;
+}
+
+/// Creates an object through the store as a controller does: one that exists already, or a
+/// namespace that is gone or being terminated, is no failure (the real controllers ignore
+/// them too); any other failure is logged.
+pub(crate) async fn create_logged(
+    state: &State,
+    ctx: &Context,
+    res: &ApiResource,
+    namespace: &str,
+    obj: Value,
+) -> Option<Arc<StoredObject>> {
+    match rest::create(state, ctx, res, namespace, obj).await {
+        Ok(created) => Some(created),
+        Err(e) if e.code == 409 || e.code == 404 || is_namespace_terminating(&e) => None,
+        Err(e) => {
+            let controller = &ctx.user.name;
+            tracing::warn!(error = %e, kind = %res.kind, namespace, controller = %controller, "creating");
+            None
+        }
+    }
+}
+
+/// Whether a create was refused because its namespace is being terminated (the
+/// `NamespaceTerminating` cause of NamespaceLifecycle's 403).
+fn is_namespace_terminating(e: &crate::error::ApiError) -> bool {
+    e.details
+        .as_ref()
+        .is_some_and(|d| d.causes.iter().any(|c| c.reason == "NamespaceTerminating"))
 }
 
 /// Changes an object through the store (a patch, retried on conflicts). An object that went

@@ -11,6 +11,7 @@ mod autoscaling;
 mod batch;
 mod bodies;
 mod cel;
+mod cluster_defaults;
 mod configmaps;
 mod controller;
 mod conversion;

@@ -574,3 +574,53 @@ async fn a_deleted_pod_terminates_then_goes() {
         "{deleted}"
     );
 }
+
+#[tokio::test]
+async fn services_get_the_endpoints_of_running_pods() {
+    let server = simulated().await;
+    let service = json!({"metadata": {"name": "web"}, "spec": {"selector": {"app": "web"},
+        "ports": [{"port": 80, "targetPort": 8080}]}});
+    assert_eq!(
+        server
+            .post("/api/v1/namespaces/default/services", &service)
+            .await
+            .0,
+        201
+    );
+    server
+        .post(DEPLOYMENTS, &deployment("web", 2, "nginx:1", json!({})))
+        .await;
+    let mut shy = pod(
+        "shy",
+        json!({"simulation.kubefake.io/run": "not-ready"}),
+        json!({}),
+    );
+    shy["metadata"]["labels"] = json!({"app": "web"});
+    server.post(PODS, &shy).await;
+    let (_, endpoints) = server.get("/api/v1/namespaces/default/endpoints/web").await;
+    let subset = &endpoints["subsets"][0];
+    assert_eq!(
+        subset["addresses"].as_array().map(Vec::len),
+        Some(2),
+        "{endpoints}"
+    );
+    assert_eq!(subset["notReadyAddresses"][0]["targetRef"]["name"], "shy");
+    assert_eq!(subset["ports"][0]["port"], 8080);
+    assert!(subset["addresses"][0]["ip"]
+        .as_str()
+        .unwrap_or("")
+        .starts_with("10.244."));
+    let slices = items(
+        &server,
+        "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices?labelSelector=kubernetes.io/service-name=web",
+    )
+    .await;
+    let ready: Vec<bool> = slices[0]["endpoints"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| e["conditions"]["ready"] == true)
+        .collect();
+    assert_eq!(ready.iter().filter(|r| **r).count(), 2, "{ready:?}");
+    assert_eq!(ready.len(), 3);
+}

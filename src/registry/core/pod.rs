@@ -342,7 +342,6 @@ fn sync_ips(status: &mut Value) {
 }
 
 impl Strategy for PodStrategy {
-    /// A pod that finished frees its claims.
     /// `CheckGracefulDelete`: the requested grace period, else the pod's
     /// `terminationGracePeriodSeconds` (30); none for a pod no node runs or one that finished.
     fn graceful_delete(&self, obj: &Value, requested: Option<i64>) -> Option<i64> {
@@ -354,19 +353,23 @@ impl Strategy for PodStrategy {
         requested.or(spec).or(Some(30)).filter(|g| *g > 0)
     }
 
-    /// In a simulated cluster, the scheduler or kubelet takes its next step and its controller
-    /// looks at it.
+    /// A pod that finished frees its claims; any change may change the endpoints of the
+    /// Services that select it; in a simulated cluster, the scheduler or kubelet takes its next
+    /// step and its controller looks at it.
     fn after_commit(&self, obj: &StoredObject) -> Vec<Work> {
         let mut work = simulated::pod_changed(obj);
         if pod_finished(&obj.value) {
             work.extend(claims_work(&obj.value));
         }
+        work.push(services_work(&obj.value));
         work
     }
 
-    /// A pod that went frees its claims; its controller notices.
+    /// A pod that went frees its claims, leaves the endpoints of the Services that listed it,
+    /// and its controller notices.
     fn after_remove(&self, obj: &StoredObject) -> Vec<Work> {
         let mut work = claims_work(&obj.value);
+        work.push(services_work(&obj.value));
         work.extend(simulated::owner_work(&obj.value));
         work
     }
@@ -1201,6 +1204,12 @@ fn podspec_container_names(pod: &Value) -> Vec<&str> {
     .flat_map(|p| list(pod, p))
     .map(|c| text_at(c, "/name"))
     .collect()
+}
+
+/// Work for the endpoint controllers: look at the Services the pod concerns.
+fn services_work(pod: &Value) -> Work {
+    let key = ObjectKey::new(meta_str(pod, "namespace"), meta_str(pod, "name"));
+    Work::PodServices(key)
 }
 
 /// Work for the protection controller: look again at each claim a pod names.
