@@ -52,31 +52,56 @@ async fn deployment_to_available(replicas: usize, nodes: usize) {
         .await
         .expect("create");
     assert_eq!(resp.status(), 201);
+    // Past a few hundred pods the rest goes on in the background: poll until Available.
+    loop {
+        let web: Value = http
+            .get(format!("{url}/web"))
+            .send()
+            .await
+            .expect("get")
+            .json()
+            .await
+            .expect("json");
+        if web["status"]["availableReplicas"] == replicas
+            && web["status"]["updatedReplicas"] == replicas
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
     let created = began.elapsed();
-    let web: Value = http
-        .get(format!("{url}/web"))
-        .send()
-        .await
-        .expect("get")
-        .json()
-        .await
-        .expect("json");
-    assert_eq!(web["status"]["availableReplicas"], replicas, "{web}");
     println!(
         "| Deployment of {replicas} replicas, create -> Available ({nodes} nodes) | {} |",
         ms(created)
     );
     let began = Instant::now();
-    let patch = json!({"spec": {"template": {"spec": {"containers": [
+    let image = json!({"spec": {"template": {"spec": {"containers": [
         {"name": "app", "image": "nginx:1.28"}]}}}});
     let resp = http
         .patch(format!("{url}/web"))
         .header("content-type", "application/strategic-merge-patch+json")
-        .body(patch.to_string())
+        .body(image.to_string())
         .send()
         .await
         .expect("patch");
     assert_eq!(resp.status(), 200);
+    loop {
+        let web: Value = http
+            .get(format!("{url}/web"))
+            .send()
+            .await
+            .expect("get")
+            .json()
+            .await
+            .expect("json");
+        let done = web["status"]["updatedReplicas"] == replicas
+            && web["status"]["replicas"] == replicas
+            && web["status"]["availableReplicas"] == replicas;
+        if done {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
     println!(
         "| its rolling update (25% surge/unavailable) to a new image | {} |",
         ms(began.elapsed())

@@ -168,14 +168,47 @@ pub async fn after_all<F: std::future::Future>(
     out
 }
 
-/// Runs the queued work of a request to completion, unless a caller up the stack already is.
+/// How many steps of the simulated cluster one request runs before its response; the rest go
+/// on in the background (a Deployment of a million replicas must not hold its create, or the
+/// server, for hours). About 500 pods started.
+pub const SIMULATED_STEPS_PER_REQUEST: usize = 2_000;
+
+/// Runs the queued work of a request to completion, unless a caller up the stack already is;
+/// simulated steps past [`SIMULATED_STEPS_PER_REQUEST`] are handed to a background request.
 pub async fn run_queued(state: &State, ctx: &Context) {
     let Some(_draining) = Draining::begin(ctx.work()) else {
         return;
     };
+    let mut simulated = 0;
+    let mut deferred = Vec::new();
     while let Some(work) = ctx.work().pop() {
+        if matches!(work, Work::Simulated(_)) {
+            if simulated >= SIMULATED_STEPS_PER_REQUEST {
+                deferred.push(work);
+                continue;
+            }
+            simulated += 1;
+        }
         process(state, ctx, work).await;
     }
+    if !deferred.is_empty() {
+        continue_later(state, deferred);
+    }
+}
+
+/// Runs `work` as a request of its own, in the background.
+fn continue_later(state: &State, work: Vec<Work>) {
+    let Some(this) = state.this() else {
+        return;
+    };
+    let weak = Arc::downgrade(&this);
+    drop(this);
+    tokio::spawn(async move {
+        tokio::task::yield_now().await;
+        if let Some(state) = weak.upgrade().filter(|s| !*s.shutdown.borrow()) {
+            enqueue(&state, &Context::internal(), work).await;
+        }
+    });
 }
 
 /// One work item. Boxed: controller steps write through the registry store, whose commits

@@ -44,9 +44,10 @@ async fn items(server: &TestServer, path: &str) -> Vec<Value> {
     list["items"].as_array().cloned().unwrap_or_default()
 }
 
-/// Polls `path` until `done` holds (the timed steps of the simulation), at most 10 s.
+/// Polls `path` until `done` holds (the timed and background steps of the simulation), at
+/// most 30 s.
 async fn eventually(server: &TestServer, path: &str, done: impl Fn(&Value) -> bool) -> Value {
-    for _ in 0..200 {
+    for _ in 0..600 {
         let (_, obj) = server.get(path).await;
         if done(&obj) {
             return obj;
@@ -623,4 +624,19 @@ async fn services_get_the_endpoints_of_running_pods() {
         .collect();
     assert_eq!(ready.iter().filter(|r| **r).count(), 2, "{ready:?}");
     assert_eq!(ready.len(), 3);
+}
+
+#[tokio::test]
+async fn a_large_deployment_goes_on_in_the_background() {
+    let nodes = kubefake::Simulation::with_nodes(6);
+    let server = server_with(kubefake::Server::builder().simulation(nodes)).await;
+    let (status, _) = server
+        .post(DEPLOYMENTS, &deployment("big", 600, "nginx:1", json!({})))
+        .await;
+    assert_eq!(status, 201, "the create returns after its first steps");
+    let big = eventually(&server, &format!("{DEPLOYMENTS}/big"), |d| {
+        d["status"]["availableReplicas"] == 600
+    })
+    .await;
+    assert_eq!(condition(&big, "Available")["status"], "True");
 }
