@@ -91,15 +91,17 @@ NAME                 TYPE        CLUSTER-IP   EXTERNAL-IP   PORT(S)   AGE   SELE
 service/kubernetes   ClusterIP   10.96.0.1    <none>        443/TCP   0s    <none>
 service/web          ClusterIP   10.96.0.20   <none>        80/TCP    0s    app=web
 
-NAME                   DATA   AGE
-configmap/app-config   2      0s
+NAME                         DATA   AGE
+configmap/app-config         2      0s
+configmap/kube-root-ca.crt   1      0s
 
 NAME                TYPE     DATA   AGE
 secret/app-secret   Opaque   1      0s' \
   -- get pods,deploy,svc,cm,secret -o wide
-expect "get serviceaccounts (no controller creates default)" 0 \
+expect "get serviceaccounts (the controller's default beside ours)" 0 \
 'NAME      AGE
-builder   0s' \
+builder   0s
+default   0s' \
   -- get serviceaccounts
 
 # --- Events: core/v1 Events pointing at the Deployment and the Pod; describe finds them by

@@ -6,9 +6,10 @@
 //! started under. As `kube-apiserver` it reads the flags envtest passes (`--secure-port`,
 //! `--bind-address`, `--cert-dir` with the serving certificate envtest wrote there,
 //! `--client-ca-file` through which envtest provisions its admin user, `--authorization-mode`,
-//! the service account issuer and keys), ignores those that configure what kubefake does not
-//! have (etcd, admission plugin lists, the service IP range, feature gates), and refuses those it
-//! cannot honour. As `etcd` it only answers envtest's health check until it is stopped: kubefake
+//! the service account issuer and keys, `--disable-admission-plugins`, which envtest uses to turn
+//! the ServiceAccount plugin off), ignores those that configure what kubefake does not have
+//! (etcd, the list of plugins to enable, the service IP range, feature gates), and refuses those
+//! it cannot honour. As `etcd` it only answers envtest's health check until it is stopped: kubefake
 //! keeps its data in memory and never talks to it. Both answer `--help` with the flags they
 //! take, which is how envtest discovers what a binary supports.
 
@@ -33,6 +34,7 @@ struct ApiserverFlags {
     service_account_key_files: Vec<PathBuf>,
     service_account_signing_key_file: Option<PathBuf>,
     api_audiences: Vec<String>,
+    disabled_admission_plugins: Vec<String>,
     ignored: Vec<String>,
 }
 
@@ -43,7 +45,6 @@ const IGNORED: &[&str] = &[
     "etcd-prefix",
     "service-cluster-ip-range",
     "allow-privileged",
-    "disable-admission-plugins",
     "enable-admission-plugins",
     "admission-control",
     "advertise-address",
@@ -99,6 +100,7 @@ Flags:
       --service-account-key-file stringArray     keys verifying service account tokens
       --service-account-signing-key-file string  key signing service account tokens
       --api-audiences strings                    audiences of API tokens
+      --disable-admission-plugins strings        built-in admission plugins not run (ServiceAccount, ...)
       --etcd-servers strings                     accepted and ignored: kubefake keeps its data in memory
 ";
 
@@ -192,6 +194,11 @@ fn parse(args: &[String]) -> Result<ApiserverFlags, String> {
             "service-account-key-file" => f.service_account_key_files.push(v()?.into()),
             "service-account-signing-key-file" => f.service_account_signing_key_file = Some(v()?.into()),
             "api-audiences" => f.api_audiences.extend(v()?.split(',').map(String::from)),
+            "disable-admission-plugins" => {
+                let names = v()?;
+                let names = names.split(',').map(|n| n.trim().to_string());
+                f.disabled_admission_plugins.extend(names.filter(|n| !n.is_empty()));
+            }
             "insecure-port" if value.as_deref().is_none_or(|p| p == "0") => f.ignored.push(name),
             "insecure-port" => return Err("--insecure-port: kubefake serves HTTPS only here (Kubernetes removed the insecure port in 1.24)".into()),
             n if IGNORED.contains(&n) => f.ignored.push(name),
@@ -239,6 +246,7 @@ pub fn apiserver_builder(args: &[String]) -> Result<ServerBuilder, String> {
     if !f.api_audiences.is_empty() {
         b = b.api_audiences(f.api_audiences.clone());
     }
+    b = b.disable_admission_plugins(f.disabled_admission_plugins.iter().cloned());
     if let Some(path) = &f.service_account_signing_key_file {
         b = b
             .service_account_signing_key(&read(path)?)
@@ -354,12 +362,12 @@ mod tests {
         assert_eq!(f.bind_address, Some("127.0.0.1".parse().unwrap()));
         assert_eq!(f.authorization_mode, Some(AuthorizationMode::Rbac));
         assert_eq!(f.service_account_key_files.len(), 1);
+        assert_eq!(f.disabled_admission_plugins, ["ServiceAccount"]);
         assert_eq!(
             f.ignored,
             [
                 "service-cluster-ip-range",
                 "allow-privileged",
-                "disable-admission-plugins",
                 "etcd-servers"
             ]
         );

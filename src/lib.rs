@@ -59,8 +59,11 @@
 //!   selectors.
 //! - [`controllers`]: what kube-controller-manager and apiextensions-apiserver would run: CRD
 //!   establishing and cleanup, namespace lifecycle, the garbage collector, the storage
-//!   protection finalizers, ClusterRole aggregation; an explicit work queue on the request's
-//!   context, drained before the response.
+//!   protection finalizers, ClusterRole aggregation, ValidatingAdmissionPolicy status, each
+//!   namespace's `default` ServiceAccount and `kube-root-ca.crt` ConfigMap, the Endpoints and
+//!   EndpointSlices of Services with a selector; an explicit work queue on the request's
+//!   context, drained before the response. [`controllers::simulated`] (opt-in) is the rest of
+//!   a small cluster: nodes, scheduler, kubelets and the workload controllers.
 //! - [`discovery`]: the discovery and OpenAPI documents, rendered once per catalog.
 //!
 //! Outside the request path, `testing` (feature `testing`) helps users' tests: an HTTPS
@@ -286,8 +289,9 @@ impl ServerBuilder {
 
     /// Serves HTTPS with a CA and serving certificate generated at start (valid for
     /// localhost, the loopback addresses, the listening address and the `kubernetes` Service
-    /// names); [`ServerHandle::ca_pem`] and the kubeconfig carry the CA. Off by default: a
-    /// test fixture on loopback gains nothing from TLS but a handshake per connection.
+    /// names); [`ServerHandle::ca_pem`], the kubeconfig and every namespace's
+    /// `kube-root-ca.crt` carry the CA. Off by default: a test fixture on loopback gains
+    /// nothing from TLS but a handshake per connection.
     pub fn https(mut self) -> Self {
         self.https = true;
         self
@@ -306,6 +310,20 @@ impl ServerBuilder {
     pub fn client_ca(mut self, pem: impl Into<String>) -> Self {
         self.https = true;
         self.client_ca = Some(pem.into());
+        self
+    }
+
+    /// Does not run these built-in admission plugins (`--disable-admission-plugins`, by the
+    /// apiserver's names: `ServiceAccount`, `Priority`, `DefaultTolerationSeconds`,
+    /// `StorageObjectInUseProtection`, `DefaultStorageClass`, `DefaultIngressClass`,
+    /// `NamespaceLifecycle`); other names are ignored. For envtest's command line, which
+    /// disables `ServiceAccount`.
+    pub fn disable_admission_plugins<S: Into<String>>(
+        mut self,
+        names: impl IntoIterator<Item = S>,
+    ) -> Self {
+        let names = names.into_iter().map(Into::into);
+        self.options.disabled_admission_plugins.extend(names);
         self
     }
 
@@ -419,6 +437,7 @@ impl ServerBuilder {
         let scheme = if serving.is_some() { "https" } else { "http" };
         let url = format!("{scheme}://{addr}");
         let ca_pem = serving.map(|s| s.ca_pem);
+        self.options.root_ca = Some(root_ca(ca_pem.as_deref())?);
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
         let state = State::new(addr.to_string(), self.options, shutdown_rx.clone());
         state.bootstrap().await;
@@ -453,6 +472,23 @@ impl ServerBuilder {
         }
         Ok(Some(ServingCertificate::generate(ip)?))
     }
+}
+
+/// The bundle every namespace's `kube-root-ca.crt` publishes: the serving certificate's CA, or
+/// on plain HTTP, where no CA verifies anything, one generated for the purpose so that what
+/// reads the ConfigMap finds a well-formed bundle, as in any real cluster. That one signs
+/// nothing, so the servers of a process share it: generated once (about 0.05 ms), not per
+/// start.
+fn root_ca(serving_ca: Option<&str>) -> Result<String, Error> {
+    static PLAIN_HTTP_CA: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    if let Some(pem) = serving_ca {
+        return Ok(pem.to_string());
+    }
+    if let Some(pem) = PLAIN_HTTP_CA.get() {
+        return Ok(pem.clone());
+    }
+    let pem = server::tls::CertificateAuthority::generate("kubefake CA")?.cert_pem;
+    Ok(PLAIN_HTTP_CA.get_or_init(|| pem).clone())
 }
 
 /// A random bearer token (128 bits, hex).

@@ -58,6 +58,14 @@ pub struct Options {
     /// The simulated cluster (nodes, scheduler, kubelets, workload controllers); `None` (the
     /// default) simulates nothing: pods stay Pending, Deployments get no ReplicaSets.
     pub simulation: Option<crate::controllers::simulated::Simulation>,
+    /// The CA bundle (PEM) published in every namespace's `kube-root-ca.crt` ConfigMap, as
+    /// kube-controller-manager's `--root-ca-file`: [`crate::ServerBuilder::start`] sets the
+    /// serving certificate's CA, or on plain HTTP a CA generated for the purpose. `None`
+    /// publishes no ConfigMap.
+    pub root_ca: Option<String>,
+    /// Built-in admission plugins not run (`--disable-admission-plugins`): envtest disables
+    /// `ServiceAccount`, as no controller creates service accounts beside its apiserver.
+    pub disabled_admission_plugins: Vec<String>,
 }
 
 impl Default for Options {
@@ -75,6 +83,8 @@ impl Default for Options {
             authorization: authorization::Mode::default(),
             tls: None,
             simulation: None,
+            root_ca: None,
+            disabled_admission_plugins: Vec::new(),
         }
     }
 }
@@ -134,6 +144,8 @@ impl State {
                     endpoints::service_endpoint(&snap, ns, name, port)
                 });
             let webhooks = Arc::new(WebhookClient::new(resolver));
+            let admission =
+                Chain::with_webhooks(webhooks.clone(), &options.disabled_admission_plugins);
             State {
                 store: Store::new(options.history_size, options.watch_buffer),
                 registry: ArcSwap::from_pointee(Registry::build(
@@ -146,7 +158,7 @@ impl State {
                 server_address,
                 shutdown,
                 options,
-                admission: Chain::with_webhooks(webhooks.clone()),
+                admission,
                 webhooks,
                 this,
                 timers: Mutex::default(),

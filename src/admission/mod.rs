@@ -139,49 +139,79 @@ pub struct Chain {
     validating: Vec<Arc<dyn Validating>>,
 }
 
-/// The built-in mutating plugins a real apiserver enables by default that kubefake implements.
-fn builtin_mutating() -> Vec<Arc<dyn Mutating>> {
-    vec![
-        Arc::new(service_account::ServiceAccount),
-        Arc::new(priority::Priority),
-        Arc::new(default_toleration_seconds::DefaultTolerationSeconds),
-        Arc::new(storage_protection::StorageObjectInUseProtection),
-        Arc::new(default_class::DefaultStorageClass),
-        Arc::new(default_class::DefaultIngressClass),
-    ]
+/// The built-in mutating plugins a real apiserver enables by default that kubefake implements,
+/// by name, but those `disabled` names (`--disable-admission-plugins`).
+fn builtin_mutating(disabled: &[String]) -> Vec<Arc<dyn Mutating>> {
+    let all: [(&str, Arc<dyn Mutating>); 6] = [
+        ("ServiceAccount", Arc::new(service_account::ServiceAccount)),
+        ("Priority", Arc::new(priority::Priority)),
+        (
+            "DefaultTolerationSeconds",
+            Arc::new(default_toleration_seconds::DefaultTolerationSeconds),
+        ),
+        (
+            "StorageObjectInUseProtection",
+            Arc::new(storage_protection::StorageObjectInUseProtection),
+        ),
+        (
+            "DefaultStorageClass",
+            Arc::new(default_class::DefaultStorageClass),
+        ),
+        (
+            "DefaultIngressClass",
+            Arc::new(default_class::DefaultIngressClass),
+        ),
+    ];
+    enabled(all, disabled)
 }
 
-/// The built-in validating plugins.
-fn builtin_validating() -> Vec<Arc<dyn Validating>> {
-    vec![
-        Arc::new(namespace_lifecycle::NamespaceLifecycle),
-        Arc::new(priority::Priority),
-    ]
+/// The built-in validating plugins, but those `disabled`.
+fn builtin_validating(disabled: &[String]) -> Vec<Arc<dyn Validating>> {
+    let all: [(&str, Arc<dyn Validating>); 3] = [
+        (
+            "NamespaceLifecycle",
+            Arc::new(namespace_lifecycle::NamespaceLifecycle),
+        ),
+        ("ServiceAccount", Arc::new(service_account::ServiceAccount)),
+        ("Priority", Arc::new(priority::Priority)),
+    ];
+    enabled(all, disabled)
+}
+
+fn enabled<T: ?Sized, const N: usize>(
+    all: [(&str, Arc<T>); N],
+    disabled: &[String],
+) -> Vec<Arc<T>> {
+    all.into_iter()
+        .filter(|(name, _)| !disabled.iter().any(|d| d == name))
+        .map(|(_, plugin)| plugin)
+        .collect()
 }
 
 impl Default for Chain {
     /// The plugins a real apiserver enables by default that kubefake implements, and the
     /// checks its storages make once mutating admission is done.
     fn default() -> Chain {
-        let mut mutating = builtin_mutating();
+        let mut mutating = builtin_mutating(&[]);
         mutating.push(Arc::new(rbac_escalation::RbacEscalation));
         Chain {
             mutating,
-            validating: builtin_validating(),
+            validating: builtin_validating(&[]),
         }
     }
 }
 
 impl Chain {
-    /// The default plugins, then the admission webhooks (called through `client`), where the
-    /// apiserver's default order puts them: after the built-in plugins of each phase (and
-    /// before the storages' own checks).
-    pub fn with_webhooks(client: Arc<WebhookClient>) -> Chain {
-        let mut mutating = builtin_mutating();
+    /// The default plugins (but the built-in ones named in `disabled`, as
+    /// `--disable-admission-plugins` names them), then the admission webhooks (called through
+    /// `client`), where the apiserver's default order puts them: after the built-in plugins of
+    /// each phase (and before the storages' own checks).
+    pub fn with_webhooks(client: Arc<WebhookClient>, disabled: &[String]) -> Chain {
+        let mut mutating = builtin_mutating(disabled);
         mutating.push(Arc::new(mutating_policy::MutatingPolicies));
         mutating.push(Arc::new(webhook::MutatingWebhooks::new(client.clone())));
         mutating.push(Arc::new(rbac_escalation::RbacEscalation));
-        let mut validating = builtin_validating();
+        let mut validating = builtin_validating(disabled);
         validating.push(Arc::new(policy::ValidatingPolicies));
         validating.push(Arc::new(webhook::ValidatingWebhooks::new(client)));
         Chain {

@@ -1,7 +1,8 @@
 //! The MutatingAdmissionPolicy plugin: every stored MutatingAdmissionPolicy whose
 //! `matchConstraints` select a create or update runs, once per binding (and parameter object)
-//! whose `matchResources` select it too, in policy name order: `matchConditions`, `variables`,
-//! then each of its `mutations` in turn on the object the previous ones produced: an
+//! whose `matchResources` select it too, in policy name order: `matchConditions`, then each of
+//! its `mutations` in turn on the object the previous ones produced (with the `variables` it
+//! uses, evaluated then): an
 //! `ApplyConfiguration` (`Object{...}`, merged as server-side apply merges, typed by the kind's
 //! schema) or a `JSONPatch` (a list of `JSONPatch{op, path, value}`). The mutated object is
 //! decoded and defaulted again. An expression that cannot be evaluated or applied refuses the
@@ -199,47 +200,74 @@ fn mutate(
             })
     };
     let authz = super::authorizer(attrs, snap);
-    let mut variables = Value::Object(Map::new());
     {
         let current = object.clone();
         let request = request_fields(attrs, Some(&current));
+        let none = Value::Null;
         for condition in spec["matchConditions"].as_array().into_iter().flatten() {
-            let b = bind(
-                &current, &old, &request, param, &namespace, &variables, &authz,
-            );
+            let b = bind(&current, &old, &request, param, &namespace, &none, &authz);
             match run(condition["expression"].as_str().unwrap_or(""), &b)? {
                 Value::Bool(true) => {}
                 Value::Bool(false) => return Ok(false),
                 _ => return Err("no such overload".into()),
             }
         }
-        for variable in spec["variables"].as_array().into_iter().flatten() {
-            let b = bind(
-                &current, &old, &request, param, &namespace, &variables, &authz,
-            );
-            let value = run(variable["expression"].as_str().unwrap_or(""), &b)?;
-            let name = variable["name"].as_str().unwrap_or("").to_string();
-            variables[name] = value;
-        }
     }
     for mutation in spec["mutations"].as_array().into_iter().flatten() {
         let current = object.clone();
         let request = request_fields(attrs, Some(&current));
+        let src = match mutation["patchType"].as_str().unwrap_or("") {
+            "ApplyConfiguration" => &mutation["applyConfiguration"]["expression"],
+            _ => &mutation["jsonPatch"]["expression"],
+        };
+        let src = src.as_str().unwrap_or("");
+        // The variables this mutation uses, evaluated now, on the object as it is now (the
+        // apiserver's composited variables are lazy: one that fails matters only where used).
+        let mut variables = Value::Object(Map::new());
+        let mut failed: Vec<(String, String)> = Vec::new();
+        let needed = EXPRESSIONS
+            .get(src)
+            .map(|e| e.selected_fields("variables"))
+            .unwrap_or_default();
+        let wanted = super::policy::needed_variables(spec, &needed);
+        for variable in spec["variables"].as_array().into_iter().flatten() {
+            let name = variable["name"].as_str().unwrap_or("").to_string();
+            if !wanted.contains(&name) {
+                continue;
+            }
+            let b = bind(
+                &current, &old, &request, param, &namespace, &variables, &authz,
+            );
+            match run(variable["expression"].as_str().unwrap_or(""), &b) {
+                Ok(value) => variables[name] = value,
+                Err(e) => {
+                    let why = super::policy::composited_error(&name, &e);
+                    failed.push((name, why));
+                }
+            }
+        }
         let b = bind(
             &current, &old, &request, param, &namespace, &variables, &authz,
         );
+        let run = |src: &str, b: &Bindings<'_>| {
+            run(src, b).map_err(|e| {
+                let reached = failed
+                    .iter()
+                    .find(|(n, _)| e.ends_with(&format!("no such key: {n}")));
+                match reached {
+                    Some((_, why)) => format!("expression '{src}' resulted in error: {why}"),
+                    None => e,
+                }
+            })
+        };
         match mutation["patchType"].as_str().unwrap_or("") {
             "ApplyConfiguration" => {
-                let src = mutation["applyConfiguration"]["expression"]
-                    .as_str()
-                    .unwrap_or("");
                 let config = run(src, &b)?;
                 let schema = attrs.resource.schema.get();
                 *object =
                     crate::apply::merge_configuration(&current, &config, schema.map(|s| s.root()));
             }
             "JSONPatch" => {
-                let src = mutation["jsonPatch"]["expression"].as_str().unwrap_or("");
                 let ops = run(src, &b)?;
                 let patch: json_patch::Patch =
                     serde_json::from_value(ops).map_err(|e| format!("JSONPatch: {e}"))?;

@@ -402,6 +402,32 @@ fn evaluate(
     }
 }
 
+/// The variables `names` use, themselves included, following variables that use others.
+pub(super) fn needed_variables(spec: &Value, names: &[String]) -> HashSet<String> {
+    let declared: Vec<&Value> = spec["variables"].as_array().into_iter().flatten().collect();
+    let mut wanted: HashSet<String> = HashSet::new();
+    let mut queue: Vec<String> = names.to_vec();
+    while let Some(name) = queue.pop() {
+        if !wanted.insert(name.clone()) {
+            continue;
+        }
+        let Some(v) = declared.iter().find(|v| v["name"] == name.as_str()) else {
+            continue;
+        };
+        if let Ok(e) = EXPRESSIONS.get(v["expression"].as_str().unwrap_or("")) {
+            queue.extend(e.selected_fields("variables"));
+        }
+    }
+    wanted
+}
+
+/// What an expression that reaches a failed variable fails with (`e` is the variable's
+/// expression's error, as [`PolicyRun::expression`] words it).
+pub(super) fn composited_error(name: &str, e: &str) -> String {
+    let inner = e.split_once(" resulted in error: ").map_or(e, |x| x.1);
+    format!("composited variable \"{name}\" fails to evaluate: {inner}")
+}
+
 /// Why an expression of a policy gave no value.
 enum Failure {
     /// It failed, worded as the apiserver's decision message.
@@ -476,39 +502,18 @@ impl PolicyRun<'_> {
     /// Evaluates `names` and the variables they use, in declaration order (a variable sees
     /// only those before it), each once.
     fn evaluate_variables(&mut self, names: &[String]) -> Result<(), Failure> {
-        let declared: Vec<&Value> = self.spec["variables"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .collect();
-        let name_of = |v: &Value| v["name"].as_str().unwrap_or("").to_string();
-        let mut wanted: HashSet<String> = HashSet::new();
-        let mut queue: Vec<String> = names.to_vec();
-        while let Some(name) = queue.pop() {
-            if self.evaluated.contains(&name) || !wanted.insert(name.clone()) {
+        let wanted = needed_variables(self.spec, names);
+        let declared = self.spec["variables"].as_array().into_iter().flatten();
+        for v in declared {
+            let name = v["name"].as_str().unwrap_or("").to_string();
+            if !wanted.contains(&name) || !self.evaluated.insert(name.clone()) {
                 continue;
             }
-            let Some(v) = declared.iter().find(|v| name_of(v) == name) else {
-                continue;
-            };
-            if let Ok(e) = EXPRESSIONS.get(v["expression"].as_str().unwrap_or("")) {
-                queue.extend(e.selected_fields("variables"));
-            }
-        }
-        for v in declared
-            .into_iter()
-            .filter(|v| wanted.contains(&name_of(v)))
-        {
-            let name = name_of(v);
-            self.evaluated.insert(name.clone());
             match self.expression(v["expression"].as_str().unwrap_or("")) {
                 Ok(value) => self.variables[name] = value,
                 Err(Failure::OutOfBudget) => return Err(Failure::OutOfBudget),
                 Err(Failure::Error(e)) => {
-                    let inner = e
-                        .split_once(" resulted in error: ")
-                        .map_or(e.as_str(), |x| x.1);
-                    let why = format!("composited variable \"{name}\" fails to evaluate: {inner}");
+                    let why = composited_error(&name, &e);
                     self.failed_variables.push((name, why));
                 }
             }

@@ -1,19 +1,27 @@
-//! The ServiceAccount admission plugin's visible effects on pods: a pod without
-//! `serviceAccountName` runs as `default`, gets the service account's image pull secrets when it
-//! names none, and, unless the pod or its service account opts out
-//! (`automountServiceAccountToken: false`), a projected `kube-api-access-xxxxx` volume (token,
-//! `kube-root-ca.crt`, namespace) mounted read-only at
+//! The ServiceAccount admission plugin: a pod without `serviceAccountName` runs as `default`,
+//! gets the service account's image pull secrets when it names none, and, unless the pod or its
+//! service account opts out (`automountServiceAccountToken: false`), a projected
+//! `kube-api-access-xxxxx` volume (token, `kube-root-ca.crt`, namespace) mounted read-only at
 //! `/var/run/secrets/kubernetes.io/serviceaccount` in every container without a mount there.
 //!
-//! A real cluster refuses a pod whose service account does not exist yet; kubefake, which does
-//! not create each namespace's `default` service account, admits it as if the account existed
-//! with no settings of its own.
+//! A pod whose service account does not exist is refused (403, `error looking up service
+//! account <ns>/<name>: serviceaccount "<name>" not found`), when it is created and again in
+//! the validating phase (a mutating webhook may have changed the name), as is an ephemeral
+//! container added to a pod whose account went; every active namespace has `default`
+//! ([`crate::controllers::serviceaccounts`]). Mirror pods (`kubernetes.io/config.mirror`)
+//! are left alone. A pod in a namespace that does not exist or is being deleted is left to
+//! NamespaceLifecycle, which the apiserver runs first and kubefake checks at commit, so that
+//! its refusal is the one a client sees.
+//!
+//! Not yet: the `kubernetes.io/enforce-mountable-secrets` checks and the restrictions on what
+//! mirror pods may reference.
 
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 
-use super::{Attributes, Mutating, Operation};
+use super::{Attributes, Mutating, Operation, Validating};
 use crate::error::ApiError;
+use crate::registry::core::namespace::is_active;
 use crate::registry::object_meta::generate_name;
 use crate::store::{GroupResource, ObjectKey};
 
@@ -34,22 +42,95 @@ pub fn is_pod_create(attrs: &Attributes<'_>) -> bool {
         && attrs.operation == Operation::Create
 }
 
+fn is_mirror(pod: &Value) -> bool {
+    pod["metadata"]["annotations"].get(MIRROR_POD).is_some()
+}
+
 impl Mutating for ServiceAccount {
     fn admit<'a>(
         &'a self,
         attrs: &'a Attributes<'a>,
         object: &'a mut Value,
     ) -> BoxFuture<'a, Result<(), ApiError>> {
-        if is_pod_create(attrs) && object["metadata"]["annotations"].get(MIRROR_POD).is_none() {
-            admit_pod(attrs, object);
-        }
-        Box::pin(std::future::ready(Ok(())))
+        let result = if is_pod_create(attrs) && !is_mirror(object) {
+            admit_pod(attrs, object)
+        } else {
+            Ok(())
+        };
+        Box::pin(std::future::ready(result))
     }
 }
 
-fn admit_pod(attrs: &Attributes<'_>, pod: &mut Value) {
+impl Validating for ServiceAccount {
+    /// The account must still exist once mutating admission is done: on a pod create, and when
+    /// ephemeral containers are added.
+    fn validate<'a>(
+        &'a self,
+        attrs: &'a Attributes<'a>,
+        object: Option<&'a Value>,
+    ) -> BoxFuture<'a, Result<(), ApiError>> {
+        let ephemeral = attrs.resource.gr == GroupResource::new("", "pods")
+            && attrs.subresource == "ephemeralcontainers"
+            && attrs.operation == Operation::Update;
+        let result = match object {
+            Some(pod) if ephemeral || (is_pod_create(attrs) && !is_mirror(pod)) => {
+                let name = pod["spec"]["serviceAccountName"].as_str().unwrap_or("");
+                account(attrs, pod, name).map(|_| ())
+            }
+            _ => Ok(()),
+        };
+        Box::pin(std::future::ready(result))
+    }
+}
+
+/// The pod's service account, or the plugin's 403 (`admission.NewForbidden`) when it names
+/// none or one that does not exist. `Null` when the namespace is not active (see the module
+/// documentation).
+fn account(attrs: &Attributes<'_>, pod: &Value, name: &str) -> Result<Value, ApiError> {
+    let snapshot = attrs.store.snapshot();
+    if !is_active(&snapshot, attrs.namespace) {
+        return Ok(Value::Null);
+    }
+    let ns = attrs.namespace;
+    if name.is_empty() {
+        let pod_name = pod["metadata"]["name"].as_str().unwrap_or("");
+        let why = format!("no service account specified for pod {ns}/{pod_name}");
+        return Err(forbidden(attrs, pod, &why));
+    }
+    let key = ObjectKey::new(ns, name);
+    match snapshot.get(&GroupResource::new("", "serviceaccounts"), &key) {
+        Some(sa) => Ok(sa.value.clone()),
+        None => {
+            let why = format!(
+                "error looking up service account {ns}/{name}: serviceaccount \"{name}\" not found"
+            );
+            Err(forbidden(attrs, pod, &why))
+        }
+    }
+}
+
+/// `admission.NewForbidden`: the pod named as the request names it, else by its name or
+/// `generateName` (not generated yet during admission), else `Unknown`.
+fn forbidden(attrs: &Attributes<'_>, pod: &Value, why: &str) -> ApiError {
+    let meta = &pod["metadata"];
+    let name = [
+        attrs.name,
+        meta_text(meta, "name"),
+        meta_text(meta, "generateName"),
+    ]
+    .into_iter()
+    .find(|n| !n.is_empty())
+    .unwrap_or("Unknown");
+    ApiError::forbidden(&attrs.resource.group, &attrs.resource.plural, name, why)
+}
+
+fn meta_text<'a>(meta: &'a Value, key: &str) -> &'a str {
+    meta[key].as_str().unwrap_or("")
+}
+
+fn admit_pod(attrs: &Attributes<'_>, pod: &mut Value) -> Result<(), ApiError> {
     if !pod["spec"].is_object() {
-        return;
+        return Ok(());
     }
     let name = match pod["spec"]["serviceAccountName"].as_str() {
         Some(n) if !n.is_empty() => n.to_string(),
@@ -57,15 +138,7 @@ fn admit_pod(attrs: &Attributes<'_>, pod: &mut Value) {
     };
     pod["spec"]["serviceAccountName"] = json!(name);
     pod["spec"]["serviceAccount"] = json!(name);
-    let account = attrs
-        .store
-        .snapshot()
-        .get(
-            &GroupResource::new("", "serviceaccounts"),
-            &ObjectKey::new(attrs.namespace, &name),
-        )
-        .map(|sa| sa.value.clone())
-        .unwrap_or(Value::Null);
+    let account = account(attrs, pod, &name)?;
     let automount = pod["spec"]["automountServiceAccountToken"]
         .as_bool()
         .or_else(|| account["automountServiceAccountToken"].as_bool())
@@ -85,6 +158,7 @@ fn admit_pod(attrs: &Attributes<'_>, pod: &mut Value) {
     if !has_secrets && !account_secrets.is_empty() {
         pod["spec"]["imagePullSecrets"] = Value::Array(account_secrets);
     }
+    Ok(())
 }
 
 /// Mounts the token volume in every container without a mount at the token path, and adds the

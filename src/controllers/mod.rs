@@ -1,7 +1,13 @@
 //! The in-process controllers a real cluster runs in kube-controller-manager and
-//! apiextensions-apiserver: CRD naming/establishing and cleanup, namespace lifecycle, the
-//! garbage collector, the storage protection finalizers' release, and ClusterRole
-//! aggregation.
+//! apiextensions-apiserver: CRD naming/establishing and cleanup ([`crd`]), namespace lifecycle
+//! ([`namespace`]), the garbage collector ([`garbage_collector`]), the storage protection
+//! finalizers' release ([`storage_protection`]), ClusterRole aggregation
+//! ([`clusterrole_aggregation`]), ValidatingAdmissionPolicy status ([`policy_status`]), what
+//! every namespace holds (the `default` ServiceAccount, [`serviceaccounts`]; the
+//! `kube-root-ca.crt` ConfigMap, [`root_ca_publisher`]), and the Endpoints and EndpointSlices
+//! of Services with a selector ([`endpoints`], [`endpointslice`], both fed by
+//! [`service_pods`]); and, when the server simulates a cluster, [`simulated`]: nodes, the
+//! scheduler, kubelets and the workload controllers.
 //!
 //! Controllers react to committed writes, not to polling: the write path reports each commit
 //! ([`after_commit`], [`after_remove`]) and the controllers that care queue [`Work`] on the
@@ -13,13 +19,19 @@
 //! step is validated like a client's and produces the watch events a real cluster produces.
 //! The server's start is the exception to draining at once ([`after_all`]): the controllers
 //! look at what its bootstrap objects caused once they all exist, as kube-controller-manager
-//! starts once the apiserver has created them.
+//! starts once the apiserver has created them. What happens at a later time (a simulated pod
+//! that runs for a while) is queued then by [`later`], as a request of its own.
 
 pub mod clusterrole_aggregation;
 pub mod crd;
+pub mod endpoints;
+pub mod endpointslice;
 pub mod garbage_collector;
 pub mod namespace;
 pub mod policy_status;
+pub mod root_ca_publisher;
+pub mod service_pods;
+pub mod serviceaccounts;
 pub mod simulated;
 pub mod storage_protection;
 
@@ -54,6 +66,17 @@ pub enum Work {
     ClusterRoleAggregation,
     /// Type-check a ValidatingAdmissionPolicy and write its status.
     PolicyStatus(String),
+    /// Give an active namespace its `default` ServiceAccount if it lacks it.
+    ServiceAccounts(String),
+    /// Publish (or restore) an active namespace's `kube-root-ca.crt` ConfigMap.
+    RootCaCert(String),
+    /// A pod changed or went: bring up to date the Services that select it or list it.
+    PodServices(ObjectKey),
+    /// Bring the Endpoints of one Service (by its key) up to date, or delete them when the
+    /// Service went.
+    Endpoints(ObjectKey),
+    /// Bring the EndpointSlices of one Service (by its key) up to date.
+    EndpointSlices(ObjectKey),
     /// A step of the simulated cluster (nothing when the server simulates nothing).
     Simulated(simulated::Sim),
 }
@@ -145,14 +168,47 @@ pub async fn after_all<F: std::future::Future>(
     out
 }
 
-/// Runs the queued work of a request to completion, unless a caller up the stack already is.
+/// How many steps of the simulated cluster one request runs before its response; the rest go
+/// on in the background (a Deployment of a million replicas must not hold its create, or the
+/// server, for hours). About 500 pods started.
+pub const SIMULATED_STEPS_PER_REQUEST: usize = 2_000;
+
+/// Runs the queued work of a request to completion, unless a caller up the stack already is;
+/// simulated steps past [`SIMULATED_STEPS_PER_REQUEST`] are handed to a background request.
 pub async fn run_queued(state: &State, ctx: &Context) {
     let Some(_draining) = Draining::begin(ctx.work()) else {
         return;
     };
+    let mut simulated = 0;
+    let mut deferred = Vec::new();
     while let Some(work) = ctx.work().pop() {
+        if matches!(work, Work::Simulated(_)) {
+            if simulated >= SIMULATED_STEPS_PER_REQUEST {
+                deferred.push(work);
+                continue;
+            }
+            simulated += 1;
+        }
         process(state, ctx, work).await;
     }
+    if !deferred.is_empty() {
+        continue_later(state, deferred);
+    }
+}
+
+/// Runs `work` as a request of its own, in the background.
+fn continue_later(state: &State, work: Vec<Work>) {
+    let Some(this) = state.this() else {
+        return;
+    };
+    let weak = Arc::downgrade(&this);
+    drop(this);
+    tokio::spawn(async move {
+        tokio::task::yield_now().await;
+        if let Some(state) = weak.upgrade().filter(|s| !*s.shutdown.borrow()) {
+            enqueue(&state, &Context::internal(), work).await;
+        }
+    });
 }
 
 /// One work item. Boxed: controller steps write through the registry store, whose commits
@@ -188,6 +244,23 @@ fn process<'a>(state: &'a State, ctx: &'a Context, work: Work) -> BoxFuture<'a, 
             Work::ClusterRoleAggregation => {
                 let ctx = ctx.for_controller(clusterrole_aggregation::FIELD_MANAGER);
                 clusterrole_aggregation::reconcile(state, &ctx).await
+            }
+            Work::ServiceAccounts(ns) => {
+                let ctx = ctx.for_controller(serviceaccounts::CONTROLLER);
+                serviceaccounts::reconcile(state, &ctx, &ns).await
+            }
+            Work::RootCaCert(ns) => {
+                let ctx = ctx.for_controller(root_ca_publisher::CONTROLLER);
+                root_ca_publisher::reconcile(state, &ctx, &ns).await
+            }
+            Work::PodServices(pod) => ctx.work().push(service_pods::work_for_pod(state, &pod)),
+            Work::Endpoints(service) => {
+                let ctx = ctx.for_controller(endpoints::CONTROLLER);
+                endpoints::reconcile(state, &ctx, &service).await
+            }
+            Work::EndpointSlices(service) => {
+                let ctx = ctx.for_controller(endpointslice::CONTROLLER);
+                endpointslice::reconcile(state, &ctx, &service).await
             }
         }
     })
@@ -302,6 +375,35 @@ pub(crate) async fn release(
     };
     let why = format!("releasing {finalizer}");
     edit(state, ctx, res, key, &why, &drop_finalizer).await;
+}
+
+/// Creates an object through the store as a controller does: one that exists already, or a
+/// namespace that is gone or being terminated, is no failure (the real controllers ignore
+/// them too); any other failure is logged.
+pub(crate) async fn create_logged(
+    state: &State,
+    ctx: &Context,
+    res: &ApiResource,
+    namespace: &str,
+    obj: Value,
+) -> Option<Arc<StoredObject>> {
+    match rest::create(state, ctx, res, namespace, obj).await {
+        Ok(created) => Some(created),
+        Err(e) if e.code == 409 || e.code == 404 || is_namespace_terminating(&e) => None,
+        Err(e) => {
+            let controller = &ctx.user.name;
+            tracing::warn!(error = %e, kind = %res.kind, namespace, controller = %controller, "creating");
+            None
+        }
+    }
+}
+
+/// Whether a create was refused because its namespace is being terminated (the
+/// `NamespaceTerminating` cause of NamespaceLifecycle's 403).
+fn is_namespace_terminating(e: &crate::error::ApiError) -> bool {
+    e.details
+        .as_ref()
+        .is_some_and(|d| d.causes.iter().any(|c| c.reason == "NamespaceTerminating"))
 }
 
 /// Changes an object through the store (a patch, retried on conflicts). An object that went

@@ -385,7 +385,12 @@ pub async fn update(
                 .allocate(&view, &mut obj, Some(&old.value), true)?;
             return Ok(Arc::new(dry_run_object(obj, old.rv)));
         }
-        let finished = is_deleting(&obj) && !has_finalizers(res, &obj);
+        // `ShouldDeleteDuringUpdate`: no finalizers left and no grace period running.
+        let grace_left = obj["metadata"]["deletionGracePeriodSeconds"]
+            .as_i64()
+            .unwrap_or(0)
+            > 0;
+        let finished = is_deleting(&obj) && !has_finalizers(res, &obj) && !grace_left;
         let committed = state.store.write(|txn| {
             if !unchanged_since(txn, res, &key, old.rv)? {
                 return Ok(None);
@@ -618,10 +623,19 @@ pub async fn delete(
         );
         state.admission.admit_delete(&attrs).await?;
         state.admission.validate(&attrs, None).await?;
-        if is_deleting(&old.value) {
+        // A terminating object stays until its finalizers and its grace period are done; a
+        // DELETE with no grace period left (a kubelet's) ends the latter.
+        let ends_grace = opts.grace_period_seconds == Some(0) && !has_finalizers(res, &old.value);
+        if is_deleting(&old.value) && !ends_grace {
             return Ok(Deleted::Pending(old));
         }
-        let (obj, graceful) = prepare_delete(res, &old.value, opts);
+        let grace = match state.options.simulation {
+            Some(_) if !is_deleting(&old.value) => res
+                .strategy
+                .graceful_delete(&old.value, opts.grace_period_seconds),
+            _ => None,
+        };
+        let (obj, graceful) = prepare_delete(res, &old.value, opts, grace);
         if ctx.dry_run {
             let out = Arc::new(dry_run_object(obj, old.rv));
             return Ok(if graceful {
@@ -681,7 +695,12 @@ fn check_preconditions(
 
 /// The object a delete stores, and whether it stays (waiting for finalizers) rather than going
 /// at once.
-fn prepare_delete(res: &ApiResource, old: &Value, opts: &DeleteOptions) -> (Value, bool) {
+fn prepare_delete(
+    res: &ApiResource,
+    old: &Value,
+    opts: &DeleteOptions,
+    grace: Option<i64>,
+) -> (Value, bool) {
     let mut obj = old.clone();
     res.strategy.prepare_for_delete(&mut obj);
     if let Some(finalizer) = opts.propagation.and_then(Propagation::finalizer) {
@@ -691,17 +710,18 @@ fn prepare_delete(res: &ApiResource, old: &Value, opts: &DeleteOptions) -> (Valu
             meta_mut(&mut obj).insert("finalizers".into(), json!(list));
         }
     }
-    let graceful = has_finalizers(res, &obj);
+    let grace = grace.filter(|g| *g > 0);
+    let graceful = has_finalizers(res, &obj) || grace.is_some();
     if graceful {
+        // A grace period puts the deletion that far ahead; finalizers alone do not.
+        let seconds = grace.unwrap_or_else(|| opts.grace_period_seconds.unwrap_or(0).max(0));
+        let at = chrono::Utc::now() + chrono::Duration::seconds(grace.unwrap_or(0));
         let meta = meta_mut(&mut obj);
         meta.insert(
             "deletionTimestamp".into(),
-            json!(object_meta::now_rfc3339()),
+            json!(at.format("%Y-%m-%dT%H:%M:%SZ").to_string()),
         );
-        meta.insert(
-            "deletionGracePeriodSeconds".into(),
-            json!(opts.grace_period_seconds.unwrap_or(0).max(0)),
-        );
+        meta.insert("deletionGracePeriodSeconds".into(), json!(seconds));
     }
     (obj, graceful)
 }

@@ -155,6 +155,13 @@ pub trait Strategy: Send + Sync {
         false
     }
 
+    /// The grace period a DELETE gives the object when something finishes graceful deletions
+    /// (`CheckGracefulDelete`): `Some(seconds > 0)` keeps it, marked, until then; `None` (the
+    /// default, and every kind but pods) deletes at once.
+    fn graceful_delete(&self, _obj: &Value, _requested: Option<i64>) -> Option<i64> {
+        None
+    }
+
     /// The propagation a DELETE that names none gets (the strategy's
     /// `DefaultGarbageCollectionPolicy`), and the `Warning` such a delete raises; `None` for the
     /// store's default (dependents deleted in the background, no warning).

@@ -254,6 +254,38 @@ async fn mutating_policies_apply_configurations_and_json_patches() {
 }
 
 #[tokio::test]
+async fn mutating_policy_variables_are_evaluated_when_used() {
+    let server = server().await;
+    mutating_policy(
+        &server,
+        "lazy",
+        json!({
+        "variables": [
+            {"name": "missing", "expression": "object.data.absent"},
+            {"name": "keys", "expression": "string(size(object.data))"}],
+        "mutations": [
+            {"patchType": "JSONPatch", "jsonPatch": {"expression":
+                "[JSONPatch{op: 'add', path: '/data/count', value: variables.keys}]"}},
+            {"patchType": "JSONPatch", "jsonPatch": {"expression":
+                "object.metadata.name == 'strict' ? [JSONPatch{op: 'add', path: '/data/x', value: variables.missing}] : []"}}]}),
+    )
+    .await;
+    let (status, created) = server.post(CONFIGMAPS, &configmap("fine", 1)).await;
+    assert_eq!(
+        status, 201,
+        "an unused failing variable is harmless: {created}"
+    );
+    assert_eq!(created["data"]["count"], "1");
+    let (status, err) = server.post(CONFIGMAPS, &configmap("strict", 1)).await;
+    assert_eq!(status, 403, "{err}");
+    let message = err["message"].as_str().unwrap_or("");
+    assert!(
+        message.ends_with("resulted in error: composited variable \"missing\" fails to evaluate: no such key: absent"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
 async fn mutating_policy_failures() {
     let server = server().await;
     mutating_policy(

@@ -74,7 +74,16 @@ async fn crud_and_watch(#[future(awt)] server: TestServer) {
     }
 
     let listed = api.list(&ListParams::default()).await.expect("list");
-    assert_eq!(listed.items.len(), 1);
+    let names: Vec<_> = listed
+        .items
+        .iter()
+        .filter_map(|cm| cm.metadata.name.as_deref())
+        .collect();
+    assert_eq!(
+        names,
+        ["kube-root-ca.crt", "settings"],
+        "beside the root CA"
+    );
     api.delete("settings", &DeleteParams::default())
         .await
         .expect("delete");

@@ -4,8 +4,9 @@
 //! [`super::DURATION`] has passed: finishes (`Succeeded` or `Failed`, as a Job's pods do by
 //! default), keeps running, crash-loops (restart count and `CrashLoopBackOff` with the
 //! kubelet's doubling back-off, from the duration or 10 s), never becomes ready, or is evicted.
-//! A pod being deleted is finished off at once: its containers stop and it goes, whatever its
-//! grace period (quickly, as the "deletion honours grace periods quickly" asks).
+//! A pod being deleted gracefully (its DELETE marked it terminating) is stopped at once, without
+//! waiting for its grace period: its containers terminate, then its kubelet deletes it with no
+//! grace period left, as a real kubelet does once they have exited.
 
 use std::time::Duration;
 
@@ -397,9 +398,9 @@ fn crash(pod: &mut Value, time: &str) {
 fn image_id(container: &Value) -> String {
     let image = container["image"].as_str().unwrap_or("");
     let repo = image.split('@').next().unwrap_or(image);
-    let repo =
-        repo.rsplit_once(':')
-            .map_or(repo, |(r, tag)| if tag.contains('/') { repo } else { r });
+    let repo = repo
+        .rsplit_once(':')
+        .map_or(repo, |(r, tag)| if tag.contains('/') { repo } else { r });
     format!(
         "{repo}@sha256:{:016x}{:016x}{:016x}{:016x}",
         fnv(image),

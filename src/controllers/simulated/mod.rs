@@ -291,6 +291,20 @@ pub fn pods() -> GroupResource {
     GroupResource::new("", "pods")
 }
 
+/// The pods of a namespace that `uid` controls, not being deleted, as stored (no copies: a
+/// ReplicaSet of a thousand pods looks at them after every step).
+pub fn owned_pod_objects(
+    snapshot: &Snapshot,
+    namespace: &str,
+    uid: &str,
+) -> Vec<std::sync::Arc<StoredObject>> {
+    snapshot
+        .list(&pods(), Some(namespace))
+        .filter(|(_, p)| controlled_by(&p.value, uid) && !p.is_deleting())
+        .map(|(_, p)| p.clone())
+        .collect()
+}
+
 /// The pods of a namespace that `uid` controls, not being deleted.
 pub fn owned_pods(snapshot: &Snapshot, namespace: &str, uid: &str) -> Vec<Value> {
     snapshot
@@ -516,6 +530,9 @@ pub fn parse_duration(s: &str) -> Option<Duration> {
 /// Milli-units of a quantity (`500m` → 500, `2` → 2000, `1Gi` → 1073741824000); 0 when it is
 /// not one.
 pub fn milli(quantity: &str) -> i128 {
+    if quantity == "0" {
+        return 0;
+    }
     let Some(q) = crate::cel::Quantity::parse(quantity) else {
         return 0;
     };

@@ -5,16 +5,17 @@
 //! for `minReadySeconds`, checked again when that time has passed) and `observedGeneration`.
 //! Orphans matching the selector are not adopted.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::{create_pod, delete, owned_pods, pods, PodName, Sim, Workload};
+use super::{create_pod, delete, owned_pod_objects, pods, PodName, Sim, Workload};
 use crate::context::Context;
 use crate::controllers::{later, Work};
 use crate::registry::object_meta::meta_str;
 use crate::state::State;
-use crate::store::ObjectKey;
+use crate::store::{ObjectKey, StoredObject};
 
 /// Reconciles one ReplicaSet or ReplicationController.
 pub async fn reconcile(state: &State, ctx: &Context, workload: Workload, key: &ObjectKey) {
@@ -34,11 +35,16 @@ pub async fn reconcile(state: &State, ctx: &Context, workload: Workload, key: &O
     };
     let ctx = ctx.for_controller(name);
     let uid = meta_str(&owner, "uid");
-    let mut active: Vec<Value> = owned_pods(&snapshot, &key.namespace, uid)
+    let mut active: Vec<_> = owned_pod_objects(&snapshot, &key.namespace, uid)
         .into_iter()
-        .filter(|p| !super::kubelet::finished(p))
+        .filter(|p| !super::kubelet::finished(&p.value))
         .collect();
     let wanted = owner["spec"]["replicas"].as_i64().unwrap_or(1).max(0) as usize;
+    if active.len() == wanted {
+        // Nothing to create or delete: the status comes from the pods just read.
+        update_status(state, &ctx, workload, key, Some(active)).await;
+        return;
+    }
     if active.len() < wanted {
         let prefix = format!("{}-", key.name);
         for _ in active.len()..wanted {
@@ -54,12 +60,12 @@ pub async fn reconcile(state: &State, ctx: &Context, workload: Workload, key: &O
             .await;
         }
     } else if active.len() > wanted {
-        active.sort_by_key(deletion_rank);
+        active.sort_by_key(|p| deletion_rank(&p.value));
         for pod in active.iter().take(active.len() - wanted) {
-            delete(state, &ctx, &pods(), &super::key_of(pod)).await;
+            delete(state, &ctx, &pods(), &super::key_of(&pod.value)).await;
         }
     }
-    update_status(state, &ctx, workload, key).await;
+    update_status(state, &ctx, workload, key, None).await;
 }
 
 /// The order pods are deleted in when scaling down (`ActivePodsWithRanks`, simplified): not
@@ -114,18 +120,27 @@ pub fn available(pod: &Value, min_ready: i64) -> (bool, Option<Duration>) {
     }
 }
 
-/// Writes the status the owner's pods give it.
-async fn update_status(state: &State, ctx: &Context, workload: Workload, key: &ObjectKey) {
+/// Writes the status the owner's pods give it: `read` when the caller has just read them and
+/// changed nothing since, else read again.
+async fn update_status(
+    state: &State,
+    ctx: &Context,
+    workload: Workload,
+    key: &ObjectKey,
+    read: Option<Vec<Arc<StoredObject>>>,
+) {
     let gr = workload.resource();
     let snapshot = state.store.snapshot();
     let Some(owner) = snapshot.get(&gr, key) else {
         return;
     };
     let uid = meta_str(&owner.value, "uid");
-    let active: Vec<Value> = owned_pods(&snapshot, &key.namespace, uid)
-        .into_iter()
-        .filter(|p| !super::kubelet::finished(p))
-        .collect();
+    let active: Vec<_> = read.unwrap_or_else(|| {
+        owned_pod_objects(&snapshot, &key.namespace, uid)
+            .into_iter()
+            .filter(|p| !super::kubelet::finished(&p.value))
+            .collect()
+    });
     let min_ready = owner.value["spec"]["minReadySeconds"].as_i64().unwrap_or(0);
     let template_labels = &owner.value["spec"]["template"]["metadata"]["labels"];
     let fully_labeled = active
@@ -135,14 +150,14 @@ async fn update_status(state: &State, ctx: &Context, workload: Workload, key: &O
                 .as_object()
                 .into_iter()
                 .flatten()
-                .all(|(k, v)| p["metadata"]["labels"].get(k) == Some(v))
+                .all(|(k, v)| p.value["metadata"]["labels"].get(k) == Some(v))
         })
         .count();
-    let ready = active.iter().filter(|p| is_ready(p)).count();
+    let ready = active.iter().filter(|p| is_ready(&p.value)).count();
     let mut recheck: Option<Duration> = None;
     let mut available_count = 0;
     for p in &active {
-        match available(p, min_ready) {
+        match available(&p.value, min_ready) {
             (true, _) => available_count += 1,
             (false, Some(left)) => recheck = Some(recheck.map_or(left, |r| r.min(left))),
             (false, None) => {}

@@ -122,10 +122,10 @@ fn requests(pod: &Value) -> (i128, i128) {
     let init = each(&spec["initContainers"])
         .into_iter()
         .fold((0, 0), |a, b| (a.0.max(b.0), a.1.max(b.1)));
-    let overhead = &spec["overhead"];
+    let overhead = |r: &str| spec["overhead"][r].as_str().map_or(0, milli);
     (
-        containers.0.max(init.0) + milli(overhead["cpu"].as_str().unwrap_or("0")),
-        containers.1.max(init.1) + milli(overhead["memory"].as_str().unwrap_or("0")),
+        containers.0.max(init.0) + overhead("cpu"),
+        containers.1.max(init.1) + overhead("memory"),
     )
 }
 

@@ -146,6 +146,10 @@ impl Strategy for Typed {
         self.inner.default_propagation()
     }
 
+    fn graceful_delete(&self, obj: &Value, requested: Option<i64>) -> Option<i64> {
+        self.inner.graceful_delete(obj, requested)
+    }
+
     fn pending_finalizers(&self, obj: &Value) -> bool {
         self.inner.pending_finalizers(obj)
     }

@@ -1,16 +1,22 @@
 //! The core/v1 ConfigMap kind: data keys checked as the apiserver checks them, at most 1 MiB of
-//! data, and `immutable` ConfigMaps whose data can no longer change.
+//! data, and `immutable` ConfigMaps whose data can no longer change. A change to or the
+//! removal of a namespace's `kube-root-ca.crt` reports work to the root CA publisher
+//! ([`crate::controllers::root_ca_publisher`]), which restores it.
 
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use crate::controllers::root_ca_publisher::CONFIG_MAP as ROOT_CA_CONFIG_MAP;
+use crate::controllers::Work;
 use crate::error::{field, StatusCause};
 use crate::registry::builtin;
+use crate::registry::object_meta::meta_str;
 use crate::registry::resource::ApiResource;
 use crate::registry::strategy::Strategy;
 use crate::registry::table::{Column, Columns};
 use crate::registry::validation::{data_key_errors, immutable_data_errors};
+use crate::store::StoredObject;
 
 /// The most bytes of `data` and `binaryData` together (`core.MaxSecretSize`).
 pub const MAX_SIZE: usize = 1024 * 1024;
@@ -73,6 +79,24 @@ impl Strategy for ConfigMapStrategy {
         errs.extend(self.validate(obj));
         errs
     }
+
+    /// `kube-root-ca.crt` written: the publisher checks its data and description.
+    fn after_commit(&self, obj: &StoredObject) -> Vec<Work> {
+        root_ca_work(&obj.value)
+    }
+
+    /// `kube-root-ca.crt` removed: the publisher creates it again.
+    fn after_remove(&self, obj: &StoredObject) -> Vec<Work> {
+        root_ca_work(&obj.value)
+    }
+}
+
+/// The publisher's work when the ConfigMap is the namespace's `kube-root-ca.crt`.
+fn root_ca_work(cm: &Value) -> Vec<Work> {
+    if meta_str(cm, "name") != ROOT_CA_CONFIG_MAP {
+        return Vec::new();
+    }
+    vec![Work::RootCaCert(meta_str(cm, "namespace").to_string())]
 }
 
 /// The bytes the data holds: string lengths of `data`, decoded lengths of `binaryData`.

@@ -7,8 +7,12 @@
 //! loopback address when it listens on one: that object alone is exempt from the rule that
 //! endpoints may not be loopback addresses (the apiserver's own reconciler is never given one).
 //!
+//! The Endpoints of Services with a selector are the endpoints controller's
+//! ([`crate::controllers::endpoints`]); deleting them reports work to it, which writes them
+//! again.
+//!
 //! Not yet: the deprecation warning on reads (the apiserver sends it on every request for v1
-//! Endpoints), and the endpoints controller.
+//! Endpoints).
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -17,6 +21,7 @@ use serde_json::{json, Value};
 
 use super::service::text;
 use super::service_validation::PROTOCOLS;
+use crate::controllers::Work;
 use crate::error::{field, StatusCause};
 use crate::registry::builtin;
 use crate::registry::object_meta::meta_str;
@@ -28,7 +33,7 @@ use crate::registry::validation::{
     dns_label_errors, endpoint_ip_errors, legacy_ip_errors, port_number_errors,
     qualified_name_errors,
 };
-use crate::store::{GroupResource, ObjectKey, Snapshot};
+use crate::store::{GroupResource, ObjectKey, Snapshot, StoredObject};
 
 /// The served resource.
 pub fn resource() -> ApiResource {
@@ -169,6 +174,16 @@ impl Strategy for EndpointsStrategy {
 
     fn warnings_on_update(&self, _obj: &Value, _old: &Value) -> Vec<String> {
         vec![DEPRECATION.to_string()]
+    }
+
+    /// Endpoints deleted: the endpoints controller writes them again when their Service is
+    /// one it manages (and deletes nothing more when the Service is gone).
+    fn after_remove(&self, obj: &StoredObject) -> Vec<Work> {
+        let key = ObjectKey::new(
+            meta_str(&obj.value, "namespace"),
+            meta_str(&obj.value, "name"),
+        );
+        vec![Work::Endpoints(key)]
     }
 }
 

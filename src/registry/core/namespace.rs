@@ -1,6 +1,8 @@
 //! The core/v1 Namespace kind: cluster-scoped, with `status` and `finalize` subresources, the
 //! `kubernetes` finalizer the namespace controller releases, and the namespaces every cluster
-//! starts with.
+//! starts with. A namespace's create (or any change while it is active) reports work to the
+//! controllers that give it the `default` ServiceAccount and the `kube-root-ca.crt` ConfigMap
+//! ([`crate::controllers::serviceaccounts`], [`crate::controllers::root_ca_publisher`]).
 
 use std::sync::Arc;
 
@@ -12,7 +14,7 @@ use crate::registry::object_meta::{meta_mut, meta_str, NameRule};
 use crate::registry::resource::ApiResource;
 use crate::registry::strategy::Strategy;
 use crate::registry::table::{Column, Columns};
-use crate::store::{GroupResource, StoredObject};
+use crate::store::{GroupResource, ObjectKey, Snapshot, StoredObject};
 
 /// The namespaces every cluster starts with.
 pub const INITIAL_NAMESPACES: [&str; 4] =
@@ -56,6 +58,14 @@ const NAME_LABEL: &str = "kubernetes.io/metadata.name";
 /// The namespaces table of the store.
 pub fn namespaces_gr() -> GroupResource {
     GroupResource::new("", "namespaces")
+}
+
+/// Whether a namespace exists, is not being deleted and is `Active`: where the bootstrap
+/// controllers create what every namespace holds.
+pub fn is_active(snapshot: &Snapshot, name: &str) -> bool {
+    snapshot
+        .get(&namespaces_gr(), &ObjectKey::new("", name))
+        .is_some_and(|ns| !ns.is_deleting() && ns.value["status"]["phase"] == "Active")
 }
 
 /// core/v1 Namespace.
@@ -118,11 +128,19 @@ impl Strategy for NamespaceStrategy {
             .is_some_and(|f| !f.is_empty())
     }
 
+    /// A namespace being deleted goes to the namespace controller; any other commit (its
+    /// create above all) to the controllers that put the `default` ServiceAccount and the
+    /// `kube-root-ca.crt` ConfigMap in every active namespace, which check and do nothing when
+    /// both are there.
     fn after_commit(&self, obj: &StoredObject) -> Vec<Work> {
+        let name = meta_str(&obj.value, "name");
         if obj.is_deleting() {
-            return vec![Work::Namespace(meta_str(&obj.value, "name").to_string())];
+            return vec![Work::Namespace(name.to_string())];
         }
-        Vec::new()
+        vec![
+            Work::ServiceAccounts(name.to_string()),
+            Work::RootCaCert(name.to_string()),
+        ]
     }
 }
 

@@ -9,7 +9,9 @@
 //! kubefake runs no kubelet and no containers: pods stay `Pending` until a client writes their
 //! status; `log`, `exec`, `attach`, `portforward` and `proxy` answer with a 400 `Status` that
 //! says so; a DELETE removes a pod at once whatever its `gracePeriodSeconds` (a real cluster
-//! waits for the kubelet), unless finalizers hold it. Evictions do not consult
+//! waits for the kubelet), unless finalizers hold it. In a simulated cluster
+//! ([`crate::controllers::simulated`]) a scheduled pod's DELETE is graceful, as the apiserver's:
+//! the pod stays, terminating, until its kubelet stops it. Evictions do not consult
 //! PodDisruptionBudgets yet. The 422 of a forbidden spec change lists the changed fields, not
 //! Go's struct diff.
 
@@ -340,20 +342,34 @@ fn sync_ips(status: &mut Value) {
 }
 
 impl Strategy for PodStrategy {
-    /// A pod that finished frees its claims.
-    /// In a simulated cluster, the scheduler or kubelet takes its next step and its controller
-    /// looks at it.
+    /// `CheckGracefulDelete`: the requested grace period, else the pod's
+    /// `terminationGracePeriodSeconds` (30); none for a pod no node runs or one that finished.
+    fn graceful_delete(&self, obj: &Value, requested: Option<i64>) -> Option<i64> {
+        let scheduled = !obj["spec"]["nodeName"].as_str().unwrap_or("").is_empty();
+        if !scheduled || pod_finished(obj) {
+            return None;
+        }
+        let spec = obj["spec"]["terminationGracePeriodSeconds"].as_i64();
+        requested.or(spec).or(Some(30)).filter(|g| *g > 0)
+    }
+
+    /// A pod that finished frees its claims; any change may change the endpoints of the
+    /// Services that select it; in a simulated cluster, the scheduler or kubelet takes its next
+    /// step and its controller looks at it.
     fn after_commit(&self, obj: &StoredObject) -> Vec<Work> {
         let mut work = simulated::pod_changed(obj);
         if pod_finished(&obj.value) {
             work.extend(claims_work(&obj.value));
         }
+        work.push(services_work(&obj.value));
         work
     }
 
-    /// A pod that went frees its claims; its controller notices.
+    /// A pod that went frees its claims, leaves the endpoints of the Services that listed it,
+    /// and its controller notices.
     fn after_remove(&self, obj: &StoredObject) -> Vec<Work> {
         let mut work = claims_work(&obj.value);
+        work.push(services_work(&obj.value));
         work.extend(simulated::owner_work(&obj.value));
         work
     }
@@ -1188,6 +1204,12 @@ fn podspec_container_names(pod: &Value) -> Vec<&str> {
     .flat_map(|p| list(pod, p))
     .map(|c| text_at(c, "/name"))
     .collect()
+}
+
+/// Work for the endpoint controllers: look at the Services the pod concerns.
+fn services_work(pod: &Value) -> Work {
+    let key = ObjectKey::new(meta_str(pod, "namespace"), meta_str(pod, "name"));
+    Work::PodServices(key)
 }
 
 /// Work for the protection controller: look again at each claim a pod names.

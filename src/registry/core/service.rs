@@ -16,9 +16,13 @@
 //! the `kubernetes` Service in `default` (10.96.0.1, port 443 `https` to the server's port) and
 //! its Endpoints and EndpointSlice pointing at the server, as the apiserver keeps them.
 //!
+//! A Service with a selector gets Endpoints and EndpointSlices from the endpoints controllers
+//! ([`crate::controllers::endpoints`], [`crate::controllers::endpointslice`]); its removal
+//! takes its Endpoints with it.
+//!
 //! Not yet: dual-stack (IPv6 families are refused as on a single-stack cluster), the
-//! ServiceCIDR and IPAddress objects the allocator records allocations in, the `proxy`
-//! subresource, and the endpoints controller (no Endpoints for other Services).
+//! ServiceCIDR and IPAddress objects the allocator records allocations in, and the `proxy`
+//! subresource.
 
 use std::sync::Arc;
 
@@ -26,14 +30,16 @@ use serde_json::{json, Map, Value};
 
 use super::service_alloc::{self, HOST_SERVICE_IP};
 use super::service_validation;
+use crate::controllers::service_pods::managed_selector;
+use crate::controllers::Work;
 use crate::error::{ApiError, StatusCause};
 use crate::registry::builtin;
-use crate::registry::object_meta::NameRule;
+use crate::registry::object_meta::{meta_str, NameRule};
 use crate::registry::resource::ApiResource;
 use crate::registry::resource::ClusterInfo;
 use crate::registry::strategy::{keep_only_status, Strategy};
 use crate::registry::table::{Column, Columns};
-use crate::store::Snapshot;
+use crate::store::{ObjectKey, Snapshot, StoredObject};
 
 /// The served resource.
 pub fn resource() -> ApiResource {
@@ -157,6 +163,26 @@ impl Strategy for ServiceStrategy {
     fn warnings_on_update(&self, obj: &Value, _old: &Value) -> Vec<String> {
         service_validation::warnings(obj)
     }
+
+    /// A Service with a selector gets its Endpoints and EndpointSlices from the controllers
+    /// (one without is left alone, as the controllers leave it).
+    fn after_commit(&self, obj: &StoredObject) -> Vec<Work> {
+        if managed_selector(&obj.value).is_none() {
+            return Vec::new();
+        }
+        let key = service_key(&obj.value);
+        vec![Work::Endpoints(key.clone()), Work::EndpointSlices(key)]
+    }
+
+    /// A Service that went takes its Endpoints with it (the endpoints controller deletes them;
+    /// the garbage collector takes its EndpointSlices, which it owns).
+    fn after_remove(&self, obj: &StoredObject) -> Vec<Work> {
+        vec![Work::Endpoints(service_key(&obj.value))]
+    }
+}
+
+fn service_key(svc: &Value) -> ObjectKey {
+    ObjectKey::new(meta_str(svc, "namespace"), meta_str(svc, "name"))
 }
 
 /// `services/status`: only the status changes; load balancer ingress is validated.

@@ -2,17 +2,23 @@
 //! warning of the `kubernetes.io/enforce-mountable-secrets` annotation, kubectl's columns (NAME
 //! and AGE since Kubernetes 1.29 dropped SECRETS), and a DELETE that answers with the object.
 //!
-//! Its `token` subresource (TokenRequest) is [`super::serviceaccount_token`]. Not yet: the
-//! `default` ServiceAccount the service-account controller creates in every namespace.
+//! Its `token` subresource (TokenRequest) is [`super::serviceaccount_token`]. Every active
+//! namespace has the ServiceAccount `default`
+//! ([`crate::controllers::serviceaccounts`]); removing it reports work to that controller,
+//! which creates it again.
 
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use crate::controllers::serviceaccounts::DEFAULT_SERVICE_ACCOUNT;
+use crate::controllers::Work;
 use crate::registry::builtin;
+use crate::registry::object_meta::meta_str;
 use crate::registry::resource::ApiResource;
 use crate::registry::strategy::Strategy;
 use crate::registry::table::{Column, Columns};
+use crate::store::StoredObject;
 
 /// The annotation whose use is deprecated since 1.32.
 const ENFORCE_MOUNTABLE_SECRETS: &str = "kubernetes.io/enforce-mountable-secrets";
@@ -88,6 +94,17 @@ impl Strategy for ServiceAccountStrategy {
             return Vec::new();
         }
         self.warnings_on_create(obj)
+    }
+
+    /// The `default` account went: the service account controller creates it again (unless
+    /// its namespace is going too).
+    fn after_remove(&self, obj: &StoredObject) -> Vec<Work> {
+        if meta_str(&obj.value, "name") != DEFAULT_SERVICE_ACCOUNT {
+            return Vec::new();
+        }
+        vec![Work::ServiceAccounts(
+            meta_str(&obj.value, "namespace").to_string(),
+        )]
     }
 }
 

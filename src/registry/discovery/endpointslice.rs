@@ -7,13 +7,19 @@
 //! The `kubernetes` EndpointSlice the server starts with points at its own address, which may
 //! be loopback: that slice alone is exempt from the rule that endpoints are not loopback.
 //!
-//! Not yet: the EndpointSlice controllers; `hints` are checked for duplicates and names only.
+//! The slices of Services with a selector are the EndpointSlice controller's
+//! ([`crate::controllers::endpointslice`]); deleting one reports work to it.
+//!
+//! Not yet: the EndpointSlice mirroring controller (Endpoints written by clients get no
+//! slices); `hints` are checked for duplicates and names only.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use crate::controllers::service_pods::{SLICE_CONTROLLER, SLICE_MANAGED_BY};
+use crate::controllers::Work;
 use crate::error::{field, StatusCause};
 use crate::registry::builtin;
 use crate::registry::core::endpoints::more;
@@ -28,6 +34,7 @@ use crate::registry::validation::{
     dns_label_errors, dns_subdomain_errors, endpoint_ip_errors, label_value_errors,
     legacy_ip_errors, qualified_name_errors,
 };
+use crate::store::{ObjectKey, StoredObject};
 
 /// The label that names a slice's Service.
 pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
@@ -127,6 +134,19 @@ impl Strategy for EndpointSliceStrategy {
             return vec!["spec.addressType: FQDN endpoints are deprecated".into()];
         }
         Vec::new()
+    }
+
+    /// A slice of the EndpointSlice controller deleted: the controller looks at its Service.
+    fn after_remove(&self, obj: &StoredObject) -> Vec<Work> {
+        let labels = &obj.value["metadata"]["labels"];
+        if labels[SLICE_MANAGED_BY] != SLICE_CONTROLLER {
+            return Vec::new();
+        }
+        let Some(service) = labels[SERVICE_NAME_LABEL].as_str() else {
+            return Vec::new();
+        };
+        let key = ObjectKey::new(meta_str(&obj.value, "namespace"), service);
+        vec![Work::EndpointSlices(key)]
     }
 }
 
