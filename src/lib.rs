@@ -63,7 +63,8 @@
 //!   namespace's `default` ServiceAccount and `kube-root-ca.crt` ConfigMap, the Endpoints and
 //!   EndpointSlices of Services with a selector; an explicit work queue on the request's
 //!   context, drained before the response. [`controllers::simulated`] (opt-in) is the rest of
-//!   a small cluster: nodes, scheduler, kubelets and the workload controllers.
+//!   a small cluster: nodes, scheduler, kubelets and the workload controllers (Deployments,
+//!   ReplicaSets, Jobs, CronJobs, StatefulSets, DaemonSets), one file each.
 //! - [`discovery`]: the discovery and OpenAPI documents, rendered once per catalog.
 //!
 //! Outside the request path, `testing` (feature `testing`) helps users' tests: an HTTPS

@@ -12,7 +12,8 @@
 //! previous one through the controller work queue ([`super::Work::Simulated`]): a Deployment's
 //! create returns once its ReplicaSet, its pods, their binding and their start are written.
 //! Steps that happen at a later time (a pod that runs for a while, a crash-loop restart, a
-//! heartbeat) are scheduled with [`super::later`].
+//! heartbeat) are scheduled with [`super::later`]; those a controller looks for on every
+//! reconcile (a CronJob's next run, a Job's deadline) with [`super::later_once`], one timer each.
 //!
 //! Pods are steered by annotations (on the pod, its template, or the Job that creates it):
 //! [`RUN`] says how the pod's containers behave and [`DURATION`] how long before that happens.

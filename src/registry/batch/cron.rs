@@ -19,7 +19,7 @@ const STAR: u64 = 1 << 63;
 /// A parsed schedule.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Schedule {
-    /// Five fields, each the set of values it allows as bits (with [`STAR`]), in a zone.
+    /// Five fields, each the set of values it allows as bits (bit 63 marking a `*`), in a zone.
     Fields {
         /// Minutes 0-59.
         minute: u64,
