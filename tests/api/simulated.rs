@@ -494,6 +494,14 @@ async fn configured_nodes_and_taints() {
         condition(&b, "PodScheduled")["message"],
         "0/2 nodes are available: 1 Too many pods, 1 node(s) had untolerated taint {gpu: true}. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     );
+    // Room made: the waiting pod is tried again and runs.
+    let (status, _) = server
+        .send(server.http.delete(server.url(&format!("{PODS}/a"))))
+        .await;
+    assert_eq!(status, 200);
+    let (_, b) = server.get(&format!("{PODS}/b")).await;
+    assert_eq!(b["spec"]["nodeName"], "small", "{b}");
+    assert_eq!(b["status"]["phase"], "Running");
 }
 
 #[tokio::test]

@@ -194,6 +194,9 @@ pub enum Sim {
     Workload(Workload, ObjectKey),
     /// Reconcile every DaemonSet (a node came, went or changed).
     DaemonSets,
+    /// Try the pods no node fitted again (room was made: a pod went or finished, a node came
+    /// or changed), as the scheduler moves them back to its active queue.
+    RetryUnschedulable,
 }
 
 /// Runs one step, when the server simulates a cluster.
@@ -219,14 +222,19 @@ pub async fn process(state: &State, ctx: &Context, sim: Sim) {
         Sim::Workload(Workload::StatefulSet, key) => statefulset::reconcile(state, ctx, &key).await,
         Sim::Workload(Workload::DaemonSet, key) => daemonset::reconcile(state, ctx, &key).await,
         Sim::DaemonSets => daemonset::reconcile_all(state, ctx).await,
+        Sim::RetryUnschedulable => scheduler::retry_unschedulable(state, ctx).await,
     }
 }
 
-/// The work a committed pod causes: its own next step, and its controller's reconcile.
+/// The work a committed pod causes: its own next step, and its controller's reconcile (and,
+/// once it finished, another chance for the pods that did not fit).
 pub fn pod_changed(pod: &StoredObject) -> Vec<Work> {
     let key = key_of(&pod.value);
     let mut work = vec![Work::Simulated(Sim::Pod(key))];
     work.extend(owner_work(&pod.value));
+    if kubelet::finished(&pod.value) {
+        work.push(Work::Simulated(Sim::RetryUnschedulable));
+    }
     work
 }
 

@@ -5,7 +5,8 @@
 //! CPU, memory and pod count hold the pod's requests beside those of the pods already there.
 //! Among the nodes that fit, the one with the fewest pods wins (ties by name): pods spread as
 //! the default scoring spreads them, deterministically. A pod no node fits gets
-//! `PodScheduled=False` with the scheduler's message, and is tried again when it changes.
+//! `PodScheduled=False` with the scheduler's message, and is tried again when it changes, when a
+//! pod goes or finishes, and when a node comes or changes.
 //! Not simulated: pod (anti-)affinity, topology spread constraints, preemption.
 
 use std::collections::{BTreeMap, HashMap};
@@ -59,6 +60,24 @@ pub async fn schedule(state: &State, ctx: &Context, key: &ObjectKey) -> bool {
         Err(message) => unschedulable(state, &ctx, key, &message).await,
     }
     true
+}
+
+/// Queues every pending pod no node fitted for another try.
+pub async fn retry_unschedulable(state: &State, ctx: &Context) {
+    let snapshot = state.store.snapshot();
+    let waiting: Vec<crate::controllers::Work> = snapshot
+        .list(&pods(), None)
+        .filter(|(_, p)| {
+            waits_for_scheduler(&p.value)
+                && p.value["status"]["conditions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|c| c["type"] == "PodScheduled" && c["reason"] == "Unschedulable")
+        })
+        .map(|(_, p)| crate::controllers::Work::Simulated(super::Sim::Pod(super::key_of(&p.value))))
+        .collect();
+    crate::controllers::enqueue(state, ctx, waiting).await;
 }
 
 /// Whether a pod waits for this scheduler.

@@ -81,7 +81,10 @@ impl Strategy for NodeStrategy {
 
     /// In a simulated cluster, every DaemonSet looks at the nodes again.
     fn after_commit(&self, _obj: &StoredObject) -> Vec<Work> {
-        vec![Work::Simulated(simulated::Sim::DaemonSets)]
+        vec![
+            Work::Simulated(simulated::Sim::DaemonSets),
+            Work::Simulated(simulated::Sim::RetryUnschedulable),
+        ]
     }
 
     /// Likewise when a node goes.

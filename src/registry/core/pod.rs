@@ -371,6 +371,7 @@ impl Strategy for PodStrategy {
         let mut work = claims_work(&obj.value);
         work.push(services_work(&obj.value));
         work.extend(simulated::owner_work(&obj.value));
+        work.push(Work::Simulated(simulated::Sim::RetryUnschedulable));
         work
     }
     fn allow_unconditional_update(&self) -> bool {
