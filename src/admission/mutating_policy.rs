@@ -20,7 +20,7 @@ use super::equivalent::Converted;
 use super::policy::{invocations, namespace_object, object_refusal, params, Invocation};
 use super::webhook::request_fields;
 use super::{Attributes, Mutating};
-use crate::cel::{Authz, Bindings, ExpressionCache};
+use crate::cel::{Authz, Bindings, EvalError, ExpressionCache};
 use crate::context::ReinvocationMemo;
 use crate::error::ApiError;
 use crate::store::{Snapshot, StoredObject};
@@ -221,43 +221,26 @@ fn mutate(
             _ => &mutation["jsonPatch"]["expression"],
         };
         let src = src.as_str().unwrap_or("");
-        // The variables this mutation uses, evaluated now, on the object as it is now (the
-        // apiserver's composited variables are lazy: one that fails matters only where used).
-        let mut variables = Value::Object(Map::new());
-        let mut failed: Vec<(String, String)> = Vec::new();
-        let needed = EXPRESSIONS
-            .get(src)
-            .map(|e| e.selected_fields("variables"))
-            .unwrap_or_default();
-        let wanted = super::policy::needed_variables(spec, &needed);
-        for variable in spec["variables"].as_array().into_iter().flatten() {
-            let name = variable["name"].as_str().unwrap_or("").to_string();
-            if !wanted.contains(&name) {
-                continue;
-            }
+        let eval_with = |src: &str, variables: &Value| {
             let b = bind(
-                &current, &old, &request, param, &namespace, &variables, &authz,
+                &current, &old, &request, param, &namespace, variables, &authz,
             );
-            match run(variable["expression"].as_str().unwrap_or(""), &b) {
-                Ok(value) => variables[name] = value,
-                Err(e) => {
-                    let why = super::policy::composited_error(&name, &e);
-                    failed.push((name, why));
-                }
-            }
-        }
+            run(src, &b)
+        };
+        let (variables, failed) = mutation_variables(spec, src, &eval_with);
         let b = bind(
             &current, &old, &request, param, &namespace, &variables, &authz,
         );
+        // A failed variable is absent: reaching it fails with its own error.
         let run = |src: &str, b: &Bindings<'_>| {
-            run(src, b).map_err(|e| {
-                let reached = failed
-                    .iter()
-                    .find(|(n, _)| e.ends_with(&format!("no such key: {n}")));
-                match reached {
-                    Some((_, why)) => format!("expression '{src}' resulted in error: {why}"),
-                    None => e,
-                }
+            let expression = EXPRESSIONS.get(src).map_err(|e| e.to_string())?;
+            expression.eval_bound(b).map_err(|e| {
+                let reached = match &e {
+                    EvalError::NoSuchKey(k) => failed.iter().find(|(n, _)| n == k),
+                    _ => None,
+                };
+                let why = reached.map_or_else(|| e.to_string(), |(_, why)| why.clone());
+                format!("expression '{src}' resulted in error: {why}")
             })
         };
         match mutation["patchType"].as_str().unwrap_or("") {
@@ -277,6 +260,37 @@ fn mutate(
         }
     }
     Ok(true)
+}
+
+/// The variables a mutation's expression `src` uses, evaluated now, on the object as it is now
+/// (the apiserver's composited variables are lazy: one that fails matters only where used):
+/// their values, and the failed ones with what reaching them fails with.
+fn mutation_variables(
+    spec: &Value,
+    src: &str,
+    eval_with: &dyn Fn(&str, &Value) -> Result<Value, String>,
+) -> (Value, Vec<(String, String)>) {
+    let mut variables = Value::Object(Map::new());
+    let mut failed: Vec<(String, String)> = Vec::new();
+    let needed = EXPRESSIONS
+        .get(src)
+        .map(|e| e.selected_fields("variables"))
+        .unwrap_or_default();
+    let wanted = super::policy::needed_variables(spec, &needed);
+    for variable in spec["variables"].as_array().into_iter().flatten() {
+        let name = variable["name"].as_str().unwrap_or("").to_string();
+        if !wanted.contains(&name) {
+            continue;
+        }
+        match eval_with(variable["expression"].as_str().unwrap_or(""), &variables) {
+            Ok(value) => variables[name] = value,
+            Err(e) => {
+                let why = super::policy::composited_error(&name, &e);
+                failed.push((name, why));
+            }
+        }
+    }
+    (variables, failed)
 }
 
 /// The variables of a mutating policy expression.

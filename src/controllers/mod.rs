@@ -196,19 +196,9 @@ pub async fn run_queued(state: &State, ctx: &Context) {
     }
 }
 
-/// Runs `work` as a request of its own, in the background.
+/// Runs `work` as a request of its own, in the background, as soon as the runtime gets to it.
 fn continue_later(state: &State, work: Vec<Work>) {
-    let Some(this) = state.this() else {
-        return;
-    };
-    let weak = Arc::downgrade(&this);
-    drop(this);
-    tokio::spawn(async move {
-        tokio::task::yield_now().await;
-        if let Some(state) = weak.upgrade().filter(|s| !*s.shutdown.borrow()) {
-            enqueue(&state, &Context::internal(), work).await;
-        }
-    });
+    spawn_later(state, std::time::Duration::ZERO, work, None);
 }
 
 /// One work item. Boxed: controller steps write through the registry store, whose commits
@@ -270,13 +260,18 @@ fn process<'a>(state: &'a State, ctx: &'a Context, work: Work) -> BoxFuture<'a, 
 /// by then: what a simulated cluster does at a later time (a Job pod that runs for a while, a
 /// node's heartbeat).
 pub fn later(state: &State, delay: std::time::Duration, work: Work) {
-    spawn_later(state, delay, work, None);
+    spawn_later(state, delay, vec![work], None);
 }
 
 /// [`later`], unless the same work is already due by then: a controller that looks at a time to
 /// come on every reconcile (a CronJob's next run) waits on one timer, not on one per reconcile.
 pub fn later_once(state: &State, delay: std::time::Duration, work: Work) {
-    let due = std::time::Instant::now() + delay;
+    if state.this().is_none() {
+        return;
+    }
+    let Some(due) = std::time::Instant::now().checked_add(delay) else {
+        return;
+    };
     {
         let mut timers = state.timers.lock();
         if timers.get(&work).is_some_and(|t| *t <= due) {
@@ -284,14 +279,15 @@ pub fn later_once(state: &State, delay: std::time::Duration, work: Work) {
         }
         timers.insert(work.clone(), due);
     }
-    spawn_later(state, delay, work, Some(due));
+    spawn_later(state, delay, vec![work], Some(due));
 }
 
 /// Spawns the timer of [`later`]; `due` is the [`later_once`] entry it clears when it fires.
+/// The work runs as a request of its own, unless the server stopped meanwhile.
 fn spawn_later(
     state: &State,
     delay: std::time::Duration,
-    work: Work,
+    work: Vec<Work>,
     due: Option<std::time::Instant>,
 ) {
     let Some(this) = state.this() else {
@@ -305,16 +301,18 @@ fn spawn_later(
             _ = tokio::time::sleep(delay) => {}
             _ = shutdown.changed() => return,
         }
-        let Some(state) = weak.upgrade() else {
+        let Some(state) = weak.upgrade().filter(|s| !*s.shutdown.borrow()) else {
             return;
         };
         if let Some(due) = due {
             let mut timers = state.timers.lock();
-            if timers.get(&work) == Some(&due) {
-                timers.remove(&work);
+            for w in &work {
+                if timers.get(w) == Some(&due) {
+                    timers.remove(w);
+                }
             }
         }
-        enqueue(&state, &Context::internal(), vec![work]).await;
+        enqueue(&state, &Context::internal(), work).await;
     });
 }
 

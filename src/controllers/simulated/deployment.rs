@@ -407,21 +407,21 @@ pub fn apply_status(status: &mut Value, computed: &Value) -> bool {
 
 /// Whether a ReplicaSet's template is the Deployment's (`EqualIgnoreHash`).
 fn same_template(rs_template: &Value, template: &Value) -> bool {
-    let mut a = rs_template.clone();
-    if let Some(labels) = a["metadata"]["labels"].as_object_mut() {
-        labels.remove(POD_TEMPLATE_HASH);
-        if labels.is_empty() {
-            a["metadata"].as_object_mut().map(|m| m.remove("labels"));
+    without_hash(rs_template) == without_hash(template)
+}
+
+/// A template without its pod-template-hash label (and without `labels` left empty).
+fn without_hash(template: &Value) -> Value {
+    let mut t = template.clone();
+    if let Some(meta) = t["metadata"].as_object_mut() {
+        if let Some(labels) = meta.get_mut("labels").and_then(Value::as_object_mut) {
+            labels.remove(POD_TEMPLATE_HASH);
+            if labels.is_empty() {
+                meta.remove("labels");
+            }
         }
     }
-    let mut b = template.clone();
-    if b["metadata"]["labels"]
-        .as_object()
-        .is_some_and(|l| l.is_empty())
-    {
-        b["metadata"].as_object_mut().map(|m| m.remove("labels"));
-    }
-    a == b
+    t
 }
 
 /// The pod-template-hash of a template: FNV-32a of its canonical form, written with
