@@ -715,7 +715,10 @@ fn prepare_delete(
     if graceful {
         // A grace period puts the deletion that far ahead; finalizers alone do not.
         let seconds = grace.unwrap_or_else(|| opts.grace_period_seconds.unwrap_or(0).max(0));
-        let at = chrono::Utc::now() + chrono::Duration::seconds(grace.unwrap_or(0));
+        let now = chrono::Utc::now();
+        let at = chrono::TimeDelta::try_seconds(grace.unwrap_or(0))
+            .and_then(|d| now.checked_add_signed(d))
+            .unwrap_or(now);
         let meta = meta_mut(&mut obj);
         meta.insert(
             "deletionTimestamp".into(),

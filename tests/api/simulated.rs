@@ -648,3 +648,17 @@ async fn a_large_deployment_goes_on_in_the_background() {
     .await;
     assert_eq!(condition(&big, "Available")["status"], "True");
 }
+
+#[tokio::test]
+async fn huge_numbers_from_clients_do_not_hurt_the_server() {
+    let server = simulated().await;
+    server.post(PODS, &pod("web", json!({}), json!({}))).await;
+    // A grace period no clock can add is still a graceful delete, not a crash.
+    let url = server.url(&format!(
+        "{PODS}/web?gracePeriodSeconds=9223372036854775807"
+    ));
+    let (status, body) = server.send(server.http.delete(url)).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(server.get(&format!("{PODS}/web")).await.0, 404);
+    assert_eq!(server.get("/readyz").await.0, 200);
+}

@@ -204,9 +204,11 @@ pub fn plan(cronjob: &Value, children: &[Value], now: DateTime<Utc>) -> Plan {
         }
         Err(_) => return out,
     };
-    let too_late = spec["startingDeadlineSeconds"]
-        .as_i64()
-        .is_some_and(|s| scheduled + chrono::Duration::seconds(s) < now);
+    let too_late = spec["startingDeadlineSeconds"].as_i64().is_some_and(|s| {
+        chrono::TimeDelta::try_seconds(s)
+            .and_then(|d| scheduled.checked_add_signed(d))
+            .is_some_and(|deadline| deadline < now)
+    });
     let name = job_name(cronjob, scheduled);
     let listed = list(&out.status["active"]).any(|r| r["name"] == name.as_str());
     let done = times.last_schedule == Some(scheduled);
@@ -339,7 +341,12 @@ fn most_recent(
 ) -> Result<Missed, String> {
     let mut earliest = times.last_schedule.unwrap_or(times.created);
     if let (true, Some(seconds)) = (with_deadline, times.starting_deadline) {
-        earliest = earliest.max(now - chrono::Duration::seconds(seconds));
+        // A deadline longer than any representable time is no deadline.
+        if let Some(start) =
+            chrono::TimeDelta::try_seconds(seconds).and_then(|d| now.checked_sub_signed(d))
+        {
+            earliest = earliest.max(start);
+        }
     }
     let none = |missed| Missed {
         earliest,

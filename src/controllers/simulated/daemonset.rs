@@ -47,17 +47,22 @@ fn daemonsets() -> GroupResource {
     GroupResource::new("apps", "daemonsets")
 }
 
-/// Reconciles every DaemonSet (the nodes changed).
+/// Queues every DaemonSet's reconcile (the nodes changed): each once, within the request's
+/// step budget.
 pub async fn reconcile_all(state: &State, ctx: &Context) {
-    let keys: Vec<ObjectKey> = state
+    let work: Vec<crate::controllers::Work> = state
         .store
         .snapshot()
         .list(&daemonsets(), None)
-        .map(|(_, d)| super::key_of(&d.value))
+        .map(|(_, d)| {
+            let key = super::key_of(&d.value);
+            crate::controllers::Work::Simulated(super::Sim::Workload(
+                super::Workload::DaemonSet,
+                key,
+            ))
+        })
         .collect();
-    for key in keys {
-        reconcile(state, ctx, &key).await;
-    }
+    crate::controllers::enqueue(state, ctx, work).await;
 }
 
 /// Reconciles one DaemonSet (`syncDaemonSet`).
@@ -132,7 +137,12 @@ async fn current_revision(
     let data = history::data_of(template);
     let (current, old): (Vec<Value>, Vec<Value>) =
         revisions.iter().cloned().partition(|r| r["data"] == data);
-    let next = old.iter().map(history::number).max().unwrap_or(0) + 1;
+    let next = old
+        .iter()
+        .map(history::number)
+        .max()
+        .unwrap_or(0)
+        .saturating_add(1);
     let current = match current.into_iter().max_by_key(history::number) {
         Some(r) if history::number(&r) < next => history::renumber(state, ctx, &r, next).await,
         Some(r) => r,

@@ -39,6 +39,9 @@ use crate::registry::object_meta::meta_str;
 use crate::state::State;
 use crate::store::{GroupResource, ObjectKey, Snapshot};
 
+/// The pods one sync creates at most (`MaxPodCreateDeletePerSync`).
+const MAX_CREATES_PER_SYNC: i64 = 500;
+
 /// The finalizer a Job's pods hold until the controller has counted them.
 pub const TRACKING_FINALIZER: &str = "batch.kubernetes.io/job-tracking";
 /// The annotation (and label) with an Indexed Job's pod's completion index.
@@ -319,8 +322,12 @@ impl<'a> Sync<'a> {
             .filter(|p| !s.uncounted_failed.contains(&uid(p)))
             .count() as i64;
         let count = |k: &str| status[k].as_i64().unwrap_or(0);
-        s.succeeded = count("succeeded") + new_succeeded + s.uncounted_succeeded.len() as i64;
-        s.failed = count("failed") + new_failed + s.uncounted_failed.len() as i64;
+        s.succeeded = count("succeeded")
+            .saturating_add(new_succeeded)
+            .saturating_add(s.uncounted_succeeded.len() as i64);
+        s.failed = count("failed")
+            .saturating_add(new_failed)
+            .saturating_add(s.uncounted_failed.len() as i64);
         if s.indexed {
             let limit = s.completions.unwrap_or(0);
             s.counted_indexes = parse_indexes(status["completedIndexes"].as_str().unwrap_or(""))
@@ -446,7 +453,7 @@ fn finish_of(s: &Sync, status: &Value, now: DateTime<Utc>, out: &mut Plan) -> Op
                 "Job was active longer than specified deadline",
             ));
         }
-        let left = u64::try_from(allowed - ran).unwrap_or(0);
+        let left = u64::try_from(allowed.saturating_sub(ran)).unwrap_or(0);
         out.recheck = Some(Duration::from_millis(left + 1));
     }
     None
@@ -502,7 +509,12 @@ fn manage(s: &mut Sync, out: &mut Plan) -> i64 {
     } else {
         0
     };
-    let missing = wanted - blocked - active;
+    // At most a burst of creates per sync (`MaxPodCreateDeletePerSync`); the new pods'
+    // commits bring the controller back for the rest.
+    let missing = wanted
+        .saturating_sub(blocked)
+        .saturating_sub(active)
+        .min(MAX_CREATES_PER_SYNC);
     if missing <= 0 {
         return active;
     }
@@ -665,7 +677,10 @@ fn count_released(s: &Sync, status: &mut Value, out: &Plan) {
         if counted.is_empty() {
             continue;
         }
-        let total = status[counter].as_i64().unwrap_or(0) + counted.len() as i64;
+        let total = status[counter]
+            .as_i64()
+            .unwrap_or(0)
+            .saturating_add(counted.len() as i64);
         set_count(status, counter, total);
         let uncounted = &mut status["uncountedTerminatedPods"];
         if kept.is_empty() {
@@ -756,13 +771,20 @@ fn set_count(status: &mut Value, key: &str, n: i64) {
     }
 }
 
-/// The indexes of a `completedIndexes` text (`1,3-5`); what does not parse is skipped.
+/// The indexes of a `completedIndexes` text (`1,3-5`); what does not parse is skipped, and
+/// past the most completions an Indexed Job may have (100,000) the rest is ignored (a client
+/// writes this status: its size must not decide the memory spent).
 pub fn parse_indexes(text: &str) -> BTreeSet<i64> {
+    const MAX_INDEXES: usize = 100_000;
     let mut out = BTreeSet::new();
     for part in text.split(',').filter(|p| !p.is_empty()) {
         let (first, last) = part.split_once('-').unwrap_or((part, part));
         if let (Ok(a), Ok(b)) = (first.parse::<i64>(), last.parse::<i64>()) {
-            out.extend(a..=b.min(a.saturating_add(1_000_000)));
+            let room = MAX_INDEXES.saturating_sub(out.len()) as i64;
+            out.extend(a..=b.min(a.saturating_add(room)));
+        }
+        if out.len() >= MAX_INDEXES {
+            break;
         }
     }
     out

@@ -51,6 +51,10 @@ pub const RUN: &str = "simulation.kubefake.io/run";
 /// for `crash-loop`, how long each run lasts. Zero by default.
 pub const DURATION: &str = "simulation.kubefake.io/duration";
 
+/// The most replicas a simulated StatefulSet keeps (its planning holds a slot per ordinal; the
+/// API allows any int32): past it, the higher ordinals are not created.
+pub const MAX_REPLICAS: i64 = 100_000;
+
 /// The simulated cluster's configuration.
 #[derive(Debug, Clone)]
 pub struct Simulation {

@@ -17,6 +17,9 @@ use crate::registry::object_meta::meta_str;
 use crate::state::State;
 use crate::store::{ObjectKey, StoredObject};
 
+/// The pods one reconcile creates at most (the controller's `burstReplicas`).
+pub const BURST_REPLICAS: usize = 500;
+
 /// Reconciles one ReplicaSet or ReplicationController.
 pub async fn reconcile(state: &State, ctx: &Context, workload: Workload, key: &ObjectKey) {
     let gr = workload.resource();
@@ -47,7 +50,9 @@ pub async fn reconcile(state: &State, ctx: &Context, workload: Workload, key: &O
     }
     if active.len() < wanted {
         let prefix = format!("{}-", key.name);
-        for _ in active.len()..wanted {
+        // At most a burst per reconcile; the new pods' commits bring the controller back for
+        // the rest (so a huge `replicas` is paced by the request step budget, not one loop).
+        for _ in active.len()..wanted.min(active.len() + BURST_REPLICAS) {
             let template = &owner["spec"]["template"];
             create_pod(
                 state,

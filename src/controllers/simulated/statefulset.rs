@@ -127,7 +127,10 @@ async fn revisions_of(
 ) -> Option<(Revision, Revision, i64)> {
     let template = &set["spec"]["template"];
     let data = history::data_of(template);
-    let next = revisions.last().map_or(0, history::number) + 1;
+    let next = revisions
+        .last()
+        .map_or(0, history::number)
+        .saturating_add(1);
     let mut collisions = set["status"]["collisionCount"].as_i64().unwrap_or(0);
     let equal = revisions.iter().rev().find(|r| r["data"] == data);
     let update = match equal {
@@ -323,7 +326,7 @@ struct Replicas<'a> {
 impl<'a> Replicas<'a> {
     fn new(set: &'a Value, pods: &'a [Value]) -> Replicas<'a> {
         let start = start_ordinal(set);
-        let count = usize::try_from(spec_replicas(set)).unwrap_or(0);
+        let count = usize::try_from(spec_replicas(set).min(super::MAX_REPLICAS)).unwrap_or(0);
         let mut slots: Vec<Option<&Value>> = vec![None; count];
         let mut condemned = Vec::new();
         for pod in pods {
@@ -417,7 +420,8 @@ fn process_replicas(
                 ordinal: ord,
                 revision: revision.name.clone(),
             });
-            if monotonic {
+            // At most a burst per sync; the new pods' commits bring the controller back.
+            if monotonic || actions.len() >= super::replicaset::BURST_REPLICAS {
                 return true;
             }
             continue;
