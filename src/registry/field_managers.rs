@@ -16,7 +16,7 @@ use crate::state::State;
 /// More rounds than any apply needs (one per version it passes through, plus one).
 const MAX_ROUNDS: usize = 8;
 
-/// `run` with every other version it asks about answered. Past [`MAX_ROUNDS`] the last result
+/// `run` with every other version it asks about answered. Past a few rounds the last result
 /// stands (unknown conversions then compare objects as they are).
 pub async fn with_versions<T>(
     state: &State,
