@@ -28,6 +28,15 @@ case "$installed" in
   *) echo "python-package.sh: the plugin found $installed, not the wheel's binary" >&2; exit 1 ;;
 esac
 
+# README's Python quickstart is the tested file, as it is (its first comment line aside).
+python3 - "$root" <<'PY'
+import pathlib, sys
+root = pathlib.Path(sys.argv[1])
+quickstart = (root / "tests/clients/python/test_quickstart.py").read_text().split("\n", 1)[1].lstrip("\n")
+if "```python\n" + quickstart + "```" not in (root / "README.md").read_text():
+    sys.exit("python-package.sh: README's Python quickstart differs from tests/clients/python/test_quickstart.py")
+PY
+
 cd "$root/tests/clients/python"
 "$work/venv/bin/python" -m pytest -q -s
 echo "python-package.sh: done in $(( ($(date +%s%N) - started) / 1000000 )) ms"
