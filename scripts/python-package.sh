@@ -10,6 +10,12 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 unset KUBEFAKE_BIN   # the fixtures must find the binary the wheel installed
+for module in maturin pytest kopf kubernetes; do
+  if ! python3 -c "import $module" 2>/dev/null; then
+    echo "python-package.sh: the Python package '$module' is missing (pip install -r scripts/python/requirements.txt)" >&2
+    exit 2
+  fi
+done
 
 started=$(date +%s%N)
 (cd "$root/scripts/python" && python3 -m maturin build --quiet --offline --profile dev \

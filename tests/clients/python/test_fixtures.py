@@ -2,6 +2,8 @@
 
 import os
 import stat
+import subprocess
+import sys
 import urllib.request
 
 import pytest
@@ -100,3 +102,9 @@ def test_stop_ends_the_process():
     assert not os.path.exists(kubeconfig)
     with pytest.raises(OSError):
         urllib.request.urlopen(server.url.replace("https", "http") + "/healthz", timeout=2)
+
+
+def test_python_m_kubefake_runs_the_bundled_binary():
+    run = subprocess.run([sys.executable, "-m", "kubefake", "serve", "--help"],
+                         capture_output=True, text=True, timeout=30, check=True)
+    assert "Usage: kubefake serve" in run.stdout
