@@ -70,6 +70,9 @@ struct ServeArgs {
     /// Recent events kept for watches that resume from a resourceVersion.
     #[arg(long, default_value_t = 10_000)]
     history_size: usize,
+    /// Bytes of JSON the kept events may hold (fewer events are kept when objects are large).
+    #[arg(long, default_value_t = kubefake::DEFAULT_HISTORY_BYTES)]
+    history_bytes: usize,
     /// Events a watcher may fall behind before it is told to re-list (410).
     #[arg(long, default_value_t = 1_024)]
     watch_buffer: usize,
@@ -93,7 +96,8 @@ struct ServeArgs {
     stall_timeout: f64,
     /// Where a webhook Service really listens, for conversion webhooks named by Service:
     /// `NAMESPACE/NAME:PORT=HOST:PORT` (repeatable). Services not given here are looked up
-    /// in their Endpoints or EndpointSlices (which may not hold loopback addresses).
+    /// in their Endpoints or EndpointSlices (loopback IPs are refused there, as by the
+    /// apiserver; an FQDN slice address `*.localhost` is loopback).
     #[arg(long, value_parser = parse_webhook_service)]
     webhook_service: Vec<WebhookService>,
     /// Serve plain HTTP instead of HTTPS (the kubeconfig then holds no CA).
@@ -195,6 +199,7 @@ impl ServeArgs {
             .address(self.address)
             .port(self.port)
             .history_size(self.history_size)
+            .history_bytes(self.history_bytes)
             .watch_buffer(self.watch_buffer)
             .bookmark_interval(Duration::from_secs_f64(self.bookmark_interval.max(0.001)))
             .max_connections(self.max_connections)
