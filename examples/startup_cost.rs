@@ -35,7 +35,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         firsts.push(began.elapsed());
         server.shutdown().await;
     }
-    let profile = if cfg!(debug_assertions) { "debug" } else { "release" };
+    let profile = if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    };
     println!(
         "{profile} build, median of {RUNS}: Server::start() {:.2} ms, server.client() {:.2} ms, first list {:.2} ms",
         median(starts).as_secs_f64() * 1e3,
