@@ -16,6 +16,7 @@ pub mod apply;
 pub mod delete;
 pub mod discovery;
 pub mod json_dups;
+pub mod list_body;
 pub mod negotiation;
 pub mod options;
 pub mod patch;
