@@ -9,21 +9,11 @@ use warp::reply::Response;
 
 use super::negotiation::{json_response, json_value, plain_not_found, AcceptEntry, Request};
 use crate::discovery::documents::{Aggregated, AGGREGATED_V2, AGGREGATED_V2BETA1};
+use crate::discovery::{GIT_VERSION, KUBERNETES_VERSION};
 use crate::error::ApiError;
 use crate::state::State;
 
-/// The Kubernetes version kubefake reports and whose API it serves.
-pub const KUBERNETES_VERSION: (&str, &str) = ("1", "33");
 
-fn text(status: StatusCode, body: &'static str) -> Response {
-    let mut resp = Response::new(Bytes::from_static(body.as_bytes()).into());
-    *resp.status_mut() = status;
-    resp.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    resp
-}
 
 /// Serves a request that names no resource.
 pub fn serve(state: &State, req: &Request) -> Result<Response, ApiError> {
@@ -39,7 +29,9 @@ pub fn serve(state: &State, req: &Request) -> Result<Response, ApiError> {
     let docs = &registry.documents;
     match parts.as_slice() {
         ["version"] => Ok(json_value(StatusCode::OK, &version_info())),
-        ["healthz" | "livez" | "readyz", ..] => Ok(text(StatusCode::OK, "ok")),
+        [endpoint @ ("healthz" | "livez" | "readyz"), check @ ..] => {
+            Ok(super::health::serve(endpoint, check, &req.query))
+        }
         ["api"] => Ok(discovery_root(req, &docs.api, &docs.aggregated_api)),
         ["apis"] => Ok(discovery_root(req, &docs.apis, &docs.aggregated_apis)),
         ["api", "v1"] => Ok(docs
@@ -132,16 +124,26 @@ fn accepts_gzip(accept_encoding: &str) -> bool {
     })
 }
 
+/// The oldest minor version a 1.36 apiserver stays compatible with by default (its emulation
+/// version minus one).
+const MIN_COMPATIBILITY_MINOR: &str = "35";
+
+/// `/version` as a default kube-apiserver 1.36 answers (binary, emulation and minimum
+/// compatibility versions).
 fn version_info() -> Value {
     let (major, minor) = KUBERNETES_VERSION;
     json!({
         "major": major,
         "minor": minor,
-        "gitVersion": format!("v{major}.{minor}.0"),
+        "emulationMajor": major,
+        "emulationMinor": minor,
+        "minCompatibilityMajor": major,
+        "minCompatibilityMinor": MIN_COMPATIBILITY_MINOR,
+        "gitVersion": GIT_VERSION,
         "gitCommit": "kubefake",
         "gitTreeState": "clean",
-        "buildDate": "2025-04-23T00:00:00Z",
-        "goVersion": "go1.24.2",
+        "buildDate": "2026-04-22T00:00:00Z",
+        "goVersion": "go1.26.0",
         "compiler": "gc",
         "platform": format!("{}/{}", std::env::consts::OS, go_arch()),
     })

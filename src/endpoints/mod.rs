@@ -15,6 +15,7 @@ pub mod action;
 pub mod apply;
 pub mod delete;
 pub mod discovery;
+pub mod health;
 pub mod json_dups;
 pub mod negotiation;
 pub mod options;

@@ -13,6 +13,7 @@ use super::negotiation::json_value;
 use super::options::{self, ContinueToken, Filter, ListOptions, Match};
 use super::resource::Endpoint;
 use crate::discovery::ApiResource;
+use crate::registry::resource::BodyCodec;
 use crate::error::ApiError;
 use crate::registry::store as rest;
 use crate::state::State;
@@ -153,6 +154,10 @@ pub async fn encode_list(
     let mut list_meta = json!({"resourceVersion": meta.rv.to_string()});
     if let Some(c) = &meta.continue_token {
         list_meta["continue"] = json!(c);
+    } else if res.decoding == BodyCodec::Unstructured {
+        // An UnstructuredList always carries `continue`, empty on the last page; typed lists
+        // omit it.
+        list_meta["continue"] = json!("");
     }
     if let Some(n) = meta.remaining_item_count {
         list_meta["remainingItemCount"] = json!(n);

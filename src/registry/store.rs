@@ -666,7 +666,8 @@ pub async fn delete(
     }
 }
 
-/// `DeleteOptions.preconditions` against the stored object.
+/// `DeleteOptions.preconditions` against the stored object, as the apiserver's `BeforeDelete`
+/// checks them: a 409 naming the object by kind (`Widget.example.com "a"`).
 fn check_preconditions(
     res: &ApiResource,
     name: &str,
@@ -674,18 +675,28 @@ fn check_preconditions(
     opts: &DeleteOptions,
 ) -> Result<(), ApiError> {
     let checks = [
-        ("UID", "uid", &opts.uid),
-        ("ResourceVersion", "resourceVersion", &opts.resource_version),
+        (
+            "UID",
+            "uid",
+            &opts.uid,
+            "The object might have been deleted and then recreated",
+        ),
+        (
+            "ResourceVersion",
+            "resourceVersion",
+            &opts.resource_version,
+            "The object might have been modified",
+        ),
     ];
-    for (label, field, wanted) in checks {
+    for (label, field, wanted, why) in checks {
         let actual = meta_str(old, field);
         if let Some(wanted) = wanted.as_deref().filter(|w| *w != actual) {
             return Err(ApiError::conflict(
                 &res.group,
-                &res.plural,
+                &res.kind,
                 name,
                 &format!(
-                    "Precondition failed: {label} in precondition: {wanted}, {label} in object meta: {actual}"
+                    "the {label} in the precondition ({wanted}) does not match the {label} in record ({actual}). {why}"
                 ),
             ));
         }
