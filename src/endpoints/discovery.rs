@@ -3,17 +3,15 @@
 //! stored bytes.
 
 use bytes::Bytes;
-use serde_json::{json, Value};
+use serde_json::Value;
 use warp::http::{self, StatusCode};
 use warp::reply::Response;
 
-use super::negotiation::{json_response, json_value, plain_not_found, AcceptEntry, Request};
+use super::negotiation::{json_response, plain_not_found, AcceptEntry, Request};
 use crate::discovery::documents::{Aggregated, AGGREGATED_V2, AGGREGATED_V2BETA1};
 use crate::discovery::{GIT_VERSION, KUBERNETES_VERSION};
 use crate::error::ApiError;
 use crate::state::State;
-
-
 
 /// Serves a request that names no resource.
 pub fn serve(state: &State, req: &Request) -> Result<Response, ApiError> {
@@ -28,7 +26,7 @@ pub fn serve(state: &State, req: &Request) -> Result<Response, ApiError> {
     let registry = state.registry();
     let docs = &registry.documents;
     match parts.as_slice() {
-        ["version"] => Ok(json_value(StatusCode::OK, &version_info())),
+        ["version"] => Ok(json_response(StatusCode::OK, version_info())),
         [endpoint @ ("healthz" | "livez" | "readyz"), check @ ..] => {
             Ok(super::health::serve(endpoint, check, &req.query))
         }
@@ -129,24 +127,31 @@ fn accepts_gzip(accept_encoding: &str) -> bool {
 const MIN_COMPATIBILITY_MINOR: &str = "35";
 
 /// `/version` as a default kube-apiserver 1.36 answers (binary, emulation and minimum
-/// compatibility versions).
-fn version_info() -> Value {
+/// compatibility versions), written as its `WriteRawJSON` writes `version.Info`: the struct's
+/// field order, indented by two spaces.
+fn version_info() -> String {
     let (major, minor) = KUBERNETES_VERSION;
-    json!({
-        "major": major,
-        "minor": minor,
-        "emulationMajor": major,
-        "emulationMinor": minor,
-        "minCompatibilityMajor": major,
-        "minCompatibilityMinor": MIN_COMPATIBILITY_MINOR,
-        "gitVersion": GIT_VERSION,
-        "gitCommit": "kubefake",
-        "gitTreeState": "clean",
-        "buildDate": "2026-04-22T00:00:00Z",
-        "goVersion": "go1.26.0",
-        "compiler": "gc",
-        "platform": format!("{}/{}", std::env::consts::OS, go_arch()),
-    })
+    let platform = format!("{}/{}", std::env::consts::OS, go_arch());
+    let fields: [(&str, &str); 13] = [
+        ("major", major),
+        ("minor", minor),
+        ("emulationMajor", major),
+        ("emulationMinor", minor),
+        ("minCompatibilityMajor", major),
+        ("minCompatibilityMinor", MIN_COMPATIBILITY_MINOR),
+        ("gitVersion", GIT_VERSION),
+        ("gitCommit", "kubefake"),
+        ("gitTreeState", "clean"),
+        ("buildDate", "2026-04-22T00:00:00Z"),
+        ("goVersion", "go1.26.0"),
+        ("compiler", "gc"),
+        ("platform", &platform),
+    ];
+    let lines: Vec<String> = fields
+        .iter()
+        .map(|(k, v)| format!("  \"{k}\": {}", Value::from(*v)))
+        .collect();
+    format!("{{\n{}\n}}", lines.join(",\n"))
 }
 
 fn go_arch() -> &'static str {

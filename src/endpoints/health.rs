@@ -68,7 +68,11 @@ fn checks(endpoint: &str) -> Vec<String> {
         out.push("etcd-readiness".into());
         out.push("informer-sync".into());
     }
-    out.extend(POST_START_HOOKS.iter().map(|h| format!("poststarthook/{h}")));
+    out.extend(
+        POST_START_HOOKS
+            .iter()
+            .map(|h| format!("poststarthook/{h}")),
+    );
     out.extend(trailing(endpoint).iter().map(|c| c.to_string()));
     out
 }
@@ -160,6 +164,11 @@ mod tests {
         assert_eq!(all[..3], ["ping", "log", "etcd"]);
         assert!(!all.iter().any(|c| c == "shutdown" || c == "etcd-readiness"));
         let body = root("livez", &all, &Query::parse("verbose"));
-        assert!(body.ends_with("[+]poststarthook/apiservice-openapiv3-controller ok\nlivez check passed\n"), "{body}");
+        assert!(
+            body.ends_with(
+                "[+]poststarthook/apiservice-openapiv3-controller ok\nlivez check passed\n"
+            ),
+            "{body}"
+        );
     }
 }

@@ -634,20 +634,41 @@ mod tests {
     /// Each message is the real apiserver's for the token (`DecodeContinue` in
     /// k8s.io/apiserver/pkg/storage/continue.go, Go 1.26's base64 and JSON errors).
     #[rstest::rstest]
-    #[case("garbage", "continue key is not valid: invalid character '\\u0081' looking for beginning of value")]
+    #[case(
+        "garbage",
+        "continue key is not valid: invalid character '\\u0081' looking for beginning of value"
+    )]
     #[case("a", "continue key is not valid: illegal base64 data at input byte 0")]
-    #[case("ab!c", "continue key is not valid: illegal base64 data at input byte 2")]
-    #[case("ab=", "continue key is not valid: illegal base64 data at input byte 2")]
+    #[case(
+        "ab!c",
+        "continue key is not valid: illegal base64 data at input byte 2"
+    )]
+    #[case(
+        "ab=",
+        "continue key is not valid: illegal base64 data at input byte 2"
+    )]
     // {}
-    #[case("e30", "continue key is not valid: server does not recognize this encoded version ")]
+    #[case(
+        "e30",
+        "continue key is not valid: server does not recognize this encoded version "
+    )]
     // {"v":"meta.k8s.io/v1","rv":0,"start":"x"}
     #[case("eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MCwic3RhcnQiOiJ4In0", "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)")]
     // {"v":"x","rv":1,"start":""}
-    #[case("eyJ2IjoieCIsInJ2IjoxLCJzdGFydCI6IiJ9", "continue key is not valid: server does not recognize this encoded version x")]
+    #[case(
+        "eyJ2IjoieCIsInJ2IjoxLCJzdGFydCI6IiJ9",
+        "continue key is not valid: server does not recognize this encoded version x"
+    )]
     // {"v":"meta.k8s.io/v1","rv":1,"start":""}
-    #[case("eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MSwic3RhcnQiOiIifQ", "continue key is not valid: encoded start key empty (version meta.k8s.io/v1)")]
+    #[case(
+        "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MSwic3RhcnQiOiIifQ",
+        "continue key is not valid: encoded start key empty (version meta.k8s.io/v1)"
+    )]
     // {"v":"meta.k8s.io/v1","rv":1,"start":"../x"}
-    #[case("eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MSwic3RhcnQiOiIuLi94In0", "continue key is not valid: ../x")]
+    #[case(
+        "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MSwic3RhcnQiOiIuLi94In0",
+        "continue key is not valid: ../x"
+    )]
     // {"rv":"1"}
     #[case("eyJydiI6IjEifQ", "continue key is not valid: json: cannot unmarshal string into Go struct field continueToken.rv of type int64")]
     // []

@@ -67,7 +67,8 @@ impl Patch {
                 Ok(Patch::Merge(doc))
             }
             PatchType::Json => {
-                let ops: json_patch::Patch = serde_json::from_slice(body).map_err(decoding_error(body))?;
+                let ops: json_patch::Patch =
+                    serde_json::from_slice(body).map_err(decoding_error(body))?;
                 if ops.0.len() > 10_000 {
                     return Err(ApiError::too_large(10_000));
                 }

@@ -330,9 +330,15 @@ mod tests {
     #[rstest]
     #[case(r#"{"a":1}"#, None)]
     #[case(" [1, 2.5e+3, -0, true, false, null, \"\\u00e9\\n\"] ", None)]
-    #[case(r#"{"apiVersion":"v1", nope}"#, Some("invalid character 'n' looking for beginning of object key string"))]
+    #[case(
+        r#"{"apiVersion":"v1", nope}"#,
+        Some("invalid character 'n' looking for beginning of object key string")
+    )]
     #[case(r#"{"a" 1}"#, Some("invalid character '1' after object key"))]
-    #[case(r#"{"a":1 "b":2}"#, Some("invalid character '\"' after object key:value pair"))]
+    #[case(
+        r#"{"a":1 "b":2}"#,
+        Some("invalid character '\"' after object key:value pair")
+    )]
     #[case("[1 2]", Some("invalid character '2' after array element"))]
     #[case("{} x", Some("invalid character 'x' after top-level value"))]
     #[case("{}}", Some("invalid character '}' after top-level value"))]
@@ -342,21 +348,42 @@ mod tests {
     #[case("tru", Some("unexpected end of JSON input"))]
     #[case("trux", Some("invalid character 'x' in literal true (expecting 'e')"))]
     #[case("nul", Some("unexpected end of JSON input"))]
-    #[case("fxlse", Some("invalid character 'x' in literal false (expecting 'a')"))]
+    #[case(
+        "fxlse",
+        Some("invalid character 'x' in literal false (expecting 'a')")
+    )]
     #[case("nil", Some("invalid character 'i' in literal null (expecting 'u')"))]
     #[case("01", Some("invalid character '1' after top-level value"))]
     #[case("-x", Some("invalid character 'x' in numeric literal"))]
-    #[case("1.x", Some("invalid character 'x' after decimal point in numeric literal"))]
+    #[case(
+        "1.x",
+        Some("invalid character 'x' after decimal point in numeric literal")
+    )]
     #[case("1ex", Some("invalid character 'x' in exponent of numeric literal"))]
     #[case("\"a\tb\"", Some("invalid character '\\t' in string literal"))]
     #[case(r#""\x""#, Some("invalid character 'x' in string escape code"))]
-    #[case(r#""\u12g4""#, Some("invalid character 'g' in \\u hexadecimal character escape"))]
-    #[case("{'a':1}", Some("invalid character '\\'' looking for beginning of object key string"))]
-    #[case("garbage", Some("invalid character 'g' looking for beginning of value"))]
-    #[case("\u{0}", Some("invalid character '\\x00' looking for beginning of value"))]
+    #[case(
+        r#""\u12g4""#,
+        Some("invalid character 'g' in \\u hexadecimal character escape")
+    )]
+    #[case(
+        "{'a':1}",
+        Some("invalid character '\\'' looking for beginning of object key string")
+    )]
+    #[case(
+        "garbage",
+        Some("invalid character 'g' looking for beginning of value")
+    )]
+    #[case(
+        "\u{0}",
+        Some("invalid character '\\x00' looking for beginning of value")
+    )]
     #[case("[,]", Some("invalid character ',' looking for beginning of value"))]
     #[case("[1,]", Some("invalid character ']' looking for beginning of value"))]
-    #[case(r#"{"a":1,}"#, Some("invalid character '}' looking for beginning of object key string"))]
+    #[case(
+        r#"{"a":1,}"#,
+        Some("invalid character '}' looking for beginning of object key string")
+    )]
     fn go_texts(#[case] input: &str, #[case] want: Option<&str>) {
         assert_eq!(syntax_error(input.as_bytes()).as_deref(), want, "{input:?}");
     }
