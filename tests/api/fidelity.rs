@@ -301,3 +301,108 @@ async fn no_creates_while_the_crd_terminates(#[future(awt)] server: TestServer) 
     );
     assert_eq!(status.code, 403);
 }
+
+/// `transformResponseObject` with `as=PartialObjectMetadata[List]`: kube-rs's metadata calls
+/// (as controller-runtime's metadata informers) get `meta.k8s.io` objects holding only
+/// metadata, for built-in kinds and custom resources, in get, list and watch.
+#[rstest]
+#[tokio::test]
+async fn metadata_only_get_list_and_watch(#[future(awt)] server: TestServer) {
+    use futures_util::{StreamExt, TryStreamExt};
+    use kube::api::WatchEvent;
+    use kube::api::WatchParams;
+    server.install_crontab_crd().await;
+    server.create_crontab("default", "a").await;
+    let api = server.crontabs("default");
+    let one = api.get_metadata("a").await.expect("metadata");
+    assert_eq!(
+        one.types.as_ref().map(|t| t.kind.as_str()),
+        Some("PartialObjectMetadata")
+    );
+    assert_eq!(
+        one.types.as_ref().map(|t| t.api_version.as_str()),
+        Some("meta.k8s.io/v1")
+    );
+    assert_eq!(one.metadata.name.as_deref(), Some("a"));
+    let list = api
+        .list_metadata(&ListParams::default())
+        .await
+        .expect("list");
+    assert_eq!(list.items.len(), 1);
+    assert_eq!(list.items[0].metadata.name.as_deref(), Some("a"));
+    let configmaps: kube::Api<k8s_openapi::api::core::v1::ConfigMap> =
+        kube::Api::namespaced(server.client.clone(), "default");
+    let cms = configmaps
+        .list_metadata(&ListParams::default())
+        .await
+        .expect("cms");
+    assert!(cms
+        .items
+        .iter()
+        .any(|c| c.metadata.name.as_deref() == Some("kube-root-ca.crt")));
+
+    let rv = list.metadata.resource_version.clone().expect("rv");
+    let stream = api
+        .watch_metadata(&WatchParams::default(), &rv)
+        .await
+        .expect("watch");
+    let mut stream = stream.boxed();
+    server.create_crontab("default", "b").await;
+    match stream.try_next().await.expect("event") {
+        Some(WatchEvent::Added(o)) => {
+            assert_eq!(o.metadata.name.as_deref(), Some("b"));
+            assert_eq!(
+                o.types.map(|t| t.kind),
+                Some("PartialObjectMetadata".into())
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+
+    // The raw bodies: a v1beta1 list, and the 406s for the wrong shape.
+    let get = |path: String, accept: &'static str| {
+        server.http.get(server.url(&path)).header("accept", accept)
+    };
+    let (code, body) = server
+        .send(get(
+            CRONTABS.to_string(),
+            "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1beta1",
+        ))
+        .await;
+    assert_eq!(code, 200);
+    assert_eq!(body["kind"], "PartialObjectMetadataList");
+    assert_eq!(body["apiVersion"], "meta.k8s.io/v1beta1");
+    assert_eq!(body["items"][0]["apiVersion"], "meta.k8s.io/v1beta1");
+    assert!(body["items"][0].get("spec").is_none(), "{body}");
+    let (code, reason, message) = status_of(
+        &server,
+        get(
+            CRONTABS.to_string(),
+            "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+        ),
+    )
+    .await;
+    assert_eq!((code, reason.as_str()), (406, "NotAcceptable"));
+    assert_eq!(message, "you requested PartialObjectMetadata, but the requested object is a list (*unstructured.UnstructuredList)");
+    let (_, _, message) = status_of(
+        &server,
+        get(
+            format!("{CONFIGMAPS}/kube-root-ca.crt"),
+            "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+        ),
+    )
+    .await;
+    assert_eq!(message, "you requested PartialObjectMetadataList, but the requested object is not a list (*core.ConfigMap)");
+    // client-go's metadata client asks for protobuf first, also for custom resources.
+    let resp = get(CRONTABS.to_string(), "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json")
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(
+        resp.headers()["content-type"],
+        "application/vnd.kubernetes.protobuf"
+    );
+    let bytes = resp.bytes().await.expect("body");
+    assert!(bytes.starts_with(b"k8s\0"));
+    assert!(bytes.windows(25).any(|w| w == b"PartialObjectMetadataList"));
+}
