@@ -27,6 +27,7 @@ pub fn serve(state: &State, req: &Request) -> Result<Response, ApiError> {
     let docs = &registry.documents;
     match parts.as_slice() {
         ["version"] => Ok(json_response(StatusCode::OK, version_info())),
+        ["metrics"] => Ok(metrics(state)),
         [endpoint @ ("healthz" | "livez" | "readyz"), check @ ..] => {
             Ok(super::health::serve(endpoint, check, &req.query))
         }
@@ -52,6 +53,16 @@ pub fn serve(state: &State, req: &Request) -> Result<Response, ApiError> {
             })),
         _ => Ok(plain_not_found()),
     }
+}
+
+/// `/metrics` in the Prometheus text format.
+fn metrics(state: &State) -> Response {
+    let mut resp = Response::new(Bytes::from(state.metrics.render()).into());
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
+    resp
 }
 
 /// `/openapi/v2`: the JSON document. kubectl asks for it in protobuf only, to validate on the
