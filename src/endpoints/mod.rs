@@ -17,6 +17,7 @@ pub mod delete;
 pub mod discovery;
 pub mod health;
 pub mod json_dups;
+pub mod list_body;
 pub mod metrics;
 pub mod negotiation;
 pub mod options;
