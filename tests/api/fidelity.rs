@@ -406,3 +406,49 @@ async fn metadata_only_get_list_and_watch(#[future(awt)] server: TestServer) {
     assert!(bytes.starts_with(b"k8s\0"));
     assert!(bytes.windows(25).any(|w| w == b"PartialObjectMetadataList"));
 }
+
+/// `/metrics`: `apiserver_request_total` and `apiserver_request_duration_seconds` with the
+/// labels `MonitorRequest` gives (`cleanVerb`, `CleanScope`, `dry_run`), in the Prometheus text
+/// format.
+#[rstest]
+#[tokio::test]
+async fn request_metrics(#[future(awt)] server: TestServer) {
+    server.install_crontab_crd().await;
+    server.create_crontab("default", "a").await;
+    server.get(CRONTABS).await;
+    server.get(&format!("{CRONTABS}/nope")).await;
+    let apply = server
+        .http
+        .patch(server.url(&format!("{CRONTABS}/b?fieldManager=m&dryRun=All")))
+        .header("content-type", "application/apply-patch+yaml")
+        .body("apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: b\n");
+    server.send(apply).await;
+    server.get("/readyz").await;
+    let resp = server
+        .http
+        .get(server.url("/metrics"))
+        .send()
+        .await
+        .expect("metrics");
+    assert_eq!(
+        resp.headers()["content-type"],
+        "text/plain; version=0.0.4; charset=utf-8"
+    );
+    let text = resp.text().await.expect("text");
+    let crontabs = |verb: &str, scope: &str, dry_run: &str| {
+        format!("component=\"apiserver\",dry_run=\"{dry_run}\",group=\"stable.example.com\",resource=\"crontabs\",scope=\"{scope}\",subresource=\"\",verb=\"{verb}\",version=\"v1\"")
+    };
+    for line in [
+        format!("apiserver_request_total{{code=\"201\",{}}} 1", crontabs("POST", "resource", "")),
+        format!("apiserver_request_total{{code=\"200\",{}}} 1", crontabs("LIST", "namespace", "")),
+        format!("apiserver_request_total{{code=\"404\",{}}} 1", crontabs("GET", "resource", "")),
+        format!("apiserver_request_total{{code=\"201\",{}}} 1", crontabs("APPLY", "resource", "All")),
+        "apiserver_request_total{code=\"200\",component=\"\",dry_run=\"\",group=\"\",resource=\"\",scope=\"\",subresource=\"/readyz\",verb=\"GET\",version=\"\"} 1".to_string(),
+        format!("apiserver_request_duration_seconds_count{{{}}} 1", crontabs("LIST", "namespace", "")),
+        format!("apiserver_request_duration_seconds_bucket{{{},le=\"60\"}} 1", crontabs("LIST", "namespace", "")),
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line}\nnot in\n{text}");
+    }
+    assert!(text.contains("# TYPE apiserver_request_total counter\n"));
+    assert!(text.contains("# TYPE apiserver_request_duration_seconds histogram\n"));
+}
