@@ -83,7 +83,7 @@ pub fn serve(endpoint: &str, check: &[&str], query: &Query) -> Response {
     let all = checks(endpoint);
     if !check.is_empty() {
         let name = check.join("/");
-        if all.iter().any(|c| *c == name) {
+        if all.contains(&name) {
             return text("ok".into());
         }
         return plain_not_found();
