@@ -7,6 +7,16 @@ if ! command -v kubectl >/dev/null 2>&1; then
   exit 2
 fi
 
+# The machine image's kubectl is gcloud's dispatcher: it runs the kubectl matching the server's
+# version and its default (1.32) when it ships none that close, so a server reporting 1.36
+# would change which kubectl prints the expected output. Use the newest versioned kubectl the
+# dispatcher ships instead, whatever version the server reports.
+dispatcher_dir=$(dirname "$(readlink -f "$(command -v kubectl)")")
+newest_kubectl=$(ls "$dispatcher_dir"/kubectl.1.* 2>/dev/null | sort -V | tail -1 || true)
+if [ -n "$newest_kubectl" ]; then
+  kubectl() { "$newest_kubectl" "$@"; }
+fi
+
 source "$(dirname "${BASH_SOURCE[0]}")/kubefake-bin.sh"
 
 work=$(mktemp -d)

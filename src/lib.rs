@@ -67,6 +67,8 @@
 //!   a small cluster: nodes, scheduler, kubelets and the workload controllers (Deployments,
 //!   ReplicaSets, Jobs, CronJobs, StatefulSets, DaemonSets), one file each.
 //! - [`discovery`]: the discovery and OpenAPI documents, rendered once per catalog.
+//! - [`metrics`]: the request counters and latency histograms `/metrics` serves, recorded by
+//!   [`endpoints::handle`] with atomics on label combinations interned once.
 //!
 //! Outside the request path, `testing` (feature `testing`) helps users' tests: an HTTPS
 //! webhook server with generated certificates, to call through [`webhook`]; [`envtest`] makes
@@ -100,6 +102,7 @@ pub mod error;
 pub mod filters;
 pub mod kubeconfig;
 pub mod loader;
+pub mod metrics;
 pub mod registry;
 pub mod schema;
 pub mod server;

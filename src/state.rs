@@ -113,6 +113,8 @@ pub struct State {
     this: Weak<State>,
     /// When the work scheduled by [`crate::controllers::later_once`] is due.
     pub(crate) timers: Mutex<std::collections::HashMap<controllers::Work, std::time::Instant>>,
+    /// The request metrics `/metrics` serves.
+    pub metrics: crate::metrics::Metrics,
 }
 
 impl State {
@@ -166,6 +168,7 @@ impl State {
                 webhooks,
                 this,
                 timers: Mutex::default(),
+                metrics: crate::metrics::Metrics::default(),
             }
         })
     }

@@ -228,7 +228,7 @@ impl Documents {
                 .collect(),
         );
         Documents {
-            openapi: super::openapi::OpenApi::render(resources, "v1.33.0"),
+            openapi: super::openapi::OpenApi::render(resources, super::GIT_VERSION),
             api,
             apis,
             resource_lists,

@@ -58,6 +58,62 @@ pub struct Output {
     pub format: Format,
     /// A Table of the objects instead of the objects (`as=Table`), and what its rows carry.
     pub table: Option<IncludeObject>,
+    /// Only the objects' metadata (`as=PartialObjectMetadata[List]`).
+    pub metadata: Option<MetadataOnly>,
+}
+
+/// A metadata-only response: `PartialObjectMetadata` or `PartialObjectMetadataList` of
+/// `meta.k8s.io`, as controller-runtime's metadata informers and client-go's metadata client
+/// ask for them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetadataOnly {
+    /// `as=PartialObjectMetadataList` (for lists) rather than `as=PartialObjectMetadata`.
+    pub list: bool,
+    /// The `meta.k8s.io` version asked for: `v1` or `v1beta1`.
+    pub version: &'static str,
+}
+
+impl MetadataOnly {
+    /// The apiVersion of the response's objects.
+    pub fn api_version(self) -> &'static str {
+        if self.version == "v1" {
+            "meta.k8s.io/v1"
+        } else {
+            "meta.k8s.io/v1beta1"
+        }
+    }
+
+    /// One object's metadata as a `PartialObjectMetadata` (`meta.AsPartialObjectMetadata`).
+    pub fn partial(self, obj: &Value) -> Value {
+        serde_json::json!({
+            "apiVersion": self.api_version(),
+            "kind": "PartialObjectMetadata",
+            "metadata": obj.get("metadata").cloned().unwrap_or_else(|| serde_json::json!({})),
+        })
+    }
+
+    /// The 406 for a request whose kind does not fit the response (a list asked for as
+    /// `PartialObjectMetadata`, an object as `PartialObjectMetadataList`), with the Go type the
+    /// apiserver names (`*unstructured.UnstructuredList`, `*core.ConfigMap`).
+    pub fn wrong_shape(self, res: &ApiResource, is_list: bool) -> ApiError {
+        let go_type = match (res.decoding, is_list) {
+            (BodyCodec::Unstructured, false) => "*unstructured.Unstructured".to_string(),
+            (BodyCodec::Unstructured, true) => "*unstructured.UnstructuredList".to_string(),
+            (BodyCodec::Typed, _) => {
+                let package = res.group.split('.').next().filter(|g| !g.is_empty());
+                let kind = if is_list { &res.list_kind } else { &res.kind };
+                format!("*{}.{kind}", package.unwrap_or("core"))
+            }
+        };
+        let message = if is_list {
+            format!("you requested PartialObjectMetadata, but the requested object is a list ({go_type})")
+        } else {
+            format!("you requested PartialObjectMetadataList, but the requested object is not a list ({go_type})")
+        };
+        let mut err = ApiError::not_acceptable(&[]);
+        err.message = message;
+        err
+    }
 }
 
 /// One clause of an Accept header.
@@ -141,10 +197,22 @@ pub fn negotiate(
         return Ok(Output {
             format: supported[0],
             table: None,
+            metadata: None,
         });
     }
     for clause in clauses(accept) {
-        for &format in supported {
+        // Metadata-only responses are `meta.k8s.io` objects: every format of the meta codecs
+        // serves them, whatever the resource's own codec (protobuf for custom resources too).
+        let formats = if metadata_clause(&clause) && transform {
+            if stream {
+                &[Format::Json, Format::Protobuf][..]
+            } else {
+                &[Format::Json, Format::Yaml, Format::Protobuf][..]
+            }
+        } else {
+            supported
+        };
+        for &format in formats {
             let (kind, sub) = format.media().split_once('/').unwrap_or(("", ""));
             let matches = match clause.media.split_once('/') {
                 Some((t, s)) => (t == kind && (s == sub || s == "*")) || (t == "*" && s == "*"),
@@ -181,20 +249,43 @@ fn accept_clause(
         return Some(Output {
             format,
             table: None,
+            metadata: None,
         });
     }
-    let table = kind == Some("Table")
-        && group == Some("meta.k8s.io")
-        && matches!(version, Some("v1" | "v1beta1"));
-    // Metadata-only responses are not supported yet: the full object is served instead.
-    let metadata = kind.is_some_and(|k| k.starts_with("PartialObjectMetadata"));
-    if !transform || format != Format::Json || !(table || metadata) {
+    // `RequestScope.AllowsMediaTypeTransform`: meta.k8s.io v1 or v1beta1 only; Tables in JSON
+    // (the apiserver also writes them in YAML), metadata in any format.
+    let version = match (group, version) {
+        (Some("meta.k8s.io"), Some("v1")) => "v1",
+        (Some("meta.k8s.io"), Some("v1beta1")) => "v1beta1",
+        _ => return None,
+    };
+    if !transform {
         return None;
     }
-    Some(Output {
-        format,
-        table: table.then(|| IncludeObject::parse(include_object)),
-    })
+    match kind {
+        Some("Table") if format == Format::Json => Some(Output {
+            format,
+            table: Some(IncludeObject::parse(include_object)),
+            metadata: None,
+        }),
+        Some(k @ ("PartialObjectMetadata" | "PartialObjectMetadataList")) => Some(Output {
+            format,
+            table: None,
+            metadata: Some(MetadataOnly {
+                list: k == "PartialObjectMetadataList",
+                version,
+            }),
+        }),
+        _ => None,
+    }
+}
+
+/// Whether a clause asks for a metadata-only response.
+fn metadata_clause(clause: &Clause<'_>) -> bool {
+    matches!(
+        clause.param("as"),
+        Some("PartialObjectMetadata" | "PartialObjectMetadataList")
+    )
 }
 
 fn not_acceptable(supported: &[Format], stream: bool) -> ApiError {

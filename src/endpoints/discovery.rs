@@ -3,27 +3,15 @@
 //! stored bytes.
 
 use bytes::Bytes;
-use serde_json::{json, Value};
+use serde_json::Value;
 use warp::http::{self, StatusCode};
 use warp::reply::Response;
 
-use super::negotiation::{json_response, json_value, plain_not_found, AcceptEntry, Request};
+use super::negotiation::{json_response, plain_not_found, AcceptEntry, Request};
 use crate::discovery::documents::{Aggregated, AGGREGATED_V2, AGGREGATED_V2BETA1};
+use crate::discovery::{GIT_VERSION, KUBERNETES_VERSION};
 use crate::error::ApiError;
 use crate::state::State;
-
-/// The Kubernetes version kubefake reports and whose API it serves.
-pub const KUBERNETES_VERSION: (&str, &str) = ("1", "33");
-
-fn text(status: StatusCode, body: &'static str) -> Response {
-    let mut resp = Response::new(Bytes::from_static(body.as_bytes()).into());
-    *resp.status_mut() = status;
-    resp.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    resp
-}
 
 /// Serves a request that names no resource.
 pub fn serve(state: &State, req: &Request) -> Result<Response, ApiError> {
@@ -38,8 +26,11 @@ pub fn serve(state: &State, req: &Request) -> Result<Response, ApiError> {
     let registry = state.registry();
     let docs = &registry.documents;
     match parts.as_slice() {
-        ["version"] => Ok(json_value(StatusCode::OK, &version_info())),
-        ["healthz" | "livez" | "readyz", ..] => Ok(text(StatusCode::OK, "ok")),
+        ["version"] => Ok(json_response(StatusCode::OK, version_info())),
+        ["metrics"] => Ok(metrics(state)),
+        [endpoint @ ("healthz" | "livez" | "readyz"), check @ ..] => {
+            Ok(super::health::serve(endpoint, check, &req.query))
+        }
         ["api"] => Ok(discovery_root(req, &docs.api, &docs.aggregated_api)),
         ["apis"] => Ok(discovery_root(req, &docs.apis, &docs.aggregated_apis)),
         ["api", "v1"] => Ok(docs
@@ -62,6 +53,16 @@ pub fn serve(state: &State, req: &Request) -> Result<Response, ApiError> {
             })),
         _ => Ok(plain_not_found()),
     }
+}
+
+/// `/metrics` in the Prometheus text format.
+fn metrics(state: &State) -> Response {
+    let mut resp = Response::new(Bytes::from(state.metrics.render()).into());
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
+    resp
 }
 
 /// `/openapi/v2`: the JSON document. kubectl asks for it in protobuf only, to validate on the
@@ -132,19 +133,36 @@ fn accepts_gzip(accept_encoding: &str) -> bool {
     })
 }
 
-fn version_info() -> Value {
+/// The oldest minor version a 1.36 apiserver stays compatible with by default (its emulation
+/// version minus one).
+const MIN_COMPATIBILITY_MINOR: &str = "35";
+
+/// `/version` as a default kube-apiserver 1.36 answers (binary, emulation and minimum
+/// compatibility versions), written as its `WriteRawJSON` writes `version.Info`: the struct's
+/// field order, indented by two spaces.
+fn version_info() -> String {
     let (major, minor) = KUBERNETES_VERSION;
-    json!({
-        "major": major,
-        "minor": minor,
-        "gitVersion": format!("v{major}.{minor}.0"),
-        "gitCommit": "kubefake",
-        "gitTreeState": "clean",
-        "buildDate": "2025-04-23T00:00:00Z",
-        "goVersion": "go1.24.2",
-        "compiler": "gc",
-        "platform": format!("{}/{}", std::env::consts::OS, go_arch()),
-    })
+    let platform = format!("{}/{}", std::env::consts::OS, go_arch());
+    let fields: [(&str, &str); 13] = [
+        ("major", major),
+        ("minor", minor),
+        ("emulationMajor", major),
+        ("emulationMinor", minor),
+        ("minCompatibilityMajor", major),
+        ("minCompatibilityMinor", MIN_COMPATIBILITY_MINOR),
+        ("gitVersion", GIT_VERSION),
+        ("gitCommit", "kubefake"),
+        ("gitTreeState", "clean"),
+        ("buildDate", "2026-04-22T00:00:00Z"),
+        ("goVersion", "go1.26.0"),
+        ("compiler", "gc"),
+        ("platform", &platform),
+    ];
+    let lines: Vec<String> = fields
+        .iter()
+        .map(|(k, v)| format!("  \"{k}\": {}", Value::from(*v)))
+        .collect();
+    format!("{{\n{}\n}}", lines.join(",\n"))
 }
 
 fn go_arch() -> &'static str {

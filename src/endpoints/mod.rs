@@ -15,8 +15,10 @@ pub mod action;
 pub mod apply;
 pub mod delete;
 pub mod discovery;
+pub mod health;
 pub mod json_dups;
 pub mod list_body;
+pub mod metrics;
 pub mod negotiation;
 pub mod options;
 pub mod patch;
@@ -57,7 +59,8 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
         Err(err) => return with_audit_id(error_response(&err), &audit_id),
     };
     let mut ctx = Context::request(audit_id, user);
-    let routed = AssertUnwindSafe(route(&state, &req, &mut ctx)).catch_unwind();
+    let started = std::time::Instant::now();
+    let routed = AssertUnwindSafe(route(&state, &req, &mut ctx, started)).catch_unwind();
     let outcome = if off_runtime(&req) {
         // Decoding, schema work and encoding of a large body take CPU time in proportion to
         // it: the runtime's worker hands its other tasks to a new worker meanwhile.
@@ -107,7 +110,12 @@ fn with_audit_id(mut resp: Response, audit_id: &str) -> Response {
     resp
 }
 
-async fn route(state: &Arc<State>, req: &Request, ctx: &mut Context) -> Result<Response, ApiError> {
+async fn route(
+    state: &Arc<State>,
+    req: &Request,
+    ctx: &mut Context,
+    started: std::time::Instant,
+) -> Result<Response, ApiError> {
     let info = request_info::resolve(&req.method, &req.path, req.query.flag("watch"));
     let selector = req.query.get("fieldSelector").unwrap_or("");
     let asked = authorization::Request {
@@ -119,9 +127,13 @@ async fn route(state: &Arc<State>, req: &Request, ctx: &mut Context) -> Result<R
     authorization::check(state.options.authorization, &state.store, &ctx.user, &asked)?;
     if info.is_resource_request {
         ctx.request_name = Some(info.name.clone());
-        return resource::serve(state, req, &info, ctx).await;
+        let served = resource::serve(state, req, &info, ctx).await;
+        metrics::record(state, req, &info, &served, started);
+        return served;
     }
-    discovery::serve(state, req)
+    let served = discovery::serve(state, req);
+    metrics::record(state, req, &info, &served, started);
+    served
 }
 
 /// Request bodies above this size are handled off the async runtime's worker threads.

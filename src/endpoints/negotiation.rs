@@ -8,6 +8,7 @@ use warp::reply::Response;
 
 use super::{json_dups, protobuf};
 use crate::error::ApiError;
+use crate::typed::syntax::syntax_error;
 
 /// The largest request body the apiserver accepts (3 MiB).
 pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
@@ -198,7 +199,8 @@ pub fn decode_bytes(
                 duplicates = dups;
                 v
             })
-            .map_err(|e| e.to_string()),
+            // Go's wording where Go's scanner refuses the body too.
+            .map_err(|e| syntax_error(body).unwrap_or_else(|| e.to_string())),
         "application/yaml" | "application/x-yaml" | "text/yaml" => {
             decode_yaml(body).map_err(|e| e.to_string())
         }
@@ -217,7 +219,7 @@ pub fn decode_bytes(
         Ok(v @ Value::Object(_)) => Ok((v, duplicates)),
         Ok(other) => Err(ApiError::bad_request(format!(
             "the object provided is unrecognized (must be of type {expected_kind}): couldn't get version/kind; json parse error: json: cannot unmarshal {} into Go value of type struct {{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }} ({})",
-            go_json_type(&other),
+            crate::typed::syntax::go_json_kind(&other),
             summarize(body)
         ))),
         Err(e) => Err(ApiError::bad_request(format!(
@@ -233,16 +235,6 @@ pub fn decode_bytes(
 pub fn decode_yaml(body: &[u8]) -> Result<Value, String> {
     let text = std::str::from_utf8(body).map_err(|e| e.to_string())?;
     serde_saphyr::from_str::<Value>(text).map_err(|e| e.to_string())
-}
-
-fn go_json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Array(_) => "array",
-        Value::String(_) => "string",
-        Value::Number(_) => "number",
-        Value::Bool(_) => "bool",
-        _ => "null",
-    }
 }
 
 /// The apiserver's `summarizeData`: the body itself when it looks like JSON, else hex; 30 bytes.

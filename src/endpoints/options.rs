@@ -95,12 +95,13 @@ impl ListOptions {
         let continue_token = if raw_continue.is_empty() {
             None
         } else {
+            let token = ContinueToken::decode(raw_continue)?;
             if !resource_version.is_empty() && resource_version != "0" {
                 return Err(ApiError::bad_request(
                     "specifying resource version is not allowed when using continue",
                 ));
             }
-            Some(ContinueToken::decode(raw_continue)?)
+            Some(token)
         };
         Ok(ListOptions {
             watch,
@@ -244,20 +245,40 @@ impl ContinueToken {
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json)
     }
 
-    /// Parses a token, with the apiserver's 400 for a malformed one.
+    /// Parses a token, with the apiserver's 400 for a malformed one (`invalid continue token:
+    /// continue key is not valid: ...`, Go's base64 and JSON texts included).
     pub fn decode(s: &str) -> Result<ContinueToken, ApiError> {
-        let bad = |why: &str| ApiError::bad_request(format!("continue key is not valid: {why}"));
-        let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .decode(s.trim_end_matches('='))
-            .map_err(|e| bad(&e.to_string()))?;
-        let wire: Wire = serde_json::from_slice(&bytes).map_err(|e| bad(&e.to_string()))?;
+        Self::decode_key(s)
+            .map_err(|why| ApiError::bad_request(format!("invalid continue token: {why}")))
+    }
+
+    /// The apiserver's `DecodeContinue`, its errors as Go words them.
+    fn decode_key(s: &str) -> Result<ContinueToken, String> {
+        const INVALID: &str = "continue key is not valid";
+        let bytes = go_raw_url_base64(s)
+            .map_err(|at| format!("{INVALID}: illegal base64 data at input byte {at}"))?;
+        if let Some(e) = crate::typed::syntax::syntax_error(&bytes) {
+            return Err(format!("{INVALID}: {e}"));
+        }
+        let wire = wire_fields(&bytes).map_err(|e| format!("{INVALID}: {e}"))?;
         if wire.v != "meta.k8s.io/v1" {
-            return Err(bad("server does not recognize this encoded key"));
+            return Err(format!(
+                "{INVALID}: server does not recognize this encoded version {}",
+                wire.v
+            ));
         }
         if wire.rv <= 0 {
-            return Err(bad(
-                "incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
+            return Err(format!(
+                "{INVALID}: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
             ));
+        }
+        if wire.start.is_empty() {
+            return Err(format!(
+                "{INVALID}: encoded start key empty (version meta.k8s.io/v1)"
+            ));
+        }
+        if !is_clean_key(&wire.start) {
+            return Err(format!("{INVALID}: {}", wire.start));
         }
         let start = wire.start.trim_end_matches('\u{0}');
         let after = match start.split_once('/') {
@@ -269,6 +290,86 @@ impl ContinueToken {
             after,
         })
     }
+}
+
+/// The token's fields as Go's `json.Unmarshal` into the apiserver's `continueToken` reads them
+/// (unknown keys ignored, `null` leaves the zero value), with its type errors.
+fn wire_fields(bytes: &[u8]) -> Result<Wire, String> {
+    let value: Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    let Value::Object(map) = value else {
+        return Err(format!(
+            "json: cannot unmarshal {} into Go value of type storage.continueToken",
+            crate::typed::syntax::go_json_kind(&value)
+        ));
+    };
+    let type_error = |field: &str, v: &Value, go_type: &str| {
+        let kind = crate::typed::syntax::go_json_kind(v);
+        // Go quotes the number only where it is one that does not fit the field's type.
+        let shown = if kind == "number" && go_type != "string" {
+            format!("number {v}")
+        } else {
+            kind.to_string()
+        };
+        format!("json: cannot unmarshal {shown} into Go struct field continueToken.{field} of type {go_type}")
+    };
+    let string = |field: &str| match map.get(field) {
+        None | Some(Value::Null) => Ok(String::new()),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(other) => Err(type_error(field, other, "string")),
+    };
+    let rv = match map.get("rv") {
+        None | Some(Value::Null) => 0,
+        Some(n @ Value::Number(_)) => n.as_i64().ok_or_else(|| type_error("rv", n, "int64"))?,
+        Some(other) => return Err(type_error("rv", other, "int64")),
+    };
+    Ok(Wire {
+        v: string("v")?,
+        rv,
+        start: string("start")?,
+    })
+}
+
+/// Whether `path.Clean` leaves a start key (rooted) unchanged: the apiserver's guard against
+/// tokens that would range outside the listed resource.
+fn is_clean_key(start: &str) -> bool {
+    let rooted = start.strip_prefix('/').unwrap_or(start);
+    if rooted.is_empty() {
+        return start.is_empty();
+    }
+    !rooted
+        .split('/')
+        .any(|seg| seg.is_empty() || seg == "." || seg == "..")
+}
+
+/// Go's `base64.RawURLEncoding.DecodeString`: the URL alphabet, no padding, line breaks
+/// skipped, non-zero trailing bits accepted; the error is the offset Go reports.
+fn go_raw_url_base64(s: &str) -> Result<Vec<u8>, usize> {
+    let mut digits = Vec::with_capacity(s.len());
+    for (i, c) in s.bytes().enumerate() {
+        let d = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'-' => 62,
+            b'_' => 63,
+            b'\r' | b'\n' => continue,
+            _ => return Err(i),
+        };
+        digits.push((i, d));
+    }
+    if digits.len() % 4 == 1 {
+        return Err(s.len() - 1);
+    }
+    let mut out = Vec::with_capacity(digits.len() * 3 / 4);
+    for chunk in digits.chunks(4) {
+        let mut acc: u32 = 0;
+        for (k, &(_, d)) in chunk.iter().enumerate() {
+            acc |= u32::from(d) << (18 - 6 * k);
+        }
+        let bytes = acc.to_be_bytes();
+        out.extend_from_slice(&bytes[1..chunk.len()]);
+    }
+    Ok(out)
 }
 
 /// The 410 for a continue token whose snapshot is no longer kept.
@@ -388,6 +489,23 @@ pub fn delete_options(req: &Request, ctx: &mut Context) -> Result<DeleteOptions,
         serde_json::from_value(value)
             .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")))?
     };
+    if let (Some(_), Some(p)) = (body.orphan_dependents, body.propagation_policy.as_deref()) {
+        // ValidateDeleteOptions: reported on propagationPolicy, with its other errors.
+        let mut causes = vec![field::invalid(
+            "propagationPolicy",
+            &Value::String(p.to_string()),
+            "orphanDependents and deletionPropagation cannot be both set",
+        )];
+        if let Err(e) = parse_propagation(p) {
+            causes.extend(e.details.map(|d| d.causes).unwrap_or_default());
+        }
+        return Err(ApiError::invalid(
+            "meta.k8s.io",
+            "DeleteOptions",
+            "",
+            causes,
+        ));
+    }
     let mut opts = DeleteOptions {
         uid: body.preconditions.as_ref().and_then(|p| p.uid.clone()),
         resource_version: body.preconditions.and_then(|p| p.resource_version),
@@ -399,18 +517,6 @@ pub fn delete_options(req: &Request, ctx: &mut Context) -> Result<DeleteOptions,
             .transpose()?,
     };
     if let Some(orphan) = body.orphan_dependents {
-        if opts.propagation.is_some() {
-            return Err(ApiError::invalid(
-                "meta.k8s.io",
-                "DeleteOptions",
-                "",
-                vec![field::invalid(
-                    "orphanDependents",
-                    &Value::Bool(orphan),
-                    "orphanDependents and deletionPropagation cannot be both set",
-                )],
-            ));
-        }
         opts.propagation = Some(if orphan {
             Propagation::Orphan
         } else {
@@ -520,8 +626,57 @@ mod tests {
             assert_eq!(err.code, 400, "{bad}");
         }
         assert_eq!(
-            errors("continue=abc&resourceVersion=5", false),
+            errors(&format!("continue={}&resourceVersion=5", t.encode()), false),
             ["specifying resource version is not allowed when using continue"]
         );
+    }
+
+    /// Each message is the real apiserver's for the token (`DecodeContinue` in
+    /// k8s.io/apiserver/pkg/storage/continue.go, Go 1.26's base64 and JSON errors).
+    #[rstest::rstest]
+    #[case(
+        "garbage",
+        "continue key is not valid: invalid character '\\u0081' looking for beginning of value"
+    )]
+    #[case("a", "continue key is not valid: illegal base64 data at input byte 0")]
+    #[case(
+        "ab!c",
+        "continue key is not valid: illegal base64 data at input byte 2"
+    )]
+    #[case(
+        "ab=",
+        "continue key is not valid: illegal base64 data at input byte 2"
+    )]
+    // {}
+    #[case(
+        "e30",
+        "continue key is not valid: server does not recognize this encoded version "
+    )]
+    // {"v":"meta.k8s.io/v1","rv":0,"start":"x"}
+    #[case("eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MCwic3RhcnQiOiJ4In0", "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)")]
+    // {"v":"x","rv":1,"start":""}
+    #[case(
+        "eyJ2IjoieCIsInJ2IjoxLCJzdGFydCI6IiJ9",
+        "continue key is not valid: server does not recognize this encoded version x"
+    )]
+    // {"v":"meta.k8s.io/v1","rv":1,"start":""}
+    #[case(
+        "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MSwic3RhcnQiOiIifQ",
+        "continue key is not valid: encoded start key empty (version meta.k8s.io/v1)"
+    )]
+    // {"v":"meta.k8s.io/v1","rv":1,"start":"../x"}
+    #[case(
+        "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MSwic3RhcnQiOiIuLi94In0",
+        "continue key is not valid: ../x"
+    )]
+    // {"rv":"1"}
+    #[case("eyJydiI6IjEifQ", "continue key is not valid: json: cannot unmarshal string into Go struct field continueToken.rv of type int64")]
+    // []
+    #[case("W10", "continue key is not valid: json: cannot unmarshal array into Go value of type storage.continueToken")]
+    fn continue_token_errors(#[case] token: &str, #[case] want: &str) {
+        let err = ContinueToken::decode(token).expect_err(token);
+        assert_eq!(err.code, 400);
+        assert_eq!(err.reason, "BadRequest");
+        assert_eq!(err.message, format!("invalid continue token: {want}"));
     }
 }

@@ -50,12 +50,16 @@ impl Patch {
     pub fn parse(kind: PatchType, body: &[u8], definition: &str) -> Result<Patch, ApiError> {
         match kind {
             PatchType::Merge | PatchType::StrategicMerge => {
-                let doc: Value = serde_json::from_slice(body)
-                    .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
+                let doc: Value = serde_json::from_slice(body).map_err(decoding_error(body))?;
+                if doc.is_null() && kind == PatchType::Merge {
+                    // evanphx/json-patch's MergePatch refuses a null patch.
+                    return Err(ApiError::bad_request("Invalid JSON Patch"));
+                }
                 if !doc.is_object() {
-                    return Err(ApiError::bad_request(
-                        "error decoding patch: json: cannot unmarshal non-object into Go value of type map[string]interface {}",
-                    ));
+                    return Err(ApiError::bad_request(format!(
+                        "error decoding patch: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+                        crate::typed::syntax::go_json_kind(&doc)
+                    )));
                 }
                 if kind == PatchType::StrategicMerge {
                     return Ok(Patch::Strategic(doc, definition.to_string()));
@@ -63,8 +67,8 @@ impl Patch {
                 Ok(Patch::Merge(doc))
             }
             PatchType::Json => {
-                let ops: json_patch::Patch = serde_json::from_slice(body)
-                    .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
+                let ops: json_patch::Patch =
+                    serde_json::from_slice(body).map_err(decoding_error(body))?;
                 if ops.0.len() > 10_000 {
                     return Err(ApiError::too_large(10_000));
                 }
@@ -110,6 +114,15 @@ impl Patch {
             ));
         }
         Ok(out)
+    }
+}
+
+/// The 400 for a patch body that does not decode, in Go's words where Go's JSON scanner
+/// refuses it too (the apiserver decodes patches with sigs.k8s.io/json first).
+fn decoding_error(body: &[u8]) -> impl Fn(serde_json::Error) -> ApiError + '_ {
+    move |e| {
+        let why = crate::typed::syntax::syntax_error(body).unwrap_or_else(|| e.to_string());
+        ApiError::bad_request(format!("error decoding patch: {why}"))
     }
 }
 

@@ -9,13 +9,14 @@ use serde_json::{json, Value};
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use super::accept::Format;
+use super::accept::{Format, MetadataOnly};
 use super::list_body::ListBody;
 use super::negotiation::json_value;
 use super::options::{self, ContinueToken, Filter, ListOptions, Match};
 use super::resource::Endpoint;
 use crate::discovery::ApiResource;
 use crate::error::ApiError;
+use crate::registry::resource::BodyCodec;
 use crate::registry::store as rest;
 use crate::state::State;
 use crate::store::{Snapshot, StoredObject};
@@ -23,6 +24,13 @@ use crate::store::{Snapshot, StoredObject};
 /// `GET` one object (or its `/status`, which shows the whole object).
 pub async fn get(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
     let obj = rest::get(ep.state, &ep.res, ep.namespace(), ep.name())?;
+    if let Some(only) = ep.output.metadata {
+        if only.list {
+            return Err(only.wrong_shape(&ep.res, false));
+        }
+        let body = serde_json::to_vec(&only.partial(&obj.value)).map_err(ApiError::internal)?;
+        return ep.respond_json(StatusCode::OK, Bytes::from(body));
+    }
     if let Some(include) = ep.output.table {
         let shown = ep.res.codec.from_storage_one(&obj).await?;
         let table = ep.res.table.table(&[&shown], "", include, true);
@@ -52,7 +60,13 @@ struct Page {
 pub async fn list(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
     let opts = ListOptions::parse(&ep.req.query, false)?;
     let filter = Filter::from_query(&ep.res, ep.info, ep.req)?;
+    if let Some(only) = ep.output.metadata.filter(|m| !m.list) {
+        return Err(only.wrong_shape(&ep.res, true));
+    }
     let page = read_page(ep.state, &ep.res, &opts, &filter).await?;
+    if let Some(only) = ep.output.metadata {
+        return ep.respond_json(StatusCode::OK, metadata_list(only, &page));
+    }
     if let Some(include) = ep.output.table {
         let shown = ep.res.codec.from_storage(&page.items).await?;
         let refs: Vec<&Value> = shown.iter().collect();
@@ -74,6 +88,25 @@ pub async fn list(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
         return Ok(body.into_response(StatusCode::OK));
     }
     ep.respond_json(StatusCode::OK, body.concat())
+}
+
+/// A page as a `PartialObjectMetadataList` (typed: no `continue` when there is no next page).
+fn metadata_list(only: MetadataOnly, page: &Page) -> Bytes {
+    let items: Vec<Value> = page.items.iter().map(|o| only.partial(&o.value)).collect();
+    let mut meta = json!({"resourceVersion": page.meta.rv.to_string()});
+    if let Some(c) = &page.meta.continue_token {
+        meta["continue"] = json!(c);
+    }
+    if let Some(n) = page.meta.remaining_item_count {
+        meta["remainingItemCount"] = json!(n);
+    }
+    let list = json!({
+        "apiVersion": only.api_version(),
+        "kind": "PartialObjectMetadataList",
+        "metadata": meta,
+        "items": items,
+    });
+    Bytes::from(list.to_string())
 }
 
 async fn read_page(
@@ -153,6 +186,10 @@ pub async fn encode_list(
     let mut list_meta = json!({"resourceVersion": meta.rv.to_string()});
     if let Some(c) = &meta.continue_token {
         list_meta["continue"] = json!(c);
+    } else if res.decoding == BodyCodec::Unstructured {
+        // An UnstructuredList always carries `continue`, empty on the last page; typed lists
+        // omit it.
+        list_meta["continue"] = json!("");
     }
     if let Some(n) = meta.remaining_item_count {
         list_meta["remainingItemCount"] = json!(n);

@@ -236,9 +236,6 @@ fn check_verb(res: &ApiResource, info: &RequestInfo, target: &Target) -> Result<
         }
         Target::Part(sub) => sub.allows(verb),
     };
-    if res.terminating && info.verb == Verb::Create {
-        return Err(rest::terminating_create_error(res));
-    }
     if verb_ok {
         return Ok(());
     }

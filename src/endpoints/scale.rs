@@ -69,7 +69,7 @@ fn apply_scale(
     current: &Value,
     scale: &Value,
 ) -> Result<Value, ApiError> {
-    let replicas = scale::desired_replicas(scale, name)?;
+    let replicas = scale::desired_replicas(cfg, scale, name)?;
     let mut out = current.clone();
     scale::set_replicas(cfg, &mut out, replicas);
     let rv = scale["metadata"]["resourceVersion"].as_str().unwrap_or("");

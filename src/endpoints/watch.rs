@@ -17,7 +17,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use warp::http::{self, StatusCode};
 use warp::reply::Response;
 
-use super::accept::Format;
+use super::accept::{Format, MetadataOnly};
 use super::options::{Filter, ListOptions};
 use super::protobuf;
 use super::read::wait_for_resource_version;
@@ -38,12 +38,22 @@ pub struct WatchRequest {
     pub start: Start,
     /// Send each object as a one-row Table (`kubectl get -w`).
     pub table: Option<(Arc<Columns>, IncludeObject)>,
+    /// Send only each object's metadata, as a `PartialObjectMetadata`.
+    pub metadata: Option<MetadataOnly>,
     /// `allowWatchBookmarks=true`.
     pub bookmarks: bool,
     /// The stream's format (JSON lines, or length-prefixed protobuf frames).
     pub format: Format,
     /// `timeoutSeconds`.
     pub timeout: Option<Duration>,
+}
+
+impl WatchRequest {
+    /// Whether each event's object is transformed per watcher (Table rows, metadata only)
+    /// rather than shared as its version's encoding.
+    fn transforms(&self) -> bool {
+        self.table.is_some() || self.metadata.is_some()
+    }
 }
 
 /// Where a watch starts.
@@ -122,8 +132,12 @@ pub async fn start(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
         }
         _ => Start::After(ep.state.store.current_rv()),
     };
+    if let Some(only) = ep.output.metadata.filter(|m| m.list) {
+        return Err(only.wrong_shape(&ep.res, false));
+    }
     let watch_req = WatchRequest {
         table: ep.output.table.map(|i| (ep.res.table.clone(), i)),
+        metadata: ep.output.metadata,
         format: ep.output.format,
         resource: ep.res.clone(),
         filter,
@@ -159,7 +173,7 @@ async fn event_frame(req: &WatchRequest, event: &Event) -> Result<Option<Bytes>,
     let Some((kind, obj)) = translate(req, event) else {
         return Ok(None);
     };
-    if req.table.is_some() {
+    if req.transforms() {
         return object_frame(req, kind, &obj).await.map(Some);
     }
     let codec = &req.resource.codec;
@@ -178,6 +192,10 @@ async fn object_frame(
     obj: &Arc<StoredObject>,
 ) -> Result<Bytes, ApiError> {
     let codec = &req.resource.codec;
+    if let Some(only) = req.metadata {
+        let partial = serde_json::to_vec(&only.partial(&obj.value)).unwrap_or_default();
+        return Ok(frame(req.format, kind.as_str(), &partial));
+    }
     match &req.table {
         Some((columns, include)) => {
             let shown = codec.from_storage_one(obj).await?;
@@ -216,7 +234,10 @@ fn bookmark(req: &WatchRequest, rv: u64, initial_events_end: bool) -> Bytes {
     if initial_events_end {
         meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
     }
-    let obj = json!({"kind": req.resource.kind, "apiVersion": req.resource.api_version(), "metadata": meta});
+    let mut obj = json!({"kind": req.resource.kind, "apiVersion": req.resource.api_version(), "metadata": meta});
+    if let Some(only) = req.metadata {
+        obj = only.partial(&obj);
+    }
     frame(
         req.format,
         "BOOKMARK",
@@ -295,7 +316,7 @@ impl Watcher {
             .collect();
         drop(snap);
         let codec = &self.req.resource.codec;
-        if self.req.table.is_none() && objects.len() > 1 && codec.serves_another_version() {
+        if !self.req.transforms() && objects.len() > 1 && codec.serves_another_version() {
             // One conversion for the whole initial state.
             if let Err(e) = codec.encode_all(&objects).await {
                 return Err(self.fail(&e).await);
@@ -389,7 +410,7 @@ impl Watcher {
     /// other watcher of its version has encoded yet (the codec caches them on the objects).
     async fn convert_burst(&self, burst: &[Arc<Event>]) -> Result<(), ApiError> {
         let codec = &self.req.resource.codec;
-        if self.req.table.is_some() || burst.len() < 2 || !codec.serves_another_version() {
+        if self.req.transforms() || burst.len() < 2 || !codec.serves_another_version() {
             return Ok(());
         }
         let objects: Vec<Arc<StoredObject>> = burst

@@ -242,8 +242,94 @@ fn validate_common(obj: &Value) -> Vec<StatusCause> {
     let mut errs = Vec::new();
     if let Some(meta) = obj.get("metadata").and_then(Value::as_object) {
         validate_labels_and_annotations(meta, "metadata", &mut errs);
+        if let Some(Value::Array(refs)) = meta.get("ownerReferences") {
+            validate_owner_references(refs, &mut errs);
+        }
     }
     errs
+}
+
+/// `ValidateOwnerReferences`: each reference names a version, kind, name and uid and no banned
+/// owner; at most one is the controller. Errors are on `metadata.ownerReferences` (no index),
+/// as the apiserver reports them.
+fn validate_owner_references(refs: &[Value], errs: &mut Vec<StatusCause>) {
+    const PATH: &str = "metadata.ownerReferences";
+    let mut first_controller: Option<String> = None;
+    for r in refs {
+        let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("");
+        let (api_version, kind) = (s("apiVersion"), s("kind"));
+        let version = match api_version.split_once('/') {
+            _ if api_version.matches('/').count() > 1 => "",
+            Some((_, v)) => v,
+            None => api_version,
+        };
+        if version.is_empty() {
+            errs.push(field::invalid(
+                &format!("{PATH}.apiVersion"),
+                &json!(api_version),
+                "version must not be empty",
+            ));
+        }
+        for key in ["kind", "name", "uid"] {
+            if s(key).is_empty() {
+                errs.push(field::invalid(
+                    &format!("{PATH}.{key}"),
+                    &json!(""),
+                    "must not be empty",
+                ));
+            }
+        }
+        if api_version == "v1" && kind == "Event" {
+            errs.push(invalid_rendered(
+                PATH,
+                &go_owner_reference(r),
+                "/v1, Kind=Event is disallowed from being an owner",
+            ));
+        }
+        if r.get("controller").and_then(Value::as_bool) == Some(true) {
+            let current = format!("{kind}/{}", s("name"));
+            match &first_controller {
+                Some(first) => {
+                    let all: Vec<String> = refs.iter().map(go_owner_reference).collect();
+                    errs.push(invalid_rendered(
+                        PATH,
+                        &format!("[{}]", all.join(",")),
+                        &format!("Only one reference can have Controller set to true. Found \"true\" in references for {first} and {current}"),
+                    ));
+                }
+                None => first_controller = Some(current),
+            }
+        }
+    }
+}
+
+/// An `Invalid value` cause whose value is already rendered as the apiserver renders it.
+fn invalid_rendered(path: &str, rendered: &str, detail: &str) -> StatusCause {
+    StatusCause {
+        reason: "FieldValueInvalid".into(),
+        message: format!("Invalid value: {rendered}: {detail}"),
+        field: path.to_string(),
+    }
+}
+
+/// An OwnerReference as Go's `json.Marshal` writes the struct: its fields in declaration order,
+/// the optional booleans only when set.
+fn go_owner_reference(r: &Value) -> String {
+    let s = |k: &str| json!(r.get(k).and_then(Value::as_str).unwrap_or("")).to_string();
+    let mut out = format!(
+        "{{\"apiVersion\":{},\"kind\":{},\"name\":{},\"uid\":{}",
+        s("apiVersion"),
+        s("kind"),
+        s("name"),
+        s("uid")
+    );
+    for key in ["controller", "blockOwnerDeletion"] {
+        if let Some(b) = r.get(key).and_then(Value::as_bool) {
+            out.push_str(&format!(",\"{key}\":{b}"));
+        }
+    }
+    out.push('}');
+    out
 }
 
 /// `ValidateLabels` and `ValidateAnnotations` of an ObjectMeta at `path` (the root's
@@ -327,6 +413,34 @@ pub fn is_label_value(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each expectation is apimachinery's `ValidateOwnerReferences` for the references.
+    #[rstest::rstest]
+    #[case(json!([{"apiVersion": "v1", "kind": "A", "name": "a", "uid": "1", "controller": true}]), &[])]
+    #[case(
+        json!([{"apiVersion": "v1", "kind": "A", "name": "a", "uid": "1", "controller": true},
+               {"apiVersion": "apps/v1", "kind": "B", "name": "b", "uid": "2", "controller": true, "blockOwnerDeletion": false}]),
+        &["metadata.ownerReferences: Invalid value: [{\"apiVersion\":\"v1\",\"kind\":\"A\",\"name\":\"a\",\"uid\":\"1\",\"controller\":true},{\"apiVersion\":\"apps/v1\",\"kind\":\"B\",\"name\":\"b\",\"uid\":\"2\",\"controller\":true,\"blockOwnerDeletion\":false}]: Only one reference can have Controller set to true. Found \"true\" in references for A/a and B/b"]
+    )]
+    #[case(
+        json!([{"apiVersion": "apps/", "kind": "", "name": "", "uid": ""}]),
+        &["metadata.ownerReferences.apiVersion: Invalid value: \"apps/\": version must not be empty",
+          "metadata.ownerReferences.kind: Invalid value: \"\": must not be empty",
+          "metadata.ownerReferences.name: Invalid value: \"\": must not be empty",
+          "metadata.ownerReferences.uid: Invalid value: \"\": must not be empty"]
+    )]
+    #[case(
+        json!([{"apiVersion": "v1", "kind": "Event", "name": "e", "uid": "1"}]),
+        &["metadata.ownerReferences: Invalid value: {\"apiVersion\":\"v1\",\"kind\":\"Event\",\"name\":\"e\",\"uid\":\"1\"}: /v1, Kind=Event is disallowed from being an owner"]
+    )]
+    fn owner_references(#[case] refs: Value, #[case] want: &[&str]) {
+        let obj = json!({"metadata": {"name": "x", "ownerReferences": refs}});
+        let got: Vec<String> = validate_create(&obj, NameRule::Subdomain)
+            .iter()
+            .map(|c| format!("{}: {}", c.field, c.message))
+            .collect();
+        assert_eq!(got, want);
+    }
 
     #[test]
     fn names() {

@@ -122,9 +122,13 @@ pub fn map_selector_string(map: &Value) -> String {
     pairs.join(",")
 }
 
-/// Validates a Scale sent by a client (`autoscaling/v1`, `spec.replicas >= 0`) and returns the
-/// desired replicas.
-pub fn desired_replicas(scale: &Value, name: &str) -> Result<i64, ApiError> {
+/// Decodes a Scale sent by a client (`autoscaling/v1`), validates it where the subresource does
+/// (`spec.replicas >= 0`), and returns the desired replicas.
+pub fn desired_replicas(
+    cfg: &ScaleSubresource,
+    scale: &Value,
+    name: &str,
+) -> Result<i64, ApiError> {
     let api_version = scale["apiVersion"].as_str().unwrap_or("autoscaling/v1");
     let kind = scale["kind"].as_str().unwrap_or("Scale");
     if api_version != "autoscaling/v1" || kind != "Scale" {
@@ -142,7 +146,7 @@ pub fn desired_replicas(scale: &Value, name: &str) -> Result<i64, ApiError> {
             ))
         })?,
     };
-    if replicas < 0 {
+    if replicas < 0 && cfg.validates_scale {
         return Err(ApiError::invalid(
             "autoscaling",
             "Scale",
@@ -223,6 +227,7 @@ mod tests {
             status_replicas_path: ".status.replicas".into(),
             label_selector_path: Some(".spec.selector".into()),
             selector_format: SelectorFormat::LabelSelector,
+            validates_scale: true,
         };
         let obj = json!({"metadata": {"name": "d"}, "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "x"}}}});
         assert_eq!(
@@ -236,7 +241,15 @@ mod tests {
         let mut obj = json!({"metadata": {}});
         set_replicas(&cfg(None), &mut obj, 5);
         assert_eq!(obj["spec"]["replicas"], 5);
+        let validated = ScaleSubresource {
+            validates_scale: true,
+            ..cfg(None)
+        };
+        let negative =
+            json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "spec": {"replicas": -1}});
+        assert_eq!(desired_replicas(&cfg(None), &negative, "c").ok(), Some(-1));
         let err = desired_replicas(
+            &validated,
             &json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "spec": {"replicas": -1}}),
             "c",
         )

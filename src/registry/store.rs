@@ -179,16 +179,15 @@ fn invalid(res: &ApiResource, name: &str, errs: Vec<StatusCause>) -> ApiError {
     ApiError::invalid(&res.group, &res.kind, name, errs)
 }
 
-/// The 405 for a create while the CRD is being deleted.
-pub fn terminating_create_error(res: &ApiResource) -> ApiError {
-    let mut err = ApiError::method_not_allowed();
-    err.message = "create not allowed while custom resource definition is terminating".into();
-    err.details = Some(Box::new(crate::error::StatusDetails {
-        group: Some(res.group.clone()),
-        kind: Some(res.plural.clone()),
-        ..Default::default()
-    }));
-    err
+/// The 403 for a create while the CRD is being deleted (apiextensions' `forbidCreateAdmission`,
+/// which runs as the first admission step).
+pub fn terminating_create_error(res: &ApiResource, name: &str) -> ApiError {
+    ApiError::forbidden(
+        &res.group,
+        &res.plural,
+        name,
+        "create not allowed while custom resource definition is terminating",
+    )
 }
 
 /// `POST` a new object. `obj` has been decoded and its apiVersion/kind checked; it is in the
@@ -234,7 +233,7 @@ async fn prepare_create(
     mut obj: Value,
 ) -> Result<Value, ApiError> {
     if res.terminating {
-        return Err(terminating_create_error(res));
+        return Err(terminating_create_error(res, meta_str(&obj, "name")));
     }
     if res.namespaced {
         let body_ns = meta_str(&obj, "namespace");
@@ -703,7 +702,8 @@ pub async fn delete(
     }
 }
 
-/// `DeleteOptions.preconditions` against the stored object.
+/// `DeleteOptions.preconditions` against the stored object, as the apiserver's `BeforeDelete`
+/// checks them: a 409 naming the object by kind (`Widget.example.com "a"`).
 fn check_preconditions(
     res: &ApiResource,
     name: &str,
@@ -711,18 +711,28 @@ fn check_preconditions(
     opts: &DeleteOptions,
 ) -> Result<(), ApiError> {
     let checks = [
-        ("UID", "uid", &opts.uid),
-        ("ResourceVersion", "resourceVersion", &opts.resource_version),
+        (
+            "UID",
+            "uid",
+            &opts.uid,
+            "The object might have been deleted and then recreated",
+        ),
+        (
+            "ResourceVersion",
+            "resourceVersion",
+            &opts.resource_version,
+            "The object might have been modified",
+        ),
     ];
-    for (label, field, wanted) in checks {
+    for (label, field, wanted, why) in checks {
         let actual = meta_str(old, field);
         if let Some(wanted) = wanted.as_deref().filter(|w| *w != actual) {
             return Err(ApiError::conflict(
                 &res.group,
-                &res.plural,
+                &res.kind,
                 name,
                 &format!(
-                    "Precondition failed: {label} in precondition: {wanted}, {label} in object meta: {actual}"
+                    "the {label} in the precondition ({wanted}) does not match the {label} in record ({actual}). {why}"
                 ),
             ));
         }
@@ -757,6 +767,17 @@ fn prepare_delete(
             .and_then(|d| now.checked_add_signed(d))
             .unwrap_or(now);
         let meta = meta_mut(&mut obj);
+        // Setting deletionTimestamp bumps a tracked generation (`BeforeDelete`,
+        // `markAsDeleting`), so controllers comparing it with observedGeneration notice.
+        if !meta.contains_key("deletionTimestamp") {
+            if let Some(g) = meta
+                .get("generation")
+                .and_then(Value::as_i64)
+                .filter(|g| *g > 0)
+            {
+                meta.insert("generation".into(), json!(g.saturating_add(1)));
+            }
+        }
         meta.insert(
             "deletionTimestamp".into(),
             json!(at.format("%Y-%m-%dT%H:%M:%SZ").to_string()),

@@ -31,7 +31,7 @@ pub mod structural;
 mod validation;
 
 pub use crd_checks::{unknown_schema_fields, validate_crd_schema};
-pub use objectmeta::{object_meta_field, MetaFieldType, ObjectMetaError};
+pub use objectmeta::{check_object_meta, object_meta_field, MetaFieldType, ObjectMetaError};
 pub use structural::Node;
 
 use serde_json::Value;

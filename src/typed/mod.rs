@@ -58,6 +58,7 @@ pub mod gotime;
 pub mod model;
 pub mod normalize;
 pub mod quantity;
+pub mod syntax;
 
 pub use error::TypedError;
 pub use normalize::{normalize, Normalized};

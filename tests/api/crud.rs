@@ -372,14 +372,39 @@ async fn delete_and_deletecollection(#[future(awt)] server: TestServer) {
         }),
         ..Default::default()
     };
+    // The real apiserver's BeforeDelete: a Conflict naming the object by kind and group.
+    let d2 = api.get("d2").await.expect("d2");
+    let (uid, rv) = (
+        d2.metadata.uid.expect("uid"),
+        d2.metadata.resource_version.expect("rv"),
+    );
     let status = api_error(api.delete("d2", &pre).await.expect_err("precondition"));
     assert_eq!(status.code, 409);
-    assert!(
-        status
-            .message
-            .contains("Precondition failed: UID in precondition: other"),
-        "{}",
-        status.message
+    assert_eq!(status.reason, "Conflict");
+    assert_eq!(
+        status.message,
+        format!("Operation cannot be fulfilled on CronTab.stable.example.com \"d2\": the UID in the precondition (other) does not match the UID in record ({uid}). The object might have been deleted and then recreated")
+    );
+    let details = status.details.expect("details");
+    assert_eq!(
+        (
+            details.kind.as_str(),
+            details.group.as_str(),
+            details.name.as_str()
+        ),
+        ("CronTab", "stable.example.com", "d2")
+    );
+    let pre_rv = DeleteParams {
+        preconditions: Some(kube::api::Preconditions {
+            uid: Some(uid),
+            resource_version: Some("1".into()),
+        }),
+        ..Default::default()
+    };
+    let status = api_error(api.delete("d2", &pre_rv).await.expect_err("precondition"));
+    assert_eq!(
+        status.message,
+        format!("Operation cannot be fulfilled on CronTab.stable.example.com \"d2\": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record ({rv}). The object might have been modified")
     );
 
     // Dry run deletes nothing.

@@ -268,10 +268,11 @@ async fn a_terminating_crd_waits_for_its_objects(#[future(awt)] server: TestServ
     let (status, body) = server
         .post("/apis/stable.example.com/v1/namespaces/default/crontabs", &json!({"apiVersion": "stable.example.com/v1", "kind": "CronTab", "metadata": {"name": "new"}}))
         .await;
-    assert_eq!(status, 405);
+    // apiextensions' forbidCreateAdmission.
+    assert_eq!(status, 403);
     assert_eq!(
         body["message"],
-        "create not allowed while custom resource definition is terminating"
+        "crontabs.stable.example.com \"new\" is forbidden: create not allowed while custom resource definition is terminating"
     );
 
     // Releasing the object finishes the CRD.

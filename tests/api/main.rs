@@ -20,6 +20,7 @@ mod crd;
 mod crud;
 mod discovery;
 mod errors;
+mod fidelity;
 mod gc;
 mod harness;
 mod kinds_core;

@@ -51,7 +51,7 @@ async fn version_and_health(#[future(awt)] server: TestServer) {
     let info = server.client.apiserver_version().await.expect("version");
     assert_eq!(info.major, "1");
     assert!(info.git_version.starts_with("v1."));
-    for path in ["/healthz", "/livez", "/readyz", "/readyz?verbose=1"] {
+    for path in ["/healthz", "/livez", "/readyz", "/readyz/etcd"] {
         let resp = server
             .http
             .get(server.url(path))

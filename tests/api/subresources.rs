@@ -185,7 +185,9 @@ async fn scale_reads_and_writes_replicas(#[future(awt)] server: TestServer) {
         .expect("patch scale");
     assert_eq!(patched.spec.and_then(|s| s.replicas), Some(7));
 
-    // Negative replicas are invalid.
+    // Negative replicas are invalid: the custom resource scale subresource does not validate
+    // the Scale (no ValidateScale in apiextensions' ScaleREST); the replicas go into the
+    // object, whose validation reports them on its kind at the raw specReplicasPath.
     let (status, body) = server
         .send(
             server
@@ -196,7 +198,8 @@ async fn scale_reads_and_writes_replicas(#[future(awt)] server: TestServer) {
         )
         .await;
     assert_eq!(status, 422);
-    assert_eq!(body["message"], "Scale.autoscaling \"my-new-cron-object\" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0");
+    assert_eq!(body["message"], "CronTab.stable.example.com \"my-new-cron-object\" is invalid: .spec.replicas: Invalid value: -1: should be a non-negative integer");
+    assert_eq!(body["details"]["kind"], "CronTab");
 
     // Missing spec.replicas is the apiserver's internal error on GET.
     api.patch(

@@ -387,6 +387,17 @@ impl Strategy for CustomResourceStrategy {
     }
 
     fn decode(&self, obj: &mut Value, ctx: &Context) -> Result<(), ApiError> {
+        // The apiserver's decoder (`unstructuredSchemaCoercer`) reads `metadata` into ObjectMeta
+        // first: a value of the wrong type there is a 400 decode error.
+        if let Some(meta) = obj.get("metadata") {
+            crate::schema::check_object_meta(meta).map_err(|e| {
+                ApiError::bad_request(format!(
+                    "{kind} in version {:?} cannot be handled as a {kind}: {e}",
+                    self.version,
+                    kind = self.kind
+                ))
+            })?;
+        }
         let Some(schema) = &self.schema else {
             return Ok(());
         };

@@ -71,6 +71,12 @@ pub struct ScaleSubresource {
     /// built-in kinds point at their `spec.selector` and have it formatted.
     #[serde(skip)]
     pub selector_format: SelectorFormat,
+    /// Whether a written Scale is validated as a Scale (`ValidateScale`: built-in kinds'
+    /// scale subresources). A custom resource's is not: the replicas are written into the
+    /// object, whose validation reports them on its own kind (`.spec.replicas: Invalid value:
+    /// -1: should be a non-negative integer`) beside its schema's errors.
+    #[serde(skip)]
+    pub validates_scale: bool,
 }
 
 /// The form of the value a Scale's `status.selector` is read from.

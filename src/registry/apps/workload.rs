@@ -192,6 +192,7 @@ pub fn scale(selector: SelectorFormat) -> ScaleSubresource {
         status_replicas_path: ".status.replicas".into(),
         label_selector_path: Some(".spec.selector".into()),
         selector_format: selector,
+        validates_scale: true,
     }
 }
 

@@ -1,0 +1,454 @@
+//! Answers a client sees byte for byte as a real kube-apiserver 1.36 gives them: each test
+//! names the apiserver code whose answer it reproduces.
+
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
+use rstest::rstest;
+use serde_json::json;
+
+use crate::harness::{api_error, server, TestServer};
+
+const CRONTABS: &str = "/apis/stable.example.com/v1/namespaces/default/crontabs";
+const CONFIGMAPS: &str = "/api/v1/namespaces/default/configmaps";
+const CRD: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+
+/// Sends a raw request and returns (code, reason, message) of the Status it gets.
+async fn status_of(server: &TestServer, req: reqwest::RequestBuilder) -> (u16, String, String) {
+    let (code, body) = server.send(req).await;
+    assert_eq!(body["kind"], "Status", "{body}");
+    let text = |k: &str| body[k].as_str().unwrap_or_default().to_string();
+    (code, text("reason"), text("message"))
+}
+
+/// `/version` is `version.Info` of a default 1.36 server, written by `WriteRawJSON` (struct
+/// order, two-space indent); `/readyz?verbose` and `/livez?verbose` list each check as the
+/// `healthz` handlers do.
+#[rstest]
+#[tokio::test]
+async fn version_and_verbose_health_checks(#[future(awt)] server: TestServer) {
+    let text = |path: &'static str| {
+        let req = server.http.get(server.url(path));
+        async move { req.send().await.expect("sent").text().await.expect("text") }
+    };
+    let version = text("/version").await;
+    assert!(
+        version.starts_with("{\n  \"major\": \"1\",\n  \"minor\": \"36\",\n  \"emulationMajor\": \"1\",\n  \"emulationMinor\": \"36\",\n  \"minCompatibilityMajor\": \"1\",\n  \"minCompatibilityMinor\": \"35\",\n  \"gitVersion\": \"v1.36.0\","),
+        "{version}"
+    );
+    let info = server.client.apiserver_version().await.expect("version");
+    assert_eq!((info.major.as_str(), info.minor.as_str()), ("1", "36"));
+
+    assert_eq!(text("/readyz").await, "ok");
+    let readyz = text("/readyz?verbose").await;
+    assert!(readyz.starts_with("[+]ping ok\n[+]log ok\n[+]etcd ok\n[+]etcd-readiness ok\n[+]informer-sync ok\n[+]poststarthook/start-apiserver-admission-initializer ok\n"), "{readyz}");
+    assert!(
+        readyz.ends_with("[+]shutdown ok\nreadyz check passed\n"),
+        "{readyz}"
+    );
+    let livez = text("/livez?verbose&exclude=etcd&exclude=nope").await;
+    assert!(
+        livez.starts_with("[+]ping ok\n[+]log ok\n[+]etcd excluded: ok\n[+]poststarthook/"),
+        "{livez}"
+    );
+    assert!(!livez.contains("shutdown"), "{livez}");
+    assert!(livez.ends_with("warn: some health checks cannot be excluded: no matches for \"nope\"\nlivez check passed\n"), "{livez}");
+    assert_eq!(text("/readyz/ping").await, "ok");
+    assert_eq!(
+        text("/livez/poststarthook/rbac/bootstrap-roles").await,
+        "ok"
+    );
+    let missing = server
+        .http
+        .get(server.url("/readyz/nope"))
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(missing.status(), 404);
+}
+
+/// An UnstructuredList always carries `metadata.continue` (empty on the last page); typed
+/// lists omit it (`omitempty`).
+#[rstest]
+#[tokio::test]
+async fn custom_resource_lists_carry_an_empty_continue(#[future(awt)] server: TestServer) {
+    server.install_crontab_crd().await;
+    server.create_crontab("default", "a").await;
+    server.create_crontab("default", "b").await;
+    let (_, list) = server.get(CRONTABS).await;
+    assert_eq!(list["metadata"]["continue"], "", "{list}");
+    let (_, page) = server.get(&format!("{CRONTABS}?limit=1")).await;
+    let token = page["metadata"]["continue"].as_str().expect("token");
+    assert!(!token.is_empty());
+    let (_, last) = server
+        .get(&format!("{CRONTABS}?limit=1&continue={token}"))
+        .await;
+    assert_eq!(last["metadata"]["continue"], "", "{last}");
+    let (_, typed) = server.get(CONFIGMAPS).await;
+    assert!(typed["metadata"].get("continue").is_none(), "{typed}");
+}
+
+/// `ValidateListOptions`/`DecodeContinue`: `invalid continue token: continue key is not
+/// valid: <Go's base64 or JSON error>`, before the resourceVersion check.
+#[rstest]
+#[tokio::test]
+async fn garbage_continue_tokens(#[future(awt)] server: TestServer) {
+    server.install_crontab_crd().await;
+    for (token, why) in [
+        (
+            "garbage",
+            "invalid character '\\u0081' looking for beginning of value",
+        ),
+        ("ab!c", "illegal base64 data at input byte 2"),
+    ] {
+        let req = server
+            .http
+            .get(server.url(&format!("{CRONTABS}?continue={token}&resourceVersion=5")));
+        let (code, reason, message) = status_of(&server, req).await;
+        assert_eq!((code, reason.as_str()), (400, "BadRequest"));
+        assert_eq!(
+            message,
+            format!("invalid continue token: continue key is not valid: {why}")
+        );
+    }
+}
+
+/// Field selectors on a CRD without selectableFields: the apiserver's
+/// `field label not supported: <label>`.
+#[rstest]
+#[tokio::test]
+async fn unsupported_field_selectors_on_custom_resources(#[future(awt)] server: TestServer) {
+    server.install_crontab_crd().await;
+    let req = server
+        .http
+        .get(server.url(&format!("{CRONTABS}?fieldSelector=spec.image%3Dx")));
+    let (code, reason, message) = status_of(&server, req).await;
+    assert_eq!((code, reason.as_str()), (400, "BadRequest"));
+    assert_eq!(message, "field label not supported: spec.image");
+}
+
+/// Malformed bodies: the serializer's `couldn't get version/kind; json parse error:` with Go's
+/// encoding/json text; a wrong type in a custom resource's metadata is the decoder's 400
+/// (`unstructuredSchemaCoercer` reading ObjectMeta), not a validation error.
+#[rstest]
+#[tokio::test]
+async fn malformed_bodies_in_go_words(#[future(awt)] server: TestServer) {
+    server.install_crontab_crd().await;
+    let raw = |path: &str, body: &'static str| {
+        server
+            .http
+            .post(server.url(path))
+            .header("content-type", "application/json")
+            .body(body)
+    };
+    let (code, _, message) = status_of(
+        &server,
+        raw(
+            CONFIGMAPS,
+            r#"{"apiVersion":"v1","kind":"ConfigMap", nope}"#,
+        ),
+    )
+    .await;
+    assert_eq!(code, 400);
+    assert_eq!(message, "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: invalid character 'n' looking for beginning of object key string ({\"apiVersion\":\"v1\",\"kind\":\"Con ...)");
+    let (_, _, message) = status_of(&server, raw(CONFIGMAPS, r#"{"a":1"#)).await;
+    assert_eq!(message, "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: unexpected end of JSON input ({\"a\":1)");
+    let (code, reason, message) = status_of(
+        &server,
+        raw(
+            CRONTABS,
+            r#"{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":true}}"#,
+        ),
+    )
+    .await;
+    assert_eq!((code, reason.as_str()), (400, "BadRequest"));
+    assert_eq!(message, "CronTab in version \"v1\" cannot be handled as a CronTab: json: cannot unmarshal bool into Go struct field ObjectMeta.name of type string");
+}
+
+/// Patch bodies: sigs.k8s.io/json's strict decode first (`error decoding patch: <Go text>`),
+/// evanphx/json-patch's MergePatch refusing a null patch.
+#[rstest]
+#[tokio::test]
+async fn malformed_patches_in_go_words(#[future(awt)] server: TestServer) {
+    server.install_crontab_crd().await;
+    server.create_crontab("default", "a").await;
+    let patch = |media: &'static str, body: &'static str| {
+        server
+            .http
+            .patch(server.url(&format!("{CRONTABS}/a")))
+            .header("content-type", media)
+            .body(body)
+    };
+    let cases = [
+        ("application/merge-patch+json", r#"{"spec":"#, "error decoding patch: unexpected end of JSON input"),
+        ("application/merge-patch+json", "[1]", "error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}"),
+        ("application/merge-patch+json", "null", "Invalid JSON Patch"),
+        ("application/json-patch+json", r#"[{"op":"add","#, "error decoding patch: unexpected end of JSON input"),
+        ("application/json-patch+json", r#"[{"op" "add"}]"#, "error decoding patch: invalid character '\"' after object key"),
+    ];
+    for (media, body, want) in cases {
+        let (code, reason, message) = status_of(&server, patch(media, body)).await;
+        assert_eq!(
+            (code, reason.as_str(), message.as_str()),
+            (400, "BadRequest", want),
+            "{body}"
+        );
+    }
+}
+
+/// `ValidateDeleteOptions`: both `orphanDependents` and `propagationPolicy` is an error on
+/// `propagationPolicy`, showing its value.
+#[rstest]
+#[tokio::test]
+async fn delete_options_naming_both_policies(#[future(awt)] server: TestServer) {
+    server.install_crontab_crd().await;
+    server.create_crontab("default", "a").await;
+    let req = server
+        .http
+        .delete(server.url(&format!("{CRONTABS}/a")))
+        .json(&json!({"orphanDependents": true, "propagationPolicy": "Background"}));
+    let (code, body) = server.send(req).await;
+    assert_eq!(code, 422, "{body}");
+    assert_eq!(body["message"], "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Invalid value: \"Background\": orphanDependents and deletionPropagation cannot be both set");
+    assert_eq!(body["details"]["causes"][0]["field"], "propagationPolicy");
+}
+
+/// `ValidateOwnerReferences`: a second controller reference is refused, the whole list shown
+/// as Go marshals it.
+#[rstest]
+#[tokio::test]
+async fn at_most_one_controller_reference(#[future(awt)] server: TestServer) {
+    let cm = json!({"metadata": {"name": "o", "ownerReferences": [
+        {"apiVersion": "v1", "kind": "A", "name": "a", "uid": "1", "controller": true},
+        {"apiVersion": "v1", "kind": "B", "name": "b", "uid": "2", "controller": true},
+    ]}});
+    let (code, body) = server.post(CONFIGMAPS, &cm).await;
+    assert_eq!(code, 422, "{body}");
+    assert_eq!(body["message"], "ConfigMap \"o\" is invalid: metadata.ownerReferences: Invalid value: [{\"apiVersion\":\"v1\",\"kind\":\"A\",\"name\":\"a\",\"uid\":\"1\",\"controller\":true},{\"apiVersion\":\"v1\",\"kind\":\"B\",\"name\":\"b\",\"uid\":\"2\",\"controller\":true}]: Only one reference can have Controller set to true. Found \"true\" in references for A/a and B/b");
+}
+
+/// `BeforeDelete` bumps `metadata.generation` when it sets `deletionTimestamp`, once.
+#[rstest]
+#[tokio::test]
+async fn setting_deletion_timestamp_bumps_generation(#[future(awt)] server: TestServer) {
+    server.install_crontab_crd().await;
+    let api = server.crontabs("default");
+    server.create_crontab("default", "held").await;
+    let add = json!({"metadata": {"finalizers": ["example.com/hold"]}});
+    let held = api
+        .patch("held", &PatchParams::default(), &Patch::Merge(&add))
+        .await
+        .expect("finalizer");
+    assert_eq!(held.metadata.generation, Some(1));
+    api.delete("held", &DeleteParams::default())
+        .await
+        .expect("delete");
+    let deleting = api.get("held").await.expect("still there");
+    assert!(deleting.metadata.deletion_timestamp.is_some());
+    assert_eq!(deleting.metadata.generation, Some(2));
+    api.delete("held", &DeleteParams::default())
+        .await
+        .expect("again");
+    assert_eq!(
+        api.get("held").await.expect("held").metadata.generation,
+        Some(2)
+    );
+    let release = json!({"metadata": {"finalizers": null}});
+    api.patch("held", &PatchParams::default(), &Patch::Merge(&release))
+        .await
+        .expect("released");
+    assert!(api
+        .list(&ListParams::default())
+        .await
+        .expect("list")
+        .items
+        .is_empty());
+}
+
+/// `forbidCreateAdmission`: creating in a terminating CRD's resource is 403 Forbidden.
+#[rstest]
+#[tokio::test]
+async fn no_creates_while_the_crd_terminates(#[future(awt)] server: TestServer) {
+    server.install_crontab_crd().await;
+    server.create_crontab("default", "keep").await;
+    let api = server.crontabs("default");
+    let hold = json!({"metadata": {"finalizers": ["example.com/hold"]}});
+    api.patch("keep", &PatchParams::default(), &Patch::Merge(&hold))
+        .await
+        .expect("finalizer");
+    let (code, _) = server
+        .send(
+            server
+                .http
+                .delete(server.url(&format!("{CRD}/crontabs.stable.example.com"))),
+        )
+        .await;
+    assert_eq!(code, 200);
+    let ct = json!({"apiVersion": "stable.example.com/v1", "kind": "CronTab",
+                    "metadata": {"name": "late"}, "spec": {"image": "i"}});
+    let (code, body) = server.post(CRONTABS, &ct).await;
+    assert_eq!(code, 403, "{body}");
+    assert_eq!(body["reason"], "Forbidden");
+    assert_eq!(body["message"], "crontabs.stable.example.com \"late\" is forbidden: create not allowed while custom resource definition is terminating");
+    assert_eq!(
+        body["details"],
+        json!({"name": "late", "group": "stable.example.com", "kind": "crontabs"})
+    );
+    let status = api_error(
+        server
+            .crontabs("default")
+            .create(&Default::default(), &serde_json::from_value(json!({"apiVersion": "stable.example.com/v1", "kind": "CronTab", "metadata": {"name": "late2"}, "spec": {"cronSpec": "", "image": "i"}})).expect("crontab"))
+            .await
+            .expect_err("forbidden"),
+    );
+    assert_eq!(status.code, 403);
+}
+
+/// `transformResponseObject` with `as=PartialObjectMetadata[List]`: kube-rs's metadata calls
+/// (as controller-runtime's metadata informers) get `meta.k8s.io` objects holding only
+/// metadata, for built-in kinds and custom resources, in get, list and watch.
+#[rstest]
+#[tokio::test]
+async fn metadata_only_get_list_and_watch(#[future(awt)] server: TestServer) {
+    use futures_util::{StreamExt, TryStreamExt};
+    use kube::api::WatchEvent;
+    use kube::api::WatchParams;
+    server.install_crontab_crd().await;
+    server.create_crontab("default", "a").await;
+    let api = server.crontabs("default");
+    let one = api.get_metadata("a").await.expect("metadata");
+    assert_eq!(
+        one.types.as_ref().map(|t| t.kind.as_str()),
+        Some("PartialObjectMetadata")
+    );
+    assert_eq!(
+        one.types.as_ref().map(|t| t.api_version.as_str()),
+        Some("meta.k8s.io/v1")
+    );
+    assert_eq!(one.metadata.name.as_deref(), Some("a"));
+    let list = api
+        .list_metadata(&ListParams::default())
+        .await
+        .expect("list");
+    assert_eq!(list.items.len(), 1);
+    assert_eq!(list.items[0].metadata.name.as_deref(), Some("a"));
+    let configmaps: kube::Api<k8s_openapi::api::core::v1::ConfigMap> =
+        kube::Api::namespaced(server.client.clone(), "default");
+    let cms = configmaps
+        .list_metadata(&ListParams::default())
+        .await
+        .expect("cms");
+    assert!(cms
+        .items
+        .iter()
+        .any(|c| c.metadata.name.as_deref() == Some("kube-root-ca.crt")));
+
+    let rv = list.metadata.resource_version.clone().expect("rv");
+    let stream = api
+        .watch_metadata(&WatchParams::default(), &rv)
+        .await
+        .expect("watch");
+    let mut stream = stream.boxed();
+    server.create_crontab("default", "b").await;
+    match stream.try_next().await.expect("event") {
+        Some(WatchEvent::Added(o)) => {
+            assert_eq!(o.metadata.name.as_deref(), Some("b"));
+            assert_eq!(
+                o.types.map(|t| t.kind),
+                Some("PartialObjectMetadata".into())
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+
+    // The raw bodies: a v1beta1 list, and the 406s for the wrong shape.
+    let get = |path: String, accept: &'static str| {
+        server.http.get(server.url(&path)).header("accept", accept)
+    };
+    let (code, body) = server
+        .send(get(
+            CRONTABS.to_string(),
+            "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1beta1",
+        ))
+        .await;
+    assert_eq!(code, 200);
+    assert_eq!(body["kind"], "PartialObjectMetadataList");
+    assert_eq!(body["apiVersion"], "meta.k8s.io/v1beta1");
+    assert_eq!(body["items"][0]["apiVersion"], "meta.k8s.io/v1beta1");
+    assert!(body["items"][0].get("spec").is_none(), "{body}");
+    let (code, reason, message) = status_of(
+        &server,
+        get(
+            CRONTABS.to_string(),
+            "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+        ),
+    )
+    .await;
+    assert_eq!((code, reason.as_str()), (406, "NotAcceptable"));
+    assert_eq!(message, "you requested PartialObjectMetadata, but the requested object is a list (*unstructured.UnstructuredList)");
+    let (_, _, message) = status_of(
+        &server,
+        get(
+            format!("{CONFIGMAPS}/kube-root-ca.crt"),
+            "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+        ),
+    )
+    .await;
+    assert_eq!(message, "you requested PartialObjectMetadataList, but the requested object is not a list (*core.ConfigMap)");
+    // client-go's metadata client asks for protobuf first, also for custom resources.
+    let resp = get(CRONTABS.to_string(), "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json")
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(
+        resp.headers()["content-type"],
+        "application/vnd.kubernetes.protobuf"
+    );
+    let bytes = resp.bytes().await.expect("body");
+    assert!(bytes.starts_with(b"k8s\0"));
+    assert!(bytes.windows(25).any(|w| w == b"PartialObjectMetadataList"));
+}
+
+/// `/metrics`: `apiserver_request_total` and `apiserver_request_duration_seconds` with the
+/// labels `MonitorRequest` gives (`cleanVerb`, `CleanScope`, `dry_run`), in the Prometheus text
+/// format.
+#[rstest]
+#[tokio::test]
+async fn request_metrics(#[future(awt)] server: TestServer) {
+    server.install_crontab_crd().await;
+    server.create_crontab("default", "a").await;
+    server.get(CRONTABS).await;
+    server.get(&format!("{CRONTABS}/nope")).await;
+    let apply = server
+        .http
+        .patch(server.url(&format!("{CRONTABS}/b?fieldManager=m&dryRun=All")))
+        .header("content-type", "application/apply-patch+yaml")
+        .body("apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: b\n");
+    server.send(apply).await;
+    server.get("/readyz").await;
+    let resp = server
+        .http
+        .get(server.url("/metrics"))
+        .send()
+        .await
+        .expect("metrics");
+    assert_eq!(
+        resp.headers()["content-type"],
+        "text/plain; version=0.0.4; charset=utf-8"
+    );
+    let text = resp.text().await.expect("text");
+    let crontabs = |verb: &str, scope: &str, dry_run: &str| {
+        format!("component=\"apiserver\",dry_run=\"{dry_run}\",group=\"stable.example.com\",resource=\"crontabs\",scope=\"{scope}\",subresource=\"\",verb=\"{verb}\",version=\"v1\"")
+    };
+    for line in [
+        format!("apiserver_request_total{{code=\"201\",{}}} 1", crontabs("POST", "resource", "")),
+        format!("apiserver_request_total{{code=\"200\",{}}} 1", crontabs("LIST", "namespace", "")),
+        format!("apiserver_request_total{{code=\"404\",{}}} 1", crontabs("GET", "resource", "")),
+        format!("apiserver_request_total{{code=\"201\",{}}} 1", crontabs("APPLY", "resource", "All")),
+        "apiserver_request_total{code=\"200\",component=\"\",dry_run=\"\",group=\"\",resource=\"\",scope=\"\",subresource=\"/readyz\",verb=\"GET\",version=\"\"} 1".to_string(),
+        format!("apiserver_request_duration_seconds_count{{{}}} 1", crontabs("LIST", "namespace", "")),
+        format!("apiserver_request_duration_seconds_bucket{{{},le=\"60\"}} 1", crontabs("LIST", "namespace", "")),
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line}\nnot in\n{text}");
+    }
+    assert!(text.contains("# TYPE apiserver_request_total counter\n"));
+    assert!(text.contains("# TYPE apiserver_request_duration_seconds histogram\n"));
+}
