@@ -110,6 +110,8 @@ pub struct State {
     this: Weak<State>,
     /// When the work scheduled by [`crate::controllers::later_once`] is due.
     pub(crate) timers: Mutex<std::collections::HashMap<controllers::Work, std::time::Instant>>,
+    /// Snapshots a test took, and the start state reset returns to.
+    pub snapshots: crate::tooling::snapshots::Snapshots,
 }
 
 impl State {
@@ -162,6 +164,7 @@ impl State {
                 webhooks,
                 this,
                 timers: Mutex::default(),
+                snapshots: Default::default(),
             }
         })
     }
@@ -173,6 +176,13 @@ impl State {
     pub async fn bootstrap(&self) {
         let ctx = Context::internal();
         controllers::after_all(self, &ctx, self.create_bootstrap_objects(&ctx)).await;
+        self.mark_start_state();
+    }
+
+    /// Records the current state as the one a reset returns to ([`crate::ServerBuilder::start`]
+    /// does once the preloaded files are in).
+    pub fn mark_start_state(&self) {
+        self.snapshots.mark_start(self.store.snapshot());
     }
 
     async fn create_bootstrap_objects(&self, ctx: &Context) {

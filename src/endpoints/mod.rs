@@ -7,6 +7,7 @@
 //!   [`read`] (get, list), [`write`](mod@write) (create, update, patch), [`apply`] (server-side apply),
 //!   [`delete`] (delete, deletecollection), [`watch`], [`scale`] and [`action`] (subresources
 //!   served by their own code: `pods/binding`, `pods/log`).
+//! - [`kubefake`]: kubefake's own API under `/kubefake/v1/` (snapshots, reset, dump).
 //! - [`options`] (query parameters and `DeleteOptions`), [`negotiation`] (media types, bodies,
 //!   responses), [`patch`] (patch documents), [`json_dups`] and [`protobuf`] (decoders).
 
@@ -16,6 +17,7 @@ pub mod apply;
 pub mod delete;
 pub mod discovery;
 pub mod json_dups;
+pub mod kubefake;
 pub mod negotiation;
 pub mod options;
 pub mod patch;
@@ -116,6 +118,9 @@ async fn route(state: &Arc<State>, req: &Request, ctx: &mut Context) -> Result<R
         field_selector: selector,
     };
     authorization::check(state.options.authorization, &state.store, &ctx.user, &asked)?;
+    if let Some(rest) = req.path.strip_prefix(kubefake::PREFIX) {
+        return kubefake::serve(state, req, &ctx.user, rest).await;
+    }
     if info.is_resource_request {
         ctx.request_name = Some(info.name.clone());
         return resource::serve(state, req, &info, ctx).await;
