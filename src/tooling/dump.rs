@@ -109,12 +109,22 @@ fn recent_requests(_state: &State) -> Option<String> {
 #[must_use = "the guard prints on a panic only while it is held"]
 pub struct DumpOnPanic {
     state: Arc<State>,
+    sink: Box<dyn Fn(&str) + Send + Sync>,
 }
 
 impl DumpOnPanic {
-    /// A guard for this server's state.
+    /// A guard for this server's state that prints to the test's output (through `println!`,
+    /// which the test harness captures and shows with a failing test).
     pub fn new(state: Arc<State>) -> DumpOnPanic {
-        DumpOnPanic { state }
+        DumpOnPanic::with_sink(state, |text| println!("{text}"))
+    }
+
+    /// A guard that hands the text to `sink` instead (a log, a file).
+    pub fn with_sink(state: Arc<State>, sink: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        DumpOnPanic {
+            state,
+            sink: Box::new(sink),
+        }
     }
 }
 
@@ -125,14 +135,14 @@ impl Drop for DumpOnPanic {
         }
         let snap = self.state.store.snapshot();
         let dump = render(&snap, &DumpFilter::default()).unwrap_or_else(|e| e.to_string());
-        // Through the print macros, which the test harness captures with the test's output.
-        println!(
+        let mut text = format!(
             "---- kubefake state at resourceVersion {} ----\n{dump}",
             snap.rv
         );
         if let Some(requests) = recent_requests(&self.state) {
-            println!("---- kubefake requests ----\n{requests}");
+            text.push_str(&format!("---- kubefake requests ----\n{requests}"));
         }
+        (self.sink)(&text);
     }
 }
 
@@ -187,6 +197,34 @@ mod tests {
             .collect();
         assert_eq!(got, names);
         assert!(!yaml.contains("managedFields"));
+    }
+
+    #[test]
+    fn the_guard_dumps_only_when_the_thread_panics() {
+        let (_tx, rx) = tokio::sync::watch::channel(false);
+        let state = State::new("127.0.0.1:1".into(), crate::Options::default(), rx);
+        let gr = GroupResource::new("", "configmaps");
+        let cm = json!({"metadata": {"name": "evidence", "namespace": "default"}});
+        state
+            .store
+            .write(|t| t.put(&gr, ObjectKey::new("default", "evidence"), cm))
+            .expect("put");
+        let printed = Arc::new(parking_lot::Mutex::new(Vec::<String>::new()));
+        let guard = |printed: &Arc<parking_lot::Mutex<Vec<String>>>| {
+            let printed = printed.clone();
+            DumpOnPanic::with_sink(state.clone(), move |t| printed.lock().push(t.to_string()))
+        };
+        drop(guard(&printed));
+        assert!(printed.lock().is_empty(), "no panic, no dump");
+        let failing = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _dump = guard(&printed);
+            panic!("the test failed");
+        }));
+        assert!(failing.is_err());
+        let printed = printed.lock();
+        assert_eq!(printed.len(), 1);
+        assert!(printed[0].starts_with("---- kubefake state at resourceVersion 1 ----"));
+        assert!(printed[0].contains("name: evidence"), "{}", printed[0]);
     }
 
     #[test]
