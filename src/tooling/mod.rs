@@ -5,4 +5,5 @@
 //! ([`crate::endpoints::kubefake`]).
 
 pub mod dump;
+pub mod remote;
 pub mod snapshots;
