@@ -16,6 +16,9 @@ use serde_json::Value;
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
+/// How long a request may take, connection included.
+pub const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Why a running server could not be asked.
 #[derive(Debug, thiserror::Error)]
 pub enum RemoteError {
@@ -93,8 +96,18 @@ impl Remote {
         Ok(Remote { server, ca, token })
     }
 
-    /// GETs `path_and_query` and returns the body of a 2xx answer.
+    /// GETs `path_and_query` and returns the body of a 2xx answer, within [`TIMEOUT`].
     pub async fn get(&self, path_and_query: &str) -> Result<Bytes, RemoteError> {
+        match tokio::time::timeout(TIMEOUT, self.get_unbounded(path_and_query)).await {
+            Ok(result) => result,
+            Err(_) => Err(RemoteError::Transport(
+                format!("{}{path_and_query}", self.server),
+                format!("no answer within {} s", TIMEOUT.as_secs()),
+            )),
+        }
+    }
+
+    async fn get_unbounded(&self, path_and_query: &str) -> Result<Bytes, RemoteError> {
         let url = format!(
             "{}{}",
             self.server.to_string().trim_end_matches('/'),

@@ -126,9 +126,8 @@ pub async fn restore(state: &State, id: &str) -> Result<Restored, SnapshotError>
     restore_to(state, &target).await
 }
 
-/// Returns to the start state; a state that never recorded one (built without
-/// [`crate::ServerBuilder`]) returns to its bootstrap objects' state if it has one, else
-/// to an empty store.
+/// Returns to the start state (see [`crate::state::State::mark_start_state`]); a state never
+/// bootstrapped returns to an empty store.
 pub async fn reset(state: &State) -> Result<Restored, SnapshotError> {
     let target = state.snapshots.start().unwrap_or_default();
     restore_to(state, &target).await
