@@ -70,7 +70,8 @@
 //!   table, one file per feature), over [`tooling`]: [`tooling::snapshots`] (O(1) snapshots,
 //!   restore and reset that write the difference, the resourceVersion going on forward, and
 //!   bring the served CRDs and the controllers along) and [`tooling::dump`] (the state as
-//!   YAML; a guard that prints it when a test panics).
+//!   YAML; a guard that prints it when a test panics); [`tooling::remote`] is the client of
+//!   that API the CLI uses (`kubefake dump`).
 //!
 //! Outside the request path, `testing` (feature `testing`) helps users' tests: an HTTPS
 //! webhook server with generated certificates, to call through [`webhook`]; [`envtest`] makes

@@ -170,3 +170,24 @@ async fn report(state: &State, before: &Registry, events: &[Arc<Event>]) {
     };
     controllers::after_all(state, &ctx, changes).await;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snapshots_are_bounded_and_can_be_forgotten() {
+        let (_tx, rx) = tokio::sync::watch::channel(false);
+        let state = State::new("127.0.0.1:1".into(), crate::Options::default(), rx);
+        let ids: Vec<String> = (0..MAX_SNAPSHOTS)
+            .map(|_| take(&state).expect("room"))
+            .collect();
+        let refused = ApiError::from(take(&state).expect_err("full"));
+        assert_eq!((refused.code, &*refused.reason), (429, "TooManyRequests"));
+        delete(&state, &ids[0]).expect("forget one");
+        let missing = ApiError::from(delete(&state, &ids[0]).expect_err("gone"));
+        assert_eq!((missing.code, &*missing.reason), (404, "NotFound"));
+        let id = take(&state).expect("room again");
+        assert!(!ids.contains(&id), "ids are never reused");
+    }
+}
