@@ -18,6 +18,7 @@ pub mod delete;
 pub mod discovery;
 pub mod json_dups;
 pub mod kubefake;
+pub mod list_body;
 pub mod negotiation;
 pub mod options;
 pub mod patch;
