@@ -4,7 +4,8 @@
 # tests/envtest (its own Go module: a two-version CRD with a conversion webhook, a validating
 # webhook, a reconciler owning a Deployment and a ConfigMap, its ClusterRole checked through a
 # ServiceAccount token, client-go's clientset, informers and protobuf) runs unchanged with
-# KUBEBUILDER_ASSETS=DIR. Prints the suite's wall time; exits non-zero when a test fails.
+# KUBEBUILDER_ASSETS=DIR; its package serve is the client-go example that starts `kubefake serve`
+# itself ($KUBEFAKE_BIN), for tests without envtest. Prints the suite's wall time; exits non-zero when a test fails.
 # Needs Go (the version tests/envtest/go.mod names) and its modules (`.ci/run` downloads them).
 set -euo pipefail
 
@@ -33,7 +34,7 @@ began=$(date +%s.%N)
 rc=0
 (
   cd tests/envtest
-  KUBEBUILDER_ASSETS="$work/assets" timeout 300 go test ./... -count=1 -v -timeout 240s
+  KUBEBUILDER_ASSETS="$work/assets" KUBEFAKE_BIN="$bin" timeout 300 go test ./... -count=1 -v -timeout 240s
 ) || rc=$?
 ended=$(date +%s.%N)
 wall=$(awk -v a="$began" -v b="$ended" 'BEGIN { printf "%.2f", b - a }')

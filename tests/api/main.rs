@@ -32,6 +32,7 @@ mod policy;
 mod printing;
 mod rbac;
 mod rbac_authz;
+mod readme;
 mod scheduling;
 mod schema;
 mod server;

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# README's JavaScript, Java and Go quickstarts are the files CI runs: each file (for Go, its
+# startKubefake helper) must appear in README.md exactly as it is, so an edit to one without the
+# other fails here.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 - <<'PY'
+import sys
+readme = open("README.md").read()
+go = open("tests/envtest/serve/serve_test.go").read()
+snippets = {
+    "tests/clients/javascript/test/quickstart.test.mjs":
+        open("tests/clients/javascript/test/quickstart.test.mjs").read(),
+    "tests/clients/java/src/test/java/dev/kubefake/QuickstartTest.java":
+        open("tests/clients/java/src/test/java/dev/kubefake/QuickstartTest.java").read(),
+    "tests/envtest/serve/serve_test.go (startKubefake)":
+        go[go.index("// startKubefake runs"):go.index("\nfunc TestConfigMapCRUDAndWatch")],
+}
+stale = [name for name, text in snippets.items() if text.strip() not in readme]
+for name in stale:
+    print(f"FAIL README.md does not hold {name} as it is")
+if stale:
+    sys.exit(1)
+print(f"ok   README.md holds the {len(snippets)} quickstart files CI runs")
+PY
