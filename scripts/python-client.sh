@@ -13,5 +13,20 @@ else
   failures=$((failures + 1))
   echo "FAIL $step. the Python client"
 fi
+# `kubefake dump` against the same server: the one document of a ConfigMap kubectl created.
+kubectl --cache-dir "$cache" create configmap from-kubectl --from-literal=v=1 >/dev/null
+dumped=$("$bin" dump --kubeconfig "$KUBECONFIG" -n default --resource configmaps |
+  awk 'BEGIN { RS = "---\n" } /name: from-kubectl/ { printf "---\n%s", $0 }')
+check "kubefake dump -n default --resource configmaps" '---
+apiVersion: v1
+data:
+  v: "1"
+kind: ConfigMap
+metadata:
+  creationTimestamp: "<time>"
+  name: from-kubectl
+  namespace: default
+  resourceVersion: "<rv>"
+  uid: <uid>' "$dumped"
 stop_server
 finish

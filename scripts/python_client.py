@@ -1,9 +1,11 @@
 """The official Python client against kubefake: namespaces, a CRD, custom objects (create, get,
 list, patch, delete), a watch, an error Status, and an APIService created from a manifest twice
-(the client's own e2e conflict test). Run by scripts/python-client.sh."""
+(the client's own e2e conflict test), and kubefake's own API over HTTP: a snapshot restored under
+a watch, a reset, a dump. Run by scripts/python-client.sh."""
 
 import sys
 import threading
+import time
 
 from kubernetes import client, config, utils, watch
 from kubernetes.client.rest import ApiException
@@ -111,6 +113,57 @@ try:
     check("a second create conflicts", False)
 except utils.FailToCreateError as e:
     check("a second create conflicts", '"reason":"AlreadyExists"' in str(e) and '"code":409' in str(e))
+
+
+
+def kubefake(method, path, **kwargs):
+    """kubefake's own API (/kubefake/v1/), with the kubeconfig's credentials."""
+    return api_client.call_api("/kubefake/v1/" + path, method, auth_settings=["BearerToken"],
+                               response_type="object", _return_http_data_only=True, **kwargs)
+
+
+def configmap(name, value):
+    return client.V1ConfigMap(metadata=client.V1ObjectMeta(name=name), data={"v": value})
+
+
+core.create_namespaced_config_map("default", configmap("py-kept", "1"))
+snapshot = kubefake("POST", "snapshots")["id"]
+core.create_namespaced_config_map("default", configmap("py-added", "1"))
+core.patch_namespaced_config_map("py-kept", "default", {"data": {"v": "2"}})
+rv = core.list_namespaced_config_map("default").metadata.resource_version
+restored_events = []
+
+
+def restore_watcher():
+    w = watch.Watch()
+    for event in w.stream(core.list_namespaced_config_map, "default", resource_version=rv,
+                          timeout_seconds=5):
+        restored_events.append((event["type"], event["object"].metadata.name,
+                                event["object"].data["v"]))
+        if len(restored_events) == 2:
+            w.stop()
+
+
+thread = threading.Thread(target=restore_watcher)
+thread.start()
+time.sleep(0.5)
+restored = kubefake("POST", f"snapshots/{snapshot}/restore")
+thread.join(timeout=10)
+check("restore answers the new resourceVersion", int(restored["resourceVersion"]) > int(rv))
+check("a watch sees the restore's difference",
+      restored_events == [("DELETED", "py-added", "1"), ("MODIFIED", "py-kept", "1")])
+dump = kubefake("GET", "dump", query_params=[("namespace", "default"), ("resource", "configmaps")],
+                _preload_content=False).data.decode()
+check("the dump lists the restored objects",
+      "name: py-kept" in dump and "py-added" not in dump and dump.startswith("---"))
+kubefake("POST", "reset")
+names = [cm.metadata.name for cm in core.list_namespaced_config_map("default").items]
+check("a reset returns to the start state", names == ["kube-root-ca.crt"])
+try:
+    kubefake("POST", "snapshots/none/restore")
+    check("an unknown snapshot is 404", False)
+except ApiException as e:
+    check("an unknown snapshot is 404", e.status == 404 and '"reason":"NotFound"' in e.body)
 
 print(f"python client: {len(failures)} failed" if failures else "python client: all checks passed")
 sys.exit(1 if failures else 0)

@@ -69,6 +69,12 @@
 //! - [`discovery`]: the discovery and OpenAPI documents, rendered once per catalog.
 //! - [`metrics`]: the request counters and latency histograms `/metrics` serves, recorded by
 //!   [`endpoints::handle`] with atomics on label combinations interned once.
+//! - [`endpoints::kubefake`]: kubefake's own HTTP API under `/kubefake/v1/` (a dispatch
+//!   table, one file per feature), over [`tooling`]: [`tooling::snapshots`] (O(1) snapshots,
+//!   restore and reset that write the difference, the resourceVersion going on forward, and
+//!   bring the served CRDs and the controllers along) and [`tooling::dump`] (the state as
+//!   YAML; a guard that prints it when a test panics); [`tooling::remote`] is the client of
+//!   that API the CLI uses (`kubefake dump`).
 //!
 //! Outside the request path, `testing` (feature `testing`) helps users' tests: an HTTPS
 //! webhook server with generated certificates, to call through [`webhook`]; [`envtest`] makes
@@ -110,6 +116,7 @@ pub mod state;
 pub mod store;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod tooling;
 pub mod typed;
 pub mod webhook;
 
@@ -132,6 +139,8 @@ pub use kubeconfig::KubeconfigFile;
 pub use server::tls::ServingCertificate;
 pub use state::{Options, State};
 pub use store::DEFAULT_HISTORY_BYTES;
+pub use tooling::dump::{DumpFilter, DumpOnPanic};
+pub use tooling::snapshots::{Restored, SnapshotError};
 
 /// Why a server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -457,6 +466,7 @@ impl ServerBuilder {
         state.bootstrap().await;
         loader::load(&state, &self.crds, loader::Only::Crds).await?;
         loader::load(&state, &self.objects, loader::Only::All).await?;
+        state.mark_start_state();
         let config = Kubeconfig {
             server: &url,
             ca_pem: ca_pem.as_deref(),
@@ -566,6 +576,44 @@ impl ServerHandle {
     /// The server's state, for tests that look behind the API (resourceVersion, store).
     pub fn state(&self) -> &Arc<State> {
         &self.state
+    }
+
+    /// Takes a snapshot of every object, in O(1) whatever the store holds, and returns its id
+    /// for [`ServerHandle::restore`] (the same ids as `POST /kubefake/v1/snapshots`).
+    pub fn snapshot(&self) -> Result<String, SnapshotError> {
+        tooling::snapshots::take(&self.state)
+    }
+
+    /// Brings back every object of a snapshot. The resourceVersion goes on forward: watchers
+    /// see the DELETED, MODIFIED and ADDED events of the difference, served resources follow
+    /// the restored CRDs. See [`tooling::snapshots`].
+    pub async fn restore(&self, id: &str) -> Result<Restored, SnapshotError> {
+        tooling::snapshots::restore(&self.state, id).await
+    }
+
+    /// Returns to the state [`ServerBuilder::start`] left: the bootstrap objects, the preloaded
+    /// CRDs and objects. Costs what changed since, far less than starting a new server: one
+    /// server per suite, a reset per test.
+    pub async fn reset(&self) -> Result<Restored, SnapshotError> {
+        tooling::snapshots::reset(&self.state).await
+    }
+
+    /// Every object as multi-document YAML (see [`tooling::dump`]).
+    pub fn dump(&self) -> String {
+        self.dump_filtered(&DumpFilter::default())
+    }
+
+    /// The objects `filter` keeps as multi-document YAML; a rendering failure (a bug) is
+    /// reported in the text, as this is for people reading a test's output.
+    pub fn dump_filtered(&self, filter: &DumpFilter) -> String {
+        let snap = self.state.store.snapshot();
+        tooling::dump::render(&snap, filter).unwrap_or_else(|e| e.to_string())
+    }
+
+    /// A guard that prints every object to the test's output if the test panics while it is
+    /// held: `let _dump = server.dump_on_panic();`.
+    pub fn dump_on_panic(&self) -> DumpOnPanic {
+        DumpOnPanic::new(self.state.clone())
     }
 
     /// A kube-rs `Config` for this server (default namespace `default`).

@@ -1,5 +1,6 @@
 //! The `kubefake` command: `serve` runs a server (envtest-style, for CI and scripts),
-//! `kubeconfig` writes a kubeconfig for one that is already running.
+//! `kubeconfig` writes a kubeconfig for one that is already running, `dump` prints the objects
+//! of one that is running.
 
 use std::io::Write;
 use std::net::IpAddr;
@@ -8,6 +9,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+use kubefake::tooling::remote::Remote;
 use warp::Filter;
 
 #[derive(Parser)]
@@ -32,6 +34,9 @@ enum Command {
         /// The directory (created if missing).
         dir: PathBuf,
     },
+    /// Print every object of a running kubefake server as multi-document YAML (its
+    /// `/kubefake/v1/dump`), like `kubectl get -o yaml` of everything.
+    Dump(DumpArgs),
     /// Write a kubeconfig for a running server.
     Kubeconfig {
         /// The server URL, e.g. https://127.0.0.1:8443.
@@ -47,6 +52,72 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+}
+
+/// The options of `kubefake dump`.
+#[derive(clap::Args)]
+struct DumpArgs {
+    /// The kubeconfig of the server (its current context).
+    #[arg(long, env = "KUBECONFIG")]
+    kubeconfig: PathBuf,
+    /// Only objects in this namespace.
+    #[arg(long, short = 'n')]
+    namespace: Option<String>,
+    /// Only this resource: a plural, or `plural.group`.
+    #[arg(long)]
+    resource: Option<String>,
+    /// Only resources of this API group (`core` for the core group).
+    #[arg(long)]
+    group: Option<String>,
+    /// Keep `metadata.managedFields`.
+    #[arg(long)]
+    show_managed_fields: bool,
+}
+
+impl DumpArgs {
+    /// The dump's path and query.
+    fn path(&self) -> String {
+        let mut query = form_urlencoded::Serializer::new(String::new());
+        for (key, value) in [
+            ("namespace", &self.namespace),
+            ("resource", &self.resource),
+            ("group", &self.group),
+        ] {
+            if let Some(value) = value {
+                query.append_pair(key, value);
+            }
+        }
+        if self.show_managed_fields {
+            query.append_pair("managedFields", "true");
+        }
+        format!("/kubefake/v1/dump?{}", query.finish())
+    }
+}
+
+/// `kubefake dump`: prints the dump of the server the kubeconfig names.
+async fn dump(args: DumpArgs) -> ExitCode {
+    let text = match std::fs::read_to_string(&args.kubeconfig) {
+        Ok(text) => text,
+        Err(e) => {
+            tracing::error!("reading {}: {e}", args.kubeconfig.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    let dir = args.kubeconfig.parent().unwrap_or(Path::new("."));
+    let dumped = match Remote::from_kubeconfig(&text, dir) {
+        Ok(remote) => remote.get(&args.path()).await,
+        Err(e) => Err(e),
+    };
+    match dumped {
+        Ok(yaml) => {
+            print!("{}", String::from_utf8_lossy(&yaml));
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            tracing::error!("{e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// The options of `kubefake serve`.
@@ -305,6 +376,7 @@ async fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Command::Dump(args) => dump(args).await,
         Command::EnvtestAssets { dir } => {
             let written =
                 std::env::current_exe().and_then(|exe| kubefake::envtest::write_assets(&dir, &exe));

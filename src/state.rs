@@ -115,6 +115,8 @@ pub struct State {
     pub(crate) timers: Mutex<std::collections::HashMap<controllers::Work, std::time::Instant>>,
     /// The request metrics `/metrics` serves.
     pub metrics: crate::metrics::Metrics,
+    /// Snapshots a test took, and the start state reset returns to.
+    pub snapshots: crate::tooling::snapshots::Snapshots,
 }
 
 impl State {
@@ -169,6 +171,7 @@ impl State {
                 this,
                 timers: Mutex::default(),
                 metrics: crate::metrics::Metrics::default(),
+                snapshots: Default::default(),
             }
         })
     }
@@ -180,6 +183,13 @@ impl State {
     pub async fn bootstrap(&self) {
         let ctx = Context::internal();
         controllers::after_all(self, &ctx, self.create_bootstrap_objects(&ctx)).await;
+        self.mark_start_state();
+    }
+
+    /// Records the current state as the one a reset returns to ([`crate::ServerBuilder::start`]
+    /// does once the preloaded files are in).
+    pub fn mark_start_state(&self) {
+        self.snapshots.mark_start(self.store.snapshot());
     }
 
     async fn create_bootstrap_objects(&self, ctx: &Context) {

@@ -7,6 +7,7 @@
 //!   [`read`] (get, list), [`write`](mod@write) (create, update, patch), [`apply`] (server-side apply),
 //!   [`delete`] (delete, deletecollection), [`watch`], [`scale`] and [`action`] (subresources
 //!   served by their own code: `pods/binding`, `pods/log`).
+//! - [`kubefake`]: kubefake's own API under `/kubefake/v1/` (snapshots, reset, dump).
 //! - [`options`] (query parameters and `DeleteOptions`), [`negotiation`] (media types, bodies,
 //!   responses), [`patch`] (patch documents), [`json_dups`] and [`protobuf`] (decoders).
 
@@ -17,6 +18,7 @@ pub mod delete;
 pub mod discovery;
 pub mod health;
 pub mod json_dups;
+pub mod kubefake;
 pub mod list_body;
 pub mod metrics;
 pub mod negotiation;
@@ -125,6 +127,9 @@ async fn route(
         field_selector: selector,
     };
     authorization::check(state.options.authorization, &state.store, &ctx.user, &asked)?;
+    if let Some(rest) = req.path.strip_prefix(kubefake::PREFIX) {
+        return kubefake::serve(state, req, &ctx.user, rest).await;
+    }
     if info.is_resource_request {
         ctx.request_name = Some(info.name.clone());
         let served = resource::serve(state, req, &info, ctx).await;

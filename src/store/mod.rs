@@ -73,6 +73,10 @@ pub struct StoredObject {
     pub json: Bytes,
     /// The resourceVersion of the write that produced this state.
     pub rv: u64,
+    /// The resourceVersion of the write that produced this content: `rv`, except for a state a
+    /// [`Txn::restore`] brought back, which takes a new `rv` but keeps its origin, so that
+    /// restoring the same snapshot again sees it unchanged and rewrites nothing.
+    origin: u64,
     /// Serialisations of this state in other versions, by codec (see
     /// [`crate::conversion::Codec`]): each version is converted and serialised once.
     encodings: Mutex<Vec<(u64, Bytes)>>,
@@ -81,8 +85,20 @@ pub struct StoredObject {
 /// How many versions of one object state are kept serialised (a CRD rarely serves more).
 const MAX_ENCODINGS: usize = 4;
 
+/// Two states are the same when the same write produced their content (see `origin`): what
+/// [`Txn::restore`] compares, without looking at the objects.
+impl PartialEq for StoredObject {
+    fn eq(&self, other: &Self) -> bool {
+        self.origin == other.origin
+    }
+}
+
 impl StoredObject {
-    fn new(mut value: Value, rv: u64) -> Result<Arc<Self>, ApiError> {
+    fn new(value: Value, rv: u64) -> Result<Arc<Self>, ApiError> {
+        Self::with_origin(value, rv, rv)
+    }
+
+    fn with_origin(mut value: Value, rv: u64, origin: u64) -> Result<Arc<Self>, ApiError> {
         match value.get_mut("metadata").and_then(Value::as_object_mut) {
             Some(meta) => {
                 meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
@@ -90,7 +106,9 @@ impl StoredObject {
             None => return Err(ApiError::internal("object without metadata")),
         }
         let json = Bytes::from(serde_json::to_vec(&value).map_err(ApiError::internal)?);
-        Ok(Arc::new(StoredObject::from_parts(value, json, rv)))
+        let mut obj = StoredObject::from_parts(value, json, rv);
+        obj.origin = origin;
+        Ok(Arc::new(obj))
     }
 
     /// An object state from its parts (dry runs build the state they would have stored).
@@ -99,6 +117,7 @@ impl StoredObject {
             value,
             json,
             rv,
+            origin: rv,
             encodings: Mutex::new(Vec::new()),
         }
     }
@@ -366,6 +385,16 @@ impl Snapshot {
         self.tables.get(gr).map_or(0, |t| t.len())
     }
 
+    /// Whether `other` holds exactly this table's states (both share it untouched): a cheap
+    /// test of whether anything in one resource changed between two snapshots.
+    pub fn same_table(&self, other: &Snapshot, gr: &GroupResource) -> bool {
+        match (self.tables.get(gr), other.tables.get(gr)) {
+            (Some(a), Some(b)) => a.ptr_eq(b),
+            (None, None) => true,
+            _ => false,
+        }
+    }
+
     /// Every table that has objects (for cascades that look across all resources).
     pub fn resources(&self) -> impl Iterator<Item = &GroupResource> {
         self.tables.keys()
@@ -429,6 +458,71 @@ impl Txn {
             Some(prev),
         ));
         Ok(Some(last))
+    }
+}
+
+impl Txn {
+    /// Makes the state equal to `target` (an earlier snapshot) by writing the difference:
+    /// objects created since are removed, objects changed or removed since are put back as
+    /// they were. Each change takes the next resourceVersion, as any write does, so the
+    /// sequence goes on forward and watchers get the DELETED, MODIFIED and ADDED events of the
+    /// difference. Tables and tree nodes the two states share are skipped without a look, so
+    /// the cost follows what changed since, not the size of the store. Returns the events.
+    pub fn restore(&mut self, target: &Snapshot) -> Result<Vec<Arc<Event>>, ApiError> {
+        let first = self.events.len();
+        let mut tables: Vec<GroupResource> = self.snap.tables.keys().cloned().collect();
+        tables.extend(
+            target
+                .tables
+                .keys()
+                .filter(|gr| !self.snap.tables.contains_key(*gr))
+                .cloned(),
+        );
+        tables.sort();
+        let empty = Table::new();
+        let mut removed = Vec::new();
+        let mut put = Vec::new();
+        for gr in &tables {
+            let now = self.snap.tables.get(gr).unwrap_or(&empty);
+            let then = target.tables.get(gr).unwrap_or(&empty);
+            for item in now.diff(then) {
+                match item {
+                    imbl::ordmap::DiffItem::Remove(key, _) => removed.push((gr, key.clone())),
+                    imbl::ordmap::DiffItem::Add(key, obj)
+                    | imbl::ordmap::DiffItem::Update {
+                        new: (key, obj), ..
+                    } => put.push((gr, key.clone(), obj.clone())),
+                }
+            }
+        }
+        for (gr, key) in removed {
+            self.remove(gr, &key)?;
+        }
+        for (gr, key, obj) in put {
+            self.put_restored(gr, &key, &obj)?;
+        }
+        Ok(self.events[first..].to_vec())
+    }
+
+    /// Puts back an earlier state of an object under the next resourceVersion.
+    fn put_restored(
+        &mut self,
+        gr: &GroupResource,
+        key: &Arc<ObjectKey>,
+        then: &StoredObject,
+    ) -> Result<(), ApiError> {
+        let rv = self.snap.rv + 1;
+        let obj = StoredObject::with_origin(then.value.clone(), rv, then.origin)?;
+        let prev = self.snap.apply(gr, key, Some(obj.clone()));
+        self.snap.rv = rv;
+        let kind = if prev.is_some() {
+            EventType::Modified
+        } else {
+            EventType::Added
+        };
+        let event = Event::new(rv, kind, gr.clone(), (**key).clone(), obj, prev);
+        self.events.push(event);
+        Ok(())
     }
 }
 
@@ -818,6 +912,53 @@ mod tests {
             .write(|t| t.remove(&gr, &ObjectKey::new("", "o")))
             .expect("rm");
         assert!(store.snapshot().locate_uid("u-owner").is_none());
+    }
+
+    #[test]
+    fn restore_writes_the_difference_forward_and_only_once() {
+        let store = Store::new(64, 64);
+        let gr = GroupResource::new("g", "things");
+        let put = |name: &str| {
+            store
+                .write(|t| t.put(&gr, ObjectKey::new("", name), obj("", name)))
+                .expect("put");
+        };
+        put("kept");
+        put("changed");
+        put("removed");
+        let then = store.snapshot();
+        put("changed");
+        put("added");
+        store
+            .write(|t| t.remove(&gr, &ObjectKey::new("", "removed")))
+            .expect("remove");
+        let rv = store.current_rv();
+        let events = store.write(|t| t.restore(&then)).expect("restore");
+        let seen: Vec<(EventType, &str, u64)> = events
+            .iter()
+            .map(|e| (e.kind, e.key.name.as_str(), e.rv))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (EventType::Deleted, "added", rv + 1),
+                (EventType::Modified, "changed", rv + 2),
+                (EventType::Added, "removed", rv + 3),
+            ]
+        );
+        let now = store.snapshot();
+        let names: Vec<_> = now.list(&gr, None).map(|(k, _)| k.name.clone()).collect();
+        assert_eq!(names, ["changed", "kept", "removed"]);
+        let kept = now.get(&gr, &ObjectKey::new("", "kept")).expect("kept");
+        assert_eq!(kept.rv, 1, "unchanged objects keep their state");
+        let back = now.get(&gr, &ObjectKey::new("", "removed")).expect("back");
+        assert_eq!(
+            back.value["metadata"]["resourceVersion"],
+            (rv + 3).to_string()
+        );
+        let again = store.write(|t| t.restore(&then)).expect("restore again");
+        assert!(again.is_empty(), "restored states count as the snapshot's");
+        assert_eq!(store.current_rv(), rv + 3);
     }
 
     #[test]

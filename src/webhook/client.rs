@@ -417,7 +417,11 @@ async fn dial(target: &Target) -> Result<TcpStream, WebhookError> {
     last
 }
 
-fn tls_config(ca: &[CertificateDer<'static>]) -> Result<Arc<rustls::ClientConfig>, WebhookError> {
+/// The TLS client configuration that trusts `ca` (the system roots when it is empty); also
+/// what `kubefake dump` connects with ([`crate::tooling::remote`]).
+pub(crate) fn tls_config(
+    ca: &[CertificateDer<'static>],
+) -> Result<Arc<rustls::ClientConfig>, WebhookError> {
     let mut roots = RootCertStore::empty();
     if ca.is_empty() {
         roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());

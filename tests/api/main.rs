@@ -39,6 +39,7 @@ mod schema;
 mod server;
 mod simulated;
 mod simulated_workloads;
+mod snapshots;
 mod storage;
 mod subresources;
 mod watch;

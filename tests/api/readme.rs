@@ -42,6 +42,39 @@ mod rstest_fixture {
     }
 }
 
+mod snapshots_reset {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::api::{Api, PostParams};
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn each_case_starts_from_the_same_state() -> Result<(), Box<dyn std::error::Error>> {
+        let server = kubefake::Server::start().await?; // once per suite in real life
+        let _dump = server.dump_on_panic(); // a failing test prints every object
+        let configmaps: Api<ConfigMap> = Api::default_namespaced(server.client()?);
+        let settings = |case: &str| -> ConfigMap {
+            serde_json::from_value(
+                json!({"metadata": {"name": "settings"}, "data": {"case": case}}),
+            )
+            .unwrap()
+        };
+        for case in ["first", "second"] {
+            // The same name in every case: the reset removed the previous one.
+            configmaps
+                .create(&PostParams::default(), &settings(case))
+                .await?;
+            server.reset().await?;
+        }
+        let before = server.snapshot()?; // an id, e.g. "snapshot-1"
+        configmaps
+            .create(&PostParams::default(), &settings("third"))
+            .await?;
+        server.restore(&before).await?; // as it was
+        assert!(configmaps.get_opt("settings").await?.is_none());
+        Ok(())
+    }
+}
+
 /// The bodies of this file's top-level `mod NAME { ... }` blocks, unindented.
 fn snippets(source: &str) -> Vec<String> {
     let mut found = Vec::new();
@@ -69,7 +102,7 @@ fn snippets(source: &str) -> Vec<String> {
 fn readme_shows_these_snippets() {
     let readme = include_str!("../../README.md");
     let blocks = snippets(include_str!("readme.rs"));
-    assert_eq!(blocks.len(), 2);
+    assert_eq!(blocks.len(), 3);
     for block in blocks {
         assert!(
             readme.contains(&format!("```rust\n{block}```\n")),
