@@ -122,6 +122,8 @@ use tokio::task::JoinHandle;
 pub use context::UserInfo;
 pub use controllers::simulated::{SimulatedNode, Simulation};
 pub use error::ApiError;
+pub use filters::faults::{Fault, FaultError};
+pub use filters::request_log::{RequestFilter, RequestRecord};
 pub use filters::authorization::Mode as AuthorizationMode;
 pub use kubeconfig::Kubeconfig;
 pub use kubeconfig::KubeconfigFile;
@@ -403,6 +405,19 @@ impl ServerBuilder {
         self
     }
 
+    /// How many requests the request log keeps, newest last (default 10,000; 0 records
+    /// none). See [`ServerHandle::requests`].
+    pub fn request_log_size(mut self, requests: usize) -> Self {
+        self.options.request_log_size = requests;
+        self
+    }
+
+    /// Whether the request log keeps each request's body (default false).
+    pub fn request_log_bodies(mut self, keep: bool) -> Self {
+        self.options.request_log_bodies = keep;
+        self
+    }
+
     /// How requests are authorized: [`AuthorizationMode::AlwaysAllow`] (the default) or
     /// [`AuthorizationMode::Rbac`], where the cluster's roles and bindings decide (the
     /// kubeconfig's admin user is in `system:masters` and may do anything).
@@ -553,6 +568,37 @@ impl ServerHandle {
     /// The server's state, for tests that look behind the API (resourceVersion, store).
     pub fn state(&self) -> &Arc<State> {
         &self.state
+    }
+
+    /// The fault rules: add one to make matching requests fail on purpose.
+    ///
+    /// ```no_run
+    /// # async fn example(server: kubefake::ServerHandle) -> Result<(), kubefake::FaultError> {
+    /// use kubefake::Fault;
+    /// let id = server.faults().add(
+    ///     Fault::new().verb("update").subresource("status").conflict().times(1),
+    /// )?;
+    /// // ... run the controller ...
+    /// assert_eq!(server.faults().fired(&id), 1);
+    /// # Ok(()) }
+    /// ```
+    pub fn faults(&self) -> &filters::faults::Faults {
+        &self.state.faults
+    }
+
+    /// The request log: every request answered, newest last, to assert on.
+    ///
+    /// ```no_run
+    /// # fn example(server: kubefake::ServerHandle) {
+    /// use kubefake::RequestFilter;
+    /// let log = server.requests();
+    /// let status_writes = RequestFilter::writes().subresource("status").field_manager("foo");
+    /// assert_eq!(log.count(&status_writes), 2);
+    /// assert!(!log.any(&RequestFilter::writes().namespace("kube-system")));
+    /// # }
+    /// ```
+    pub fn requests(&self) -> &filters::request_log::RequestLog {
+        &self.state.requests
     }
 
     /// A kube-rs `Config` for this server (default namespace `default`).

@@ -27,6 +27,7 @@ use warp::Filter;
 
 use crate::context::UserInfo;
 use crate::endpoints::negotiation::{error_response, Query, Request, MAX_BODY_BYTES};
+use crate::endpoints::DropConnection;
 use crate::error::ApiError;
 use crate::state::State;
 use tokio_rustls::TlsAcceptor;
@@ -189,6 +190,11 @@ pub async fn run(listener: TcpListener, state: Arc<State>, mut shutdown: watch::
 #[derive(Clone)]
 struct Peer(Arc<UserInfo>);
 
+/// Why a connection was closed unanswered: a fault rule said so.
+#[derive(Debug, thiserror::Error)]
+#[error("the connection was dropped by a fault rule")]
+struct DroppedByFault;
+
 /// One accepted connection, before it is served: the TLS handshake (when the server serves
 /// HTTPS) and then HTTP/1.1 or HTTP/2, watched by graceful shutdown.
 struct Connection<S> {
@@ -240,7 +246,17 @@ where
                 req.extensions_mut().insert(Peer(p.clone()));
             }
             let mut service = service.clone();
-            async move { tower_service::Service::call(&mut service, req).await }
+            async move {
+                let resp = match tower_service::Service::call(&mut service, req).await {
+                    Ok(resp) => resp,
+                    Err(never) => match never {},
+                };
+                // A service error makes hyper close the connection without answering.
+                match resp.extensions().get::<DropConnection>() {
+                    Some(_) => Err(DroppedByFault),
+                    None => Ok(resp),
+                }
+            }
         });
         let conn = self
             .builder
