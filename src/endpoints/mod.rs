@@ -43,8 +43,8 @@ use crate::error::ApiError;
 use crate::filters::authentication::Credentials;
 use crate::filters::authorization::{self, Attributes};
 use crate::filters::faults::{Probe, Verdict};
-use crate::filters::request_info::{self, RequestInfo};
 use crate::filters::impersonation;
+use crate::filters::request_info::{self, RequestInfo};
 use crate::state::State;
 use negotiation::{error_response, Request};
 
@@ -80,7 +80,12 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
 }
 
 /// Serves an identified request: routes it, catching a panic, and adds its warnings.
-async fn serve(state: &Arc<State>, req: &Request, info: &RequestInfo, ctx: &mut Context) -> Response {
+async fn serve(
+    state: &Arc<State>,
+    req: &Request,
+    info: &RequestInfo,
+    ctx: &mut Context,
+) -> Response {
     let routed = AssertUnwindSafe(route(state, req, info, ctx)).catch_unwind();
     let outcome = if off_runtime(req) {
         // Decoding, schema work and encoding of a large body take CPU time in proportion to

@@ -20,6 +20,7 @@ mod crd;
 mod crud;
 mod discovery;
 mod errors;
+mod faults;
 mod gc;
 mod harness;
 mod kinds_core;

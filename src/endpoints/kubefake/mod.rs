@@ -44,7 +44,11 @@ pub struct Call<'a> {
 }
 
 /// Serves a request under [`PREFIX`].
-pub async fn serve(state: &Arc<State>, req: &Request, user: &UserInfo) -> Result<Response, ApiError> {
+pub async fn serve(
+    state: &Arc<State>,
+    req: &Request,
+    user: &UserInfo,
+) -> Result<Response, ApiError> {
     authorize(state.options.authorization, req, user)?;
     let rest = req.path.strip_prefix(V1).unwrap_or("");
     let path: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();

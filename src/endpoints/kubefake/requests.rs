@@ -13,8 +13,14 @@ use crate::filters::request_log::RequestFilter;
 
 /// `GET /kubefake/v1/requests?verb=update&...`.
 pub fn list(call: &Call<'_>) -> Result<Response, ApiError> {
-    let filter = RequestFilter::from_query(call.req.query.0.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let filter = RequestFilter::from_query(
+        call.req
+            .query
+            .0
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str())),
+    )
+    .map_err(|e| ApiError::bad_request(e.to_string()))?;
     json(
         StatusCode::OK,
         &json!({"items": call.state.requests.find(&filter)}),

@@ -56,7 +56,11 @@ mod tests {
     #[case("exact", "exactly", false)]
     #[case("é*", "één", true)]
     fn globs(#[case] pattern: &str, #[case] text: &str, #[case] expected: bool) {
-        assert_eq!(super::matches(pattern, text), expected, "{pattern} ~ {text}");
+        assert_eq!(
+            super::matches(pattern, text),
+            expected,
+            "{pattern} ~ {text}"
+        );
     }
 
     #[test]

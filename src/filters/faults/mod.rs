@@ -20,8 +20,8 @@ use serde::Serialize;
 
 use crate::error::{ApiError, StatusDetails};
 use crate::filters::request_info::RequestInfo;
-pub use rule::{Fault, FaultAction, FaultError, FaultMatch, WatchEnd, WatchFault};
 use rule::{Compiled, Effect};
+pub use rule::{Fault, FaultAction, FaultError, FaultMatch, WatchEnd, WatchFault};
 
 /// The fault rules of one server. See the module documentation.
 #[derive(Default)]

@@ -419,9 +419,10 @@ fn effect(action: &FaultAction) -> Result<Effect, FaultError> {
             .reason
             .clone()
             .unwrap_or_else(|| reason_for(code).into());
-        let message = action.message.clone().unwrap_or_else(|| {
-            format!("kubefake: a fault rule answered this request with {code}")
-        });
+        let message = action
+            .message
+            .clone()
+            .unwrap_or_else(|| format!("kubefake: a fault rule answered this request with {code}"));
         return Ok(Effect::Status(
             code,
             reason,

@@ -20,7 +20,10 @@ fn probe<'a>(info: &'a RequestInfo, manager: &'a str, agent: &'a str) -> Probe<'
 fn firings(fault: Fault) -> Vec<usize> {
     let faults = Faults::default();
     let id = faults.add(fault).unwrap();
-    let put = info("PUT", "/apis/stable.example.com/v1/namespaces/default/crontabs/x/status");
+    let put = info(
+        "PUT",
+        "/apis/stable.example.com/v1/namespaces/default/crontabs/x/status",
+    );
     let fired: Vec<usize> = (1..=10)
         .filter(|_| faults.check(&probe(&put, "", "")).is_some())
         .collect();
@@ -62,7 +65,10 @@ fn a_seed_fires_on_the_same_requests() {
 fn matching(#[case] fault: Fault, #[case] expected: bool) {
     let faults = Faults::default();
     faults.add(fault.conflict()).unwrap();
-    let put = info("PUT", "/apis/stable.example.com/v1/namespaces/default/crontabs/x/status");
+    let put = info(
+        "PUT",
+        "/apis/stable.example.com/v1/namespaces/default/crontabs/x/status",
+    );
     let fired = faults.check(&probe(&put, "foo-controller", "foo/v1.2"));
     assert_eq!(fired.is_some(), expected);
 }
