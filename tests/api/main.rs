@@ -33,6 +33,7 @@ mod policy;
 mod printing;
 mod rbac;
 mod rbac_authz;
+mod requests_log;
 mod scheduling;
 mod schema;
 mod server;
