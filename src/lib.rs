@@ -100,6 +100,7 @@ pub mod filters;
 pub mod kubeconfig;
 pub mod loader;
 pub mod registry;
+pub mod remote;
 pub mod schema;
 pub mod server;
 pub mod state;

@@ -5,13 +5,18 @@ use serde_json::json;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use super::{json, Call};
+use super::{json, Call, Items};
 use crate::error::ApiError;
 use crate::filters::faults::{Fault, FaultError};
 
 /// `GET /kubefake/v1/faults`: `{"items": [...]}` in the order they are tried.
 pub fn list(call: &Call<'_>) -> Result<Response, ApiError> {
-    json(StatusCode::OK, &json!({"items": call.state.faults.list()}))
+    json(
+        StatusCode::OK,
+        &Items {
+            items: call.state.faults.list(),
+        },
+    )
 }
 
 /// `POST /kubefake/v1/faults`: 201 `{"id": ...}`, 400 for a rule that does not hold.
@@ -38,7 +43,7 @@ pub fn remove(call: &Call<'_>, id: &str) -> Result<Response, ApiError> {
 /// `DELETE /kubefake/v1/faults`: removes every rule.
 pub fn clear(call: &Call<'_>) -> Result<Response, ApiError> {
     call.state.faults.clear();
-    json(StatusCode::OK, &json!({"items": []}))
+    json(StatusCode::OK, &Items { items: [(); 0] })
 }
 
 fn refusal(err: FaultError) -> ApiError {

@@ -91,6 +91,13 @@ fn no_route(req: &Request) -> ApiError {
     err
 }
 
+/// A list answer, `{"items": [...]}`, each item's fields in their declared order.
+#[derive(Serialize)]
+pub struct Items<T: Serialize> {
+    /// The items.
+    pub items: T,
+}
+
 /// A JSON answer.
 pub fn json(status: StatusCode, body: &impl Serialize) -> Result<Response, ApiError> {
     let bytes = serde_json::to_vec(body).map_err(ApiError::internal)?;

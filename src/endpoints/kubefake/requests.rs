@@ -7,7 +7,7 @@ use serde_json::json;
 use warp::http::StatusCode;
 use warp::reply::Response;
 
-use super::{json, Call};
+use super::{json, Call, Items};
 use crate::error::ApiError;
 use crate::filters::request_log::RequestFilter;
 
@@ -23,7 +23,9 @@ pub fn list(call: &Call<'_>) -> Result<Response, ApiError> {
     .map_err(|e| ApiError::bad_request(e.to_string()))?;
     json(
         StatusCode::OK,
-        &json!({"items": call.state.requests.find(&filter)}),
+        &Items {
+            items: call.state.requests.find(&filter),
+        },
     )
 }
 
