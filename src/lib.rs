@@ -23,9 +23,16 @@
 //!   verb, group, version, namespace, resource, name, subresource; pure);
 //!   [`filters::authentication`] (client certificate, static and service account tokens,
 //!   anonymous; 401); [`filters::impersonation`]; [`filters::authorization`] (the privileged
-//!   group, AlwaysAllow or [`filters::authorization::rbac`] over the request's snapshot; 403).
+//!   group, AlwaysAllow or [`filters::authorization::rbac`] over the request's snapshot; 403);
+//!   then the testing hooks: [`filters::faults`] (rules that answer, delay, cut or drop
+//!   matching resource requests before their handler, so a faulted request changes nothing)
+//!   and [`filters::request_log`] (every answered request, recorded after its response in a
+//!   bounded ring buffer).
 //! - [`endpoints`]: [`endpoints::handle`] builds the request's [`context::Context`] and turns
-//!   every error, and every panic, into a `Status`; [`endpoints::resource`] resolves the
+//!   every error, and every panic, into a `Status`; [`endpoints::kubefake`] serves kubefake's
+//!   own API under the reserved prefix `/kubefake/v1/` (one dispatch table, one file per
+//!   feature; `system:masters` only under RBAC), before any Kubernetes path parsing;
+//!   [`endpoints::resource`] resolves the
 //!   resource and dispatches to one file per verb family ([`endpoints::read`],
 //!   [`endpoints::write`], [`endpoints::apply`], [`endpoints::delete`], [`endpoints::watch`],
 //!   [`endpoints::scale`]); [`endpoints::discovery`] serves discovery and OpenAPI documents;
@@ -69,7 +76,8 @@
 //!
 //! Outside the request path, `testing` (feature `testing`) helps users' tests: an HTTPS
 //! webhook server with generated certificates, to call through [`webhook`]; [`envtest`] makes
-//! the binary stand in for controller-runtime envtest's `kube-apiserver` and `etcd`.
+//! the binary stand in for controller-runtime envtest's `kube-apiserver` and `etcd`;
+//! [`remote`] is the CLI's client for `/kubefake/v1/` on a running server.
 //!
 //! # Invariants
 //! - One write path, totally ordered: every change takes the next global resourceVersion inside
