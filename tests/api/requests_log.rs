@@ -143,7 +143,7 @@ async fn rust_filters_bounds_and_bodies() {
     let log = server.handle.requests();
     let kept = log.entries();
     assert_eq!(kept.len(), 3, "the oldest went first");
-    assert_eq!(kept[0].dry_run, true);
+    assert!(kept[0].dry_run);
     let body: Value = serde_json::from_slice(kept[0].request_body.as_deref().unwrap_or_default())
         .expect("the body kept");
     assert_eq!(body["metadata"]["name"], "b");
