@@ -60,7 +60,8 @@
 //!   verified against the `caBundle` and bounded by the timeout, failures worded as the
 //!   apiserver reports them.
 //! - [`schema`] (the structural-schema pipeline: prune, default, validate), [`cel`]
-//!   (`x-kubernetes-validations`), [`apply`] (server-side apply and managedFields).
+//!   (`x-kubernetes-validations`), [`apply`] (server-side apply and managedFields, pure; the
+//!   other versions a manager wrote through are answered by [`registry::field_managers`]).
 //! - [`store`]: objects, the one write path, the global resourceVersion, watch fan-out, the
 //!   event history and snapshots for consistent lists; [`store::selector`] label and field
 //!   selectors.
@@ -285,7 +286,8 @@ impl ServerBuilder {
     /// `service`, say) really listens: a local address, typically a
     /// [`testing::WebhookServer`]'s (whose certificate then needs `{name}.{namespace}.svc`).
     /// Services not mapped here are looked up in their Endpoints or EndpointSlices (which, as
-    /// in a real cluster, may not hold loopback addresses).
+    /// in a real cluster, may not hold loopback IPs; an `FQDN` slice address `*.localhost` is
+    /// loopback, RFC 6761).
     pub fn webhook_service(
         mut self,
         namespace: &str,

@@ -153,7 +153,8 @@ struct ServeArgs {
     stall_timeout: f64,
     /// Where a webhook Service really listens, for conversion webhooks named by Service:
     /// `NAMESPACE/NAME:PORT=HOST:PORT` (repeatable). Services not given here are looked up
-    /// in their Endpoints or EndpointSlices (which may not hold loopback addresses).
+    /// in their Endpoints or EndpointSlices (loopback IPs are refused there, as by the
+    /// apiserver; an FQDN slice address `*.localhost` is loopback).
     #[arg(long, value_parser = parse_webhook_service)]
     webhook_service: Vec<WebhookService>,
     /// Serve plain HTTP instead of HTTPS (the kubeconfig then holds no CA).

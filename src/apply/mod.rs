@@ -17,7 +17,8 @@
 //!   operation changed the object;
 //! - `stripMeta`: apiVersion, kind and the server-set metadata fields are never owned;
 //! - the merge itself (`merge.Updater`), with the reset fields of the `status` subresource
-//!   (`spec`) never owned by status writers.
+//!   (`spec`) never owned by status writers; each manager's fields compared in the version it
+//!   wrote through ([`versions`]).
 //!
 //! The apiserver's cap on update managers (merging the oldest beyond 10) is not implemented.
 
@@ -26,6 +27,7 @@ pub mod strategic;
 #[cfg(test)]
 mod tests;
 mod typed;
+pub mod versions;
 
 use std::collections::BTreeMap;
 
@@ -36,6 +38,7 @@ use crate::schema::gofmt::{go_json, go_quote};
 use crate::schema::Node;
 use fieldpath::{path_string, PathElement};
 use typed::{compare, ensure_named, merge, remove_items, to_set, Ty};
+use versions::{Version, Versions};
 
 pub use fieldpath::{FieldSet, FieldsV1Error};
 
@@ -423,20 +426,48 @@ struct Ctx<'a> {
     api_version: &'a str,
     ignore: Option<FieldSet>,
     now: &'a str,
+    versions: &'a Versions<'a>,
 }
 
 impl<'a> Ctx<'a> {
     fn new(
         schema: Option<&'a Node>,
-        api_version: &'a str,
+        versions: &'a Versions<'a>,
         subresource: &str,
         now: &'a str,
     ) -> Ctx<'a> {
         Ctx {
             root: Ty::Root(schema),
-            api_version,
+            api_version: versions.own(),
             ignore: reset_fields(subresource),
             now,
+            versions,
+        }
+    }
+
+    /// `live` and `new` (in the request's version) compared in `version`, the reset fields
+    /// excluded; `None` for a version the resource no longer serves.
+    fn compare_in(&self, live: &Value, new: &Value, version: &str) -> Option<typed::Comparison> {
+        let mut cmp = match self.versions.version(version) {
+            Version::Own => compare(live, new, self.root),
+            Version::NotServed => return None,
+            Version::Other(schema) => {
+                let convert =
+                    |o: &Value| self.versions.convert(o.clone(), self.api_version, version);
+                compare(&convert(live), &convert(new), Ty::Root(schema))
+            }
+        };
+        if let Some(ig) = &self.ignore {
+            cmp.exclude(ig);
+        }
+        Some(cmp)
+    }
+
+    /// The root type of `version` (the request's own when it is not known).
+    fn root_of(&self, version: &str) -> Ty<'a> {
+        match self.versions.version(version) {
+            Version::Other(schema) => Ty::Root(schema),
+            Version::Own | Version::NotServed => self.root,
         }
     }
 
@@ -451,7 +482,9 @@ impl<'a> Ctx<'a> {
 type ConflictSets = Vec<(Id, FieldSet)>;
 
 /// `Updater.update`: compares the objects, takes changed fields from the other managers (or
-/// reports them as conflicts unless forced) and drops removed fields from everyone.
+/// reports them as conflicts unless forced) and drops removed fields from everyone. Each
+/// manager's set is compared in the version it was recorded through; managers of versions no
+/// longer served are dropped.
 fn update_managers(
     live: &Value,
     new: &Value,
@@ -460,35 +493,47 @@ fn update_managers(
     force: bool,
     ctx: &Ctx,
 ) -> Result<typed::Comparison, ConflictSets> {
-    let mut cmp = compare(live, new, ctx.root);
-    if let Some(ig) = &ctx.ignore {
-        cmp.exclude(ig);
+    let Some(own) = ctx.compare_in(live, new, ctx.api_version) else {
+        return Ok(typed::Comparison::default());
+    };
+    let mut by_version: BTreeMap<&str, Option<typed::Comparison>> = BTreeMap::new();
+    let mut conflicts: ConflictSets = Vec::new();
+    let mut removed: Vec<(Id, FieldSet)> = Vec::new();
+    let mut gone: Vec<Id> = Vec::new();
+    for (id, e) in managed.fields.iter().filter(|(id, _)| *id != me) {
+        let cmp = if e.api_version == ctx.api_version {
+            Some(&own)
+        } else {
+            by_version
+                .entry(e.api_version.as_str())
+                .or_insert_with(|| ctx.compare_in(live, new, &e.api_version))
+                .as_ref()
+        };
+        let Some(cmp) = cmp else {
+            gone.push(id.clone());
+            continue;
+        };
+        let taken = e.set.intersection(&cmp.modified.union(&cmp.added));
+        if !taken.is_empty() {
+            conflicts.push((id.clone(), taken));
+        }
+        if !cmp.removed.is_empty() {
+            removed.push((id.clone(), cmp.removed.clone()));
+        }
     }
-    let changed = cmp.modified.union(&cmp.added);
-    let conflicts: ConflictSets = managed
-        .fields
-        .iter()
-        .filter(|(id, _)| *id != me)
-        .map(|(id, e)| (id.clone(), e.set.intersection(&changed)))
-        .filter(|(_, s)| !s.is_empty())
-        .collect();
     if !force && !conflicts.is_empty() {
         return Err(conflicts);
     }
-    for (id, s) in &conflicts {
+    for (id, s) in conflicts.iter().chain(&removed) {
         if let Some(e) = managed.fields.get_mut(id) {
             e.set = e.set.difference(s);
         }
     }
-    if !cmp.removed.is_empty() {
-        for (id, e) in managed.fields.iter_mut() {
-            if id != me {
-                e.set = e.set.difference(&cmp.removed);
-            }
-        }
+    for id in &gone {
+        managed.fields.remove(id);
     }
     managed.fields.retain(|_, e| !e.set.is_empty());
-    Ok(cmp)
+    Ok(own)
 }
 
 /// `Updater.Update`: `me` owns what changed between `live` and `new`.
@@ -544,29 +589,55 @@ fn tracked_update(live: &Value, new: &Value, managed: &mut Managed, id: &Id, ctx
 }
 
 /// `Updater.prune`: removes what the applier owned last time and no longer applies, unless
-/// another manager owns it.
-fn prune(merged: Value, managed: &Managed, last: Option<FieldSet>, ctx: &Ctx) -> Value {
-    let Some(last) = last.filter(|l| !l.is_empty()) else {
+/// another manager owns it. Done in the version the applier last applied through (`last`),
+/// each other manager's fields added back in its own version; the result is in the request's.
+fn prune(merged: Value, managed: &Managed, last: Option<&Entry>, ctx: &Ctx) -> Value {
+    let Some(last) = last.filter(|l| !l.set.is_empty()) else {
         return merged;
     };
-    let root = ctx.root;
-    let ens = |s: &FieldSet| ensure_named(s, Some(root));
+    let versions = ctx.versions;
     let or_empty = |v: Option<Value>| v.unwrap_or_else(|| Value::Object(Map::new()));
-    let last = ens(&last);
-    let pruned = or_empty(remove_items(&merged, &last, root));
-    // addBackOwnedItems
-    let mut owned = FieldSet::default();
+    let mut version = last.api_version.as_str();
+    let mut merged = versions.convert(merged, ctx.api_version, version);
+    let root = ctx.root_of(version);
+    let mut pruned = or_empty(remove_items(
+        &merged,
+        &ensure_named(&last.set, Some(root)),
+        root,
+    ));
+    // addBackOwnedItems, the last-applied version first.
+    let mut owned: BTreeMap<&str, FieldSet> = BTreeMap::new();
     for e in managed.fields.values() {
-        owned = owned.union(&e.set);
+        let set = owned.entry(e.api_version.as_str()).or_default();
+        *set = set.union(&e.set);
     }
+    let first = owned.remove_entry(version);
+    for (v, set) in first.into_iter().chain(owned) {
+        if v != version {
+            merged = versions.convert(merged, version, v);
+            pruned = versions.convert(pruned, version, v);
+            version = v;
+        }
+        let root = ctx.root_of(v);
+        let ens = |s: &FieldSet| ensure_named(s, Some(root));
+        let merged_set = ens(&to_set(&merged, root));
+        let pruned_set = ens(&to_set(&pruned, root));
+        let to_remove = merged_set.difference(&pruned_set.union(&ens(&set)));
+        pruned = or_empty(remove_items(&merged, &to_remove, root));
+    }
+    // addBackDanglingItems, in the last-applied version.
+    let last_version = last.api_version.as_str();
+    let merged = versions.convert(merged, version, last_version);
+    let pruned = versions.convert(pruned, version, last_version);
+    let root = ctx.root_of(last_version);
+    let ens = |s: &FieldSet| ensure_named(s, Some(root));
     let merged_set = ens(&to_set(&merged, root));
     let pruned_set = ens(&to_set(&pruned, root));
-    let to_remove = merged_set.difference(&pruned_set.union(&ens(&owned)));
-    let pruned = or_empty(remove_items(&merged, &to_remove, root));
-    // addBackDanglingItems
-    let pruned_set = ens(&to_set(&pruned, root));
-    let to_remove = merged_set.difference(&pruned_set).intersection(&last);
-    or_empty(remove_items(&merged, &to_remove, root))
+    let to_remove = merged_set
+        .difference(&pruned_set)
+        .intersection(&ens(&last.set));
+    let out = or_empty(remove_items(&merged, &to_remove, root));
+    versions.convert(out, last_version, ctx.api_version)
 }
 
 /// `managedFieldsUpdater.Apply` around `stripMeta` and `Updater.Apply`. Returns the new object
@@ -581,7 +652,7 @@ fn apply_inner(
 ) -> Result<(Option<Value>, Managed), ConflictSets> {
     let root = ctx.root;
     let merged = merge(Some(live), Some(config), root).unwrap_or_else(|| Value::Object(Map::new()));
-    let last = managed.fields.get(id).map(|e| e.set.clone());
+    let last = managed.fields.get(id).cloned();
     let set = ctx.filter(to_set(config, root));
     managed.fields.insert(
         id.clone(),
@@ -591,7 +662,7 @@ fn apply_inner(
             applied: true,
         },
     );
-    let merged = prune(merged, &managed, last, ctx);
+    let merged = prune(merged, &managed, last.as_ref(), ctx);
     update_managers(live, &merged, &mut managed, id, force, ctx)?;
     let unchanged = fieldpath::values_equal(live, &merged);
     strip_meta(&mut managed, id);
@@ -691,12 +762,13 @@ pub fn apply(
     config: &Value,
     manager: &str,
     subresource: &str,
-    api_version: &str,
+    versions: &Versions<'_>,
     force: bool,
     schema: Option<&Node>,
     now: &str,
 ) -> Result<Value, Conflicts> {
-    let ctx = Ctx::new(schema, api_version, subresource, now);
+    let ctx = Ctx::new(schema, versions, subresource, now);
+    let api_version = versions.own();
     let manager = manager_or_unknown(manager);
     let mut live_obj = object_or_empty(live);
     // The apiserver fails the request on undecodable managedFields; they are dropped here.
@@ -784,14 +856,15 @@ pub fn record_update(
     new: &mut Value,
     manager: &str,
     subresource: &str,
-    api_version: &str,
+    versions: &Versions<'_>,
     schema: Option<&Node>,
     now: &str,
 ) {
     if !new.is_object() {
         return;
     }
-    let ctx = Ctx::new(schema, api_version, subresource, now);
+    let ctx = Ctx::new(schema, versions, subresource, now);
+    let api_version = versions.own();
     let manager = manager_or_unknown(manager);
     let mut live = object_or_empty(old);
     let live_managed = || Managed::decode_obj(&live).unwrap_or_default();

@@ -38,6 +38,38 @@ fn schema() -> Schema {
     }))
 }
 
+/// [`super::apply`] for a resource with one version.
+#[allow(clippy::too_many_arguments)]
+fn apply(
+    live: Option<&Value>,
+    config: &Value,
+    manager: &str,
+    subresource: &str,
+    api_version: &str,
+    force: bool,
+    schema: Option<&Node>,
+    now: &str,
+) -> Result<Value, Conflicts> {
+    versions::single_version(api_version, |v| {
+        super::apply(live, config, manager, subresource, v, force, schema, now)
+    })
+}
+
+/// [`super::record_update`] for a resource with one version.
+fn record_update(
+    old: Option<&Value>,
+    new: &mut Value,
+    manager: &str,
+    subresource: &str,
+    api_version: &str,
+    schema: Option<&Node>,
+    now: &str,
+) {
+    versions::single_version(api_version, |v| {
+        super::record_update(old, new, manager, subresource, v, schema, now)
+    })
+}
+
 fn obj(spec: Value) -> Value {
     json!({"apiVersion": V, "kind": "Widget", "metadata": {"name": "w"}, "spec": spec})
 }
@@ -1114,5 +1146,186 @@ fn config_errors_are_worded_as_smd() {
     for (spec, want) in cases {
         let got = validate_config(&obj(spec.clone()), Some(s.root())).map_err(|e| e.to_string());
         assert_eq!(got, Err(want.to_string()), "{spec}");
+    }
+}
+
+/// Two versions of a widget: v1 `spec.cronSpec` is v2 `spec.schedule`.
+mod across_versions {
+    use super::*;
+    use crate::apply::versions::{Known, Need, Versions};
+
+    const V1: &str = "example.com/v1";
+    const V2: &str = "example.com/v2";
+
+    fn convert(mut o: Value, to: &str) -> Value {
+        let (from_key, to_key) = if to == V2 {
+            ("cronSpec", "schedule")
+        } else {
+            ("schedule", "cronSpec")
+        };
+        if let Some(spec) = o.get_mut("spec").and_then(Value::as_object_mut) {
+            if let Some(v) = spec.remove(from_key) {
+                spec.insert(to_key.into(), v);
+            }
+        }
+        o["apiVersion"] = json!(to);
+        o
+    }
+
+    /// Both versions' schema (each has the other's field too: enough for these tests).
+    fn widget_schema() -> std::sync::Arc<Schema> {
+        std::sync::Arc::new(Schema::compile(&json!({"type": "object", "properties": {
+            "spec": {"type": "object", "properties": {
+                "cronSpec": {"type": "string"}, "schedule": {"type": "string"},
+                "image": {"type": "string"}}}}})))
+    }
+
+    /// Runs `run` as the registry's driver does: answering what it needs until it needs nothing.
+    fn driven<T>(own: &str, run: impl Fn(&Versions<'_>) -> T) -> T {
+        let mut known = Known::default();
+        for _ in 0..8 {
+            let versions = Versions::new(own, &known);
+            let out = run(&versions);
+            let needs = versions.into_needs();
+            if needs.is_empty() {
+                return out;
+            }
+            for need in needs {
+                match need {
+                    Need::Version(v) => {
+                        known.learn_version(&v, v != "example.com/v0", Some(widget_schema()))
+                    }
+                    Need::Conversion { from, to, object } => {
+                        let converted = convert(object.clone(), &to);
+                        known.learn_conversion(&from, &to, object, converted);
+                    }
+                }
+            }
+        }
+        panic!("never settled")
+    }
+
+    fn widget(api_version: &str, spec: Value) -> Value {
+        json!({"apiVersion": api_version, "kind": "Widget", "metadata": {"name": "w"}, "spec": spec})
+    }
+
+    fn apply_as(
+        live: Option<&Value>,
+        version: &str,
+        spec: Value,
+        manager: &str,
+        force: bool,
+    ) -> Result<Value, Conflicts> {
+        let config = widget(version, spec);
+        let schema = widget_schema();
+        driven(version, |v| {
+            super::super::apply(
+                live,
+                &config,
+                manager,
+                "",
+                v,
+                force,
+                Some(schema.root()),
+                T1,
+            )
+        })
+    }
+
+    #[test]
+    fn conflicts_are_found_in_the_owners_version() {
+        let a = apply_as(None, V1, json!({"cronSpec": "1"}), "a", false).unwrap();
+        let live_v2 = convert(a.clone(), V2);
+        let err = apply_as(Some(&live_v2), V2, json!({"schedule": "2"}), "b", false).unwrap_err();
+        assert_eq!(err.0.len(), 1, "{err:?}");
+        assert_eq!(err.0[0].manager, "a");
+        assert_eq!(err.0[0].field, ".spec.cronSpec", "printed in a's version");
+        // Applying the same value shares the field.
+        let b = apply_as(Some(&live_v2), V2, json!({"schedule": "1"}), "b", false).unwrap();
+        let mut managers: Vec<&str> = b["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["manager"].as_str().unwrap())
+            .collect();
+        managers.sort_unstable();
+        assert_eq!(managers, ["a", "b"]);
+        // Forced: a loses the field, in its own version's path.
+        let b = apply_as(Some(&live_v2), V2, json!({"schedule": "2"}), "b", true).unwrap();
+        let entries = b["metadata"]["managedFields"].as_array().unwrap();
+        assert_eq!(entries.len(), 1, "a owned nothing else: {entries:?}");
+        assert_eq!(entries[0]["manager"], "b");
+        assert_eq!(
+            entries[0]["fieldsV1"],
+            json!({"f:spec": {"f:schedule": {}}})
+        );
+    }
+
+    #[test]
+    fn an_applier_switching_versions_prunes_in_the_version_it_last_applied() {
+        let a = apply_as(None, V1, json!({"cronSpec": "1", "image": "x"}), "a", false).unwrap();
+        // a now applies through v2 and stops applying image: image goes, schedule stays.
+        let live_v2 = convert(a, V2);
+        let a2 = apply_as(Some(&live_v2), V2, json!({"schedule": "1"}), "a", false).unwrap();
+        assert_eq!(a2["spec"], json!({"schedule": "1"}));
+        let entries = a2["metadata"]["managedFields"].as_array().unwrap();
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries[0]["apiVersion"], V2);
+    }
+
+    #[test]
+    fn fields_another_version_owns_are_kept_when_an_applier_drops_them() {
+        let a = apply_as(None, V1, json!({"cronSpec": "1"}), "a", false).unwrap();
+        let live_v2 = convert(a, V2);
+        let b = apply_as(
+            Some(&live_v2),
+            V2,
+            json!({"schedule": "1", "image": "x"}),
+            "b",
+            false,
+        )
+        .unwrap();
+        let b2 = apply_as(Some(&b), V2, json!({"image": "x"}), "b", false).unwrap();
+        assert_eq!(b2["spec"]["schedule"], "1", "a (through v1) still owns it");
+    }
+
+    #[test]
+    fn updates_take_fields_from_managers_of_other_versions() {
+        let a = apply_as(None, V1, json!({"cronSpec": "1"}), "a", false).unwrap();
+        let live_v2 = convert(a, V2);
+        let mut new = live_v2.clone();
+        new["spec"]["schedule"] = json!("2");
+        let schema = widget_schema();
+        let out = driven(V2, |v| {
+            let mut out = new.clone();
+            let root = Some(schema.root());
+            super::super::record_update(Some(&live_v2), &mut out, "c", "", v, root, T2);
+            out
+        });
+        let entries = out["metadata"]["managedFields"].as_array().unwrap();
+        let managers: Vec<&str> = entries
+            .iter()
+            .map(|e| e["manager"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            managers,
+            ["c"],
+            "a's only field, in v1's path, was taken: {entries:?}"
+        );
+    }
+
+    #[test]
+    fn managers_of_versions_no_longer_served_are_dropped() {
+        let a = apply_as(None, "example.com/v0", json!({"cronSpec": "1"}), "a", false).unwrap();
+        let mut live = a.clone();
+        live["apiVersion"] = json!(V1);
+        let b = apply_as(Some(&live), V1, json!({"image": "x"}), "b", false).unwrap();
+        let managers: Vec<&str> = b["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["manager"].as_str().unwrap())
+            .collect();
+        assert_eq!(managers, ["b"]);
     }
 }

@@ -140,16 +140,18 @@ async fn apply_rules(
     let now = now_rfc3339();
     let api_version = res.api_version();
     let apply = |current: &Value| {
-        crate::apply::apply(
-            Some(current),
-            &config,
-            FIELD_MANAGER,
-            "",
-            &api_version,
-            true,
-            schema,
-            &now,
-        )
+        crate::apply::versions::single_version(&api_version, |versions| {
+            crate::apply::apply(
+                Some(current),
+                &config,
+                FIELD_MANAGER,
+                "",
+                versions,
+                true,
+                schema,
+                &now,
+            )
+        })
         .map_err(|c| c.to_api_error(&res.group, &res.plural, name))
     };
     let updated = rest::update(

@@ -3,13 +3,16 @@
 //! ownership in `managedFields`, and answers 409 when another manager owns a field it would
 //! change (unless `force=true`).
 
+use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 use warp::http::StatusCode;
 use warp::reply::Response;
 
 use super::negotiation::{decode_yaml, media_type, Request};
 use super::resource::Endpoint;
+use crate::apply::versions::{single_version, Versions};
 use crate::error::{field, ApiError};
+use crate::registry::field_managers;
 use crate::registry::object_meta::{meta_mut, meta_str, now_rfc3339};
 use crate::registry::store::{self as rest, UpdateSource};
 
@@ -39,30 +42,38 @@ pub async fn apply(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
     let res = &ep.res;
     let subresource = ep.target.name();
     let schema = res.schema.get().map(|s| s.root());
-    let merged = |live: Option<&Value>| -> Result<Value, ApiError> {
+    let now = now_rfc3339();
+    let merged = |live: Option<&Value>, versions: &Versions<'_>| -> Result<Value, ApiError> {
         crate::apply::apply(
             live,
             &config,
             manager,
             subresource,
-            &res.api_version(),
+            versions,
             force,
             schema,
-            &now_rfc3339(),
+            &now,
         )
         .map_err(|c| c.to_api_error(&res.group, &res.plural, ep.name()))
     };
     // The request's context records no Update entry: the apply above records its own.
     let exists = rest::get(ep.state, res, ep.namespace(), ep.name()).is_ok();
     let (status, obj) = if !exists && ep.target.is_main() {
-        let mut obj = merged(None)?;
+        let mut obj = single_version(&res.api_version(), |v| merged(None, v))?;
         meta_mut(&mut obj).insert("name".into(), json!(ep.name()));
         let created = rest::create(ep.state, ep.ctx, res, ep.namespace(), obj).await?;
         (StatusCode::CREATED, created)
     } else {
-        let apply = |current: &Value| merged(Some(current));
+        // Managers of other versions are compared in their own (conversions may await).
+        let merged = &merged;
+        let apply = |current: &Value| -> BoxFuture<'_, Result<Value, ApiError>> {
+            let current = current.clone();
+            Box::pin(async move {
+                field_managers::with_versions(ep.state, res, |v| merged(Some(&current), v)).await?
+            })
+        };
         let updated = ep
-            .update(ep.target.clone(), UpdateSource::Patch(&apply))
+            .update(ep.target.clone(), UpdateSource::PatchAsync(&apply))
             .await?;
         (StatusCode::OK, updated)
     };

@@ -15,6 +15,7 @@ pub mod coordination;
 pub mod core;
 pub mod discovery;
 pub mod events;
+pub mod field_managers;
 pub mod jsonpath;
 pub mod networking;
 pub mod object_meta;

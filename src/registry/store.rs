@@ -15,12 +15,15 @@
 
 use std::sync::Arc;
 
+use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 
 use crate::admission::{Attributes, Operation};
+use crate::apply::versions::{single_version, Versions};
 use crate::context::Context;
 use crate::controllers;
 use crate::error::{field, ApiError, StatusCause};
+use crate::registry::field_managers;
 use crate::registry::object_meta::{self, finalizers, meta_mut, meta_str};
 use crate::registry::resource::{ApiResource, Subresource, SubresourceKind};
 use crate::registry::strategy::Strategy;
@@ -123,6 +126,9 @@ pub enum UpdateSource<'a> {
     Replace(Value),
     /// A patch function applied to the current object (PATCH); retried on conflicts.
     Patch(&'a (dyn Fn(&Value) -> Result<Value, ApiError> + Sync)),
+    /// [`UpdateSource::Patch`] that may await (server-side apply converting to the versions of
+    /// other managers); the future owns what it needs of the current object.
+    PatchAsync(&'a (dyn Fn(&Value) -> BoxFuture<'a, Result<Value, ApiError>> + Sync)),
 }
 
 fn key_for(res: &ApiResource, namespace: &str, name: &str) -> ObjectKey {
@@ -263,15 +269,17 @@ async fn prepare_create(
     object_meta::prepare_for_create(&mut obj, ns, strategy.track_generation());
     strategy.prepare_for_create(&mut obj);
     if let Some(manager) = &ctx.field_manager {
-        crate::apply::record_update(
-            None,
-            &mut obj,
-            manager,
-            "",
-            &res.api_version(),
-            res.schema.get().map(|s| s.root()),
-            &object_meta::now_rfc3339(),
-        );
+        crate::apply::versions::single_version(&res.api_version(), |versions| {
+            crate::apply::record_update(
+                None,
+                &mut obj,
+                manager,
+                "",
+                versions,
+                res.schema.get().map(|s| s.root()),
+                &object_meta::now_rfc3339(),
+            )
+        });
     }
     let mut errs = object_meta::validate_create(&obj, strategy.name_rule());
     errs.extend(strategy.validate(&obj));
@@ -362,13 +370,14 @@ pub async fn update(
     if let UpdateSource::Replace(body) = &source {
         place_in_request(res, namespace, name, &mut body.clone())?;
     }
-    let retry_on_conflict = matches!(source, UpdateSource::Patch(_));
+    let retry_on_conflict = !matches!(source, UpdateSource::Replace(_));
     loop {
         let old = get(state, res, namespace, name)?;
         let old_view = res.codec.view(&old).await?;
         let obj = match &source {
             UpdateSource::Replace(body) => body.clone(),
             UpdateSource::Patch(f) => f(&old_view)?,
+            UpdateSource::PatchAsync(f) => f(&old_view).await?,
         };
         check_resource_version(res, name, &obj, old.rv, retry_on_conflict)?;
         let obj = prepare_update(state, ctx, res, namespace, name, &target, obj, &old_view).await?;
@@ -417,6 +426,42 @@ pub async fn update(
             None => return Err(conflict(res, name)),
         }
     }
+}
+
+/// [`crate::apply::record_update`] of a non-apply write by `manager`: in place when every
+/// manager is in the request's version, else with the other versions answered.
+async fn record_update(
+    state: &State,
+    res: &ApiResource,
+    target: &Target,
+    manager: &str,
+    old: &Value,
+    mut obj: Value,
+) -> Result<Value, ApiError> {
+    let api_version = res.api_version();
+    let schema = res.schema.get().map(|s| s.root());
+    let now = object_meta::now_rfc3339();
+    let record = |versions: &Versions<'_>, obj: &mut Value| {
+        crate::apply::record_update(
+            Some(old),
+            obj,
+            manager,
+            target.name(),
+            versions,
+            schema,
+            &now,
+        )
+    };
+    if !field_managers::names_other_versions(&[Some(old), Some(&obj)], &api_version) {
+        single_version(&api_version, |versions| record(versions, &mut obj));
+        return Ok(obj);
+    }
+    field_managers::with_versions(state, res, |versions| {
+        let mut out = obj.clone();
+        record(versions, &mut out);
+        out
+    })
+    .await
 }
 
 /// The compare of the compare-and-swap: whether the object is still at `rv` (404 when it went).
@@ -500,15 +545,7 @@ async fn prepare_update(
     let strategy = target.strategy(res);
     strategy.prepare_for_update(&mut obj, old);
     if let Some(manager) = &ctx.field_manager {
-        crate::apply::record_update(
-            Some(old),
-            &mut obj,
-            manager,
-            target.name(),
-            &res.api_version(),
-            res.schema.get().map(|s| s.root()),
-            &object_meta::now_rfc3339(),
-        );
+        obj = record_update(state, res, target, manager, old, obj).await?;
     }
     let mut errs = object_meta::validate_update(&obj, old);
     errs.extend(validate_finalizer_update(&obj, old));

@@ -632,6 +632,36 @@ pub fn dns_subdomain_errors(path: &str, value: &str) -> Vec<StatusCause> {
     .collect()
 }
 
+/// `IsFullyQualifiedDomainName` at `path`: a DNS subdomain (a trailing dot allowed) of at
+/// least two labels; the first failing check is the only error.
+pub fn fqdn_errors(path: &str, value: &str) -> Vec<StatusCause> {
+    if value.is_empty() {
+        return vec![field::required(path, "")];
+    }
+    let name = value.strip_suffix('.').unwrap_or(value);
+    let subdomain = crate::registry::object_meta::name_errors(
+        name,
+        crate::registry::object_meta::NameRule::Subdomain,
+    );
+    if !subdomain.is_empty() {
+        return vec![field::invalid(path, &json!(name), &subdomain.join(","))];
+    }
+    if !name.contains('.') {
+        let msg = "should be a domain with at least two segments separated by dots";
+        return vec![field::invalid(path, &json!(name), msg)];
+    }
+    name.split('.')
+        .find_map(|label| {
+            let errs = crate::registry::object_meta::name_errors(
+                label,
+                crate::registry::object_meta::NameRule::Label,
+            );
+            (!errs.is_empty()).then(|| field::invalid(path, &json!(label), &errs.join(",")))
+        })
+        .into_iter()
+        .collect()
+}
+
 /// `ValidateQualifiedName` at `path`.
 pub fn qualified_name_errors(path: &str, value: &str) -> Vec<StatusCause> {
     invalid_each(

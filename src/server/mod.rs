@@ -5,10 +5,14 @@
 //! - [`io`]: read and stall timeouts on each connection, and `Status` bodies for the requests
 //!   hyper refuses itself (URI over 64 KiB: 414; headers over ~400 KiB: 431);
 //! - hyper's header read timeout, and a read timeout on request bodies;
+//! - [`activity`]: a connection with no open request for the read timeout is closed, HTTP/2
+//!   included (hyper only times out idle HTTP/1.1 keep-alives), at most 100 HTTP/2 streams
+//!   per connection;
 //! - a `Host` check against DNS rebinding ([`HostCheck`]);
 //! - shutdown: the signal first ends every watch stream, then connections get
 //!   [`SHUTDOWN_GRACE`] to finish what they are doing, then the rest are dropped.
 
+mod activity;
 pub mod io;
 pub mod tls;
 
@@ -30,11 +34,18 @@ use crate::endpoints::negotiation::{error_response, Query, Request, MAX_BODY_BYT
 use crate::endpoints::DropConnection;
 use crate::error::ApiError;
 use crate::state::State;
+use activity::{Activity, TrackedBody};
 use tokio_rustls::TlsAcceptor;
 
 /// How long shutdown lets connections finish before it drops them: shutdown never takes much
 /// longer than this, whatever clients do.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
+
+/// HTTP/2 streams a connection may have open at once (the apiserver's default).
+const MAX_CONCURRENT_STREAMS: u32 = 100;
+
+/// How often a busy connection looks again whether it has become idle.
+const IDLE_CHECK: Duration = Duration::from_secs(1);
 
 /// Which `Host` headers are served: DNS-rebinding protection. A web page can make a browser
 /// send requests to a local server under a name the page controls; a `Host` naming
@@ -122,7 +133,12 @@ pub async fn run(listener: TcpListener, state: Arc<State>, mut shutdown: watch::
         .http1()
         .timer(hyper_util::rt::TokioTimer::new())
         .header_read_timeout(read_timeout);
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    // The apiserver's HTTP/2 limit on concurrent streams per connection.
+    builder
+        .http2()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .max_concurrent_streams(MAX_CONCURRENT_STREAMS);
+    let (stop, stopping) = watch::channel(false);
     let busy = io::answer(
         "503 Service Unavailable",
         &ApiError::status(
@@ -158,9 +174,10 @@ pub async fn run(listener: TcpListener, state: Arc<State>, mut shutdown: watch::
                 let conn = Connection {
                     builder: builder.clone(),
                     service: service.clone(),
-                    watcher: graceful.watcher(),
+                    stopping: stopping.clone(),
                     tls: tls.clone(),
                     handshake_timeout: read_timeout,
+                    idle_timeout: read_timeout,
                 };
                 conns.spawn(conn.serve(io));
             }
@@ -173,7 +190,9 @@ pub async fn run(listener: TcpListener, state: Arc<State>, mut shutdown: watch::
         }
     }
     drop(listener);
-    if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
+    let _ = stop.send(true);
+    let finished = async { while conns.join_next().await.is_some() {} };
+    if tokio::time::timeout(SHUTDOWN_GRACE, finished)
         .await
         .is_err()
     {
@@ -196,13 +215,15 @@ struct Peer(Arc<UserInfo>);
 struct DroppedByFault;
 
 /// One accepted connection, before it is served: the TLS handshake (when the server serves
-/// HTTPS) and then HTTP/1.1 or HTTP/2, watched by graceful shutdown.
+/// HTTPS) and then HTTP/1.1 or HTTP/2, shut down gracefully when the server stops or when it
+/// has been idle for the idle timeout.
 struct Connection<S> {
     builder: hyper_util::server::conn::auto::Builder<hyper_util::rt::TokioExecutor>,
     service: S,
-    watcher: hyper_util::server::graceful::Watcher,
+    stopping: watch::Receiver<bool>,
     tls: Option<TlsAcceptor>,
     handshake_timeout: Duration,
+    idle_timeout: Duration,
 }
 
 impl<S> Connection<S>
@@ -236,15 +257,18 @@ where
         }
     }
 
-    async fn http<T>(self, io: T, peer: Option<Arc<UserInfo>>)
+    async fn http<T>(mut self, io: T, peer: Option<Arc<UserInfo>>)
     where
         T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
         let service = self.service;
+        let activity = Activity::new();
+        let tracker = activity.clone();
         let svc = hyper::service::service_fn(move |mut req| {
             if let Some(p) = &peer {
                 req.extensions_mut().insert(Peer(p.clone()));
             }
+            let open = tracker.open();
             let mut service = service.clone();
             async move {
                 let resp = match tower_service::Service::call(&mut service, req).await {
@@ -252,18 +276,46 @@ where
                     Err(never) => match never {},
                 };
                 // A service error makes hyper close the connection without answering.
-                match resp.extensions().get::<DropConnection>() {
-                    Some(_) => Err(DroppedByFault),
-                    None => Ok(resp),
+                if resp.extensions().get::<DropConnection>().is_some() {
+                    return Err(DroppedByFault);
                 }
+                Ok(resp.map(|body| TrackedBody::new(body, open)))
             }
         });
         let conn = self
             .builder
             .serve_connection_with_upgrades(hyper_util::rt::TokioIo::new(io), svc);
-        if let Err(e) = self.watcher.watch(conn.into_owned()).await {
-            tracing::debug!(error = %e, "connection ended");
+        let mut conn = std::pin::pin!(conn);
+        let mut closing = false;
+        loop {
+            let idle_deadline = activity.idle_since().map(|since| since + self.idle_timeout);
+            tokio::select! {
+                ended = conn.as_mut() => {
+                    if let Err(e) = ended {
+                        tracing::debug!(error = %e, "connection ended");
+                    }
+                    return;
+                }
+                _ = self.stopping.wait_for(|stop| *stop), if !closing => {
+                    conn.as_mut().graceful_shutdown();
+                    closing = true;
+                }
+                _ = sleep_until_some(idle_deadline), if !closing => {
+                    if activity.idle_since().is_some_and(|t| t.elapsed() >= self.idle_timeout) {
+                        conn.as_mut().graceful_shutdown();
+                        closing = true;
+                    }
+                }
+            }
         }
+    }
+}
+
+/// Sleeps until `deadline`, or (re-checked on the next loop) a second when there is none.
+async fn sleep_until_some(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => tokio::time::sleep(IDLE_CHECK).await,
     }
 }
 

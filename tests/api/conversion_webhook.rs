@@ -1,7 +1,7 @@
 //! CRD conversion through a real HTTPS webhook (`kubefake::testing::WebhookServer`): CronTab v1
 //! (storage, `spec.cronSpec`) and v2 (`spec.schedule`), converted by a Rust handler. Reads,
 //! lists (one call per list), watches and writes in the non-storage version; webhooks named by
-//! URL and by a Service mapped on the builder;
+//! URL, by a Service mapped on the builder and by a Service's `*.localhost` EndpointSlice;
 //! v1beta1 reviews; and every way a conversion fails, with the apiserver's messages.
 
 use std::time::Duration;
@@ -187,9 +187,7 @@ async fn services_resolve_through_the_builder_and_through_endpoints() {
     assert_eq!(status, 200, "{obj}");
     assert_eq!(obj["spec"]["schedule"], "* * * * */5");
 
-    // Unmapped, and no Endpoints: the lookup fails as cluster DNS would. (Endpoints and
-    // EndpointSlices are consulted too, but may not hold the loopback address the webhook
-    // listens on: the apiserver refuses those.)
+    // Unmapped, and no Endpoints: the lookup fails as cluster DNS would.
     let server = server().await;
     install(&server, &crd(config, &["v1"])).await;
     create_v1(&server, "s").await;
@@ -199,6 +197,38 @@ async fn services_resolve_through_the_builder_and_through_endpoints() {
         err["message"],
         "Internal error occurred: conversion webhook for stable.example.com/v1, Kind=CronTab failed: Post \"https://conv.webhooks.svc:443/convert?timeout=30s\": dial tcp: lookup conv.webhooks.svc: no such host"
     );
+
+    // An EndpointSlice may not hold a loopback IP (the apiserver's validation, kept), but an
+    // FQDN slice naming `*.localhost` is valid and, as RFC 6761 has it, is loopback.
+    let (status, _) = server
+        .post(
+            "/api/v1/namespaces",
+            &json!({"metadata": {"name": "webhooks"}}),
+        )
+        .await;
+    assert_eq!(status, 201);
+    let slices = "/apis/discovery.k8s.io/v1/namespaces/webhooks/endpointslices";
+    let slice = |name: &str, address_type: &str, address: &str| {
+        json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+            "metadata": {"name": name, "labels": {"kubernetes.io/service-name": "conv"}},
+            "addressType": address_type, "ports": [{"port": hook.addr().port()}],
+            "endpoints": [{"addresses": [address]}]})
+    };
+    let (status, err) = server
+        .post(slices, &slice("conv-ip", "IPv4", "127.0.0.1"))
+        .await;
+    assert_eq!(status, 422);
+    assert_eq!(
+        err["message"],
+        "EndpointSlice.discovery.k8s.io \"conv-ip\" is invalid: endpoints[0].addresses[0]: Invalid value: \"127.0.0.1\": may not be in the loopback range (127.0.0.0/8, ::1/128)"
+    );
+    let (status, err) = server
+        .post(slices, &slice("conv-local", "FQDN", "conv.localhost"))
+        .await;
+    assert_eq!(status, 201, "{err}");
+    let (status, obj) = server.get(&format!("{V2}/s")).await;
+    assert_eq!(status, 200, "{obj}");
+    assert_eq!(obj["spec"]["schedule"], "* * * * */5");
 }
 
 #[tokio::test]
@@ -603,4 +633,91 @@ async fn admission_policies_of_another_version_see_it_converted() {
         created["spec"]["image"], "* * * * */5",
         "mutated in v2 from v2's schedule"
     );
+}
+
+/// Server-side apply through both versions of a webhook-converted CRD: each manager's fields
+/// are in the version it applied through (v1 `spec.cronSpec`, v2 `spec.schedule`), and a
+/// conflict is found by converting to the owner's version, as structured-merge-diff does.
+#[tokio::test]
+async fn server_side_apply_across_renamed_fields() {
+    let server = server().await;
+    let hook = start_converter(WebhookServer::builder()).await;
+    let config = json!({"url": hook.url("/convert"), "caBundle": hook.ca_bundle()});
+    install(&server, &crd(config, &["v1"])).await;
+    let apply = |version: &str, manager: &str, spec: Value, force: bool| {
+        let base = if version == "v1" { V1 } else { V2 };
+        let url = server.url(&format!("{base}/ssa?fieldManager={manager}&force={force}"));
+        let body = json!({"apiVersion": format!("stable.example.com/{version}"),
+            "kind": "CronTab", "metadata": {"name": "ssa"}, "spec": spec});
+        server.send(
+            server
+                .http
+                .patch(url)
+                .header("content-type", "application/apply-patch+yaml")
+                .body(body.to_string()),
+        )
+    };
+    let (status, body) = apply("v1", "one", json!({"cronSpec": "1 * * * *"}), false).await;
+    assert_eq!(status, 201, "{body}");
+    let (status, err) = apply("v2", "two", json!({"schedule": "2 * * * *"}), false).await;
+    assert_eq!(status, 409, "{err}");
+    assert_eq!(
+        err["message"],
+        "Apply failed with 1 conflict: conflict with \"one\": .spec.cronSpec"
+    );
+    // The same value is shared; dropping it later leaves it to `one`.
+    let (status, body) = apply(
+        "v2",
+        "two",
+        json!({"schedule": "1 * * * *", "image": "x"}),
+        false,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = apply("v2", "two", json!({"image": "x"}), false).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["spec"]["schedule"], "1 * * * *", "`one` still owns it");
+    // Forced: the field moves to `two`, and `one` owns nothing any more.
+    let (status, body) = apply(
+        "v2",
+        "two",
+        json!({"schedule": "2 * * * *", "image": "x"}),
+        true,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let entries = body["metadata"]["managedFields"]
+        .as_array()
+        .expect("managedFields");
+    let owners: Vec<(&str, &Value)> = entries
+        .iter()
+        .map(|e| {
+            (
+                e["manager"].as_str().unwrap_or(""),
+                &e["fieldsV1"]["f:spec"],
+            )
+        })
+        .collect();
+    assert_eq!(
+        owners,
+        [("two", &json!({"f:image": {}, "f:schedule": {}}))],
+        "{entries:?}"
+    );
+    // A merge patch through v1 by another manager takes the field back, in v2's path.
+    let patch = server
+        .http
+        .patch(server.url(&format!("{V1}/ssa?fieldManager=three")))
+        .header("content-type", "application/merge-patch+json")
+        .body(json!({"spec": {"cronSpec": "3 * * * *"}}).to_string());
+    let (status, body) = server.send(patch).await;
+    assert_eq!(status, 200, "{body}");
+    let (_, obj) = server.get(&format!("{V2}/ssa")).await;
+    let two = obj["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|e| e["manager"] == "two")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(two["fieldsV1"]["f:spec"], json!({"f:image": {}}));
 }

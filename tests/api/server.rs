@@ -535,3 +535,70 @@ async fn connections_past_the_limit_are_refused_with_a_status() {
     .expect("served again below the limit");
     handle.shutdown().await;
 }
+
+/// An HTTP/2 (h2c) connection to `addr`, its driver spawned; the handle ends when the
+/// connection does.
+async fn h2_connection(
+    addr: std::net::SocketAddr,
+) -> (
+    hyper::client::conn::http2::SendRequest<http_body_util::Empty<bytes::Bytes>>,
+    tokio::task::JoinHandle<()>,
+) {
+    let tcp = TcpStream::connect(addr).await.expect("connect");
+    let (sender, conn) =
+        hyper::client::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+            .timer(hyper_util::rt::TokioTimer::new())
+            .handshake(hyper_util::rt::TokioIo::new(tcp))
+            .await
+            .expect("h2 handshake");
+    (
+        sender,
+        tokio::spawn(async move { conn.await.unwrap_or(()) }),
+    )
+}
+
+fn h2_get(path: &str) -> hyper::Request<http_body_util::Empty<bytes::Bytes>> {
+    hyper::Request::get(format!("http://localhost{path}"))
+        .body(http_body_util::Empty::new())
+        .expect("request")
+}
+
+/// The apiserver closes idle HTTP/2 connections (Go's `IdleTimeout`) as hyper closes idle
+/// HTTP/1.1 keep-alives; kubefake uses its read timeout for both. A connection whose watch is
+/// open is not idle.
+#[tokio::test]
+async fn idle_http2_connections_are_closed_but_not_while_watching() {
+    let handle = kubefake::Server::builder()
+        .read_timeout(Duration::from_millis(300))
+        .start()
+        .await
+        .expect("starts");
+    let (mut idle, idle_done) = h2_connection(handle.addr()).await;
+    let resp = idle
+        .send_request(h2_get("/version"))
+        .await
+        .expect("answered");
+    assert_eq!(resp.status(), 200);
+    drop(idle);
+    tokio::time::timeout(SOON, idle_done)
+        .await
+        .expect("the idle connection is closed")
+        .expect("driver");
+
+    let (mut watching, watch_done) = h2_connection(handle.addr()).await;
+    let resp = watching
+        .send_request(h2_get("/api/v1/namespaces?watch=1&resourceVersion=0"))
+        .await
+        .expect("answered");
+    assert_eq!(resp.status(), 200);
+    let mut body = resp.into_body();
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    assert!(!watch_done.is_finished(), "a watching connection is busy");
+    // The watch still delivers (the initial ADDED events at least).
+    use http_body_util::BodyExt;
+    let frame = tokio::time::timeout(SOON, body.frame())
+        .await
+        .expect("an event");
+    assert!(frame.is_some_and(|f| f.is_ok()));
+    handle.shutdown().await;
+}

@@ -64,8 +64,10 @@ fn bootstrap(cluster: &ClusterInfo) -> Vec<Value> {
 /// Where a webhook's Service reference leads, as cluster DNS and kube-proxy would take it: the
 /// Service's port (by number) names an endpoint port, and the Service's Endpoints, or else its
 /// EndpointSlices (`kubernetes.io/service-name`), give the address. The apiserver refuses
-/// loopback addresses in both, so a webhook listening on loopback beside kubefake is named
-/// through [`crate::ServerBuilder::webhook_service`] instead.
+/// loopback IP addresses in both, so a webhook listening on loopback beside kubefake is named
+/// either through [`crate::ServerBuilder::webhook_service`] or by an `FQDN` EndpointSlice whose
+/// address is `localhost` or ends in `.localhost` (a valid FQDN the apiserver accepts, which
+/// RFC 6761 reserves for loopback): it resolves to 127.0.0.1.
 pub fn service_endpoint(
     snap: &Snapshot,
     namespace: &str,
@@ -102,10 +104,11 @@ pub fn service_endpoint(
             .find_map(|(_, o)| {
                 let port = endpoint_port(&o.value["ports"], port_name.as_deref())?;
                 let endpoints = o.value["endpoints"].as_array()?;
+                let fqdn = o.value["addressType"] == "FQDN";
                 endpoints
                     .iter()
                     .flat_map(|e| e["addresses"].as_array().into_iter().flatten())
-                    .find_map(ip)
+                    .find_map(|a| if fqdn { loopback_name(a) } else { ip(a) })
                     .map(|ip| SocketAddr::new(ip, port))
             })
     })
@@ -127,6 +130,13 @@ fn endpoint_port(ports: &Value, name: Option<&str>) -> Option<u16> {
 
 fn ip(ip: &Value) -> Option<IpAddr> {
     ip.as_str().and_then(|s| s.parse::<IpAddr>().ok())
+}
+
+/// 127.0.0.1 for `localhost` and names under `.localhost` (RFC 6761 section 6.3: they always
+/// resolve to loopback); kubefake resolves no other names.
+fn loopback_name(name: &Value) -> Option<IpAddr> {
+    let name = name.as_str()?.trim_end_matches('.').to_ascii_lowercase();
+    (name == "localhost" || name.ends_with(".localhost")).then_some(IpAddr::from([127, 0, 0, 1]))
 }
 
 /// The warning every write of a v1 Endpoints gets.
@@ -365,6 +375,31 @@ mod tests {
             "no Service: the only port"
         );
         assert_eq!(found("missing", 443), None);
+        let mut local_meta = meta("local-abc");
+        local_meta["labels"] = json!({"kubernetes.io/service-name": "local"});
+        put(
+            ("discovery.k8s.io", "endpointslices"),
+            "local-abc",
+            json!({"metadata": local_meta, "addressType": "FQDN",
+            "ports": [{"port": 9443}], "endpoints": [{"addresses": ["hook.localhost."]}]}),
+        );
+        let snap = store.snapshot();
+        assert_eq!(
+            service_endpoint(&snap, "hooks", "local", 443),
+            "127.0.0.1:9443".parse().ok(),
+            "an FQDN under .localhost is loopback"
+        );
+    }
+
+    #[rstest::rstest]
+    #[case("localhost", true)]
+    #[case("hook.localhost", true)]
+    #[case("Hook.LOCALHOST.", true)]
+    #[case("localhost.example.com", false)]
+    #[case("example.com", false)]
+    #[case("127.0.0.1", false)]
+    fn loopback_names(#[case] name: &str, #[case] loopback: bool) {
+        assert_eq!(loopback_name(&json!(name)).is_some(), loopback, "{name}");
     }
 
     #[test]

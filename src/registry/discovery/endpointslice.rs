@@ -301,7 +301,7 @@ fn address_errors(
                 !(loopback_allowed && e.message.ends_with("loopback range (127.0.0.0/8, ::1/128)"))
             }));
         }
-        "FQDN" => errs.extend(dns_subdomain_errors(&idx, a)),
+        "FQDN" => errs.extend(crate::registry::validation::fqdn_errors(&idx, a)),
         _ => {}
     }
     errs
@@ -396,5 +396,20 @@ mod tests {
             ["endpoints[1].addresses: Invalid value: \"fd00::1\": must be an IPv4 address"]
         );
         assert_eq!(endpoints_cell(&json!({})), "<unset>");
+    }
+
+    /// `IsFullyQualifiedDomainName` as the apiserver applies it to FQDN slices.
+    #[rstest::rstest]
+    #[case("hook.localhost", &[])]
+    #[case("hook.localhost.", &[])]
+    #[case("localhost", &["endpoints[0].addresses[0]: Invalid value: \"localhost\": should be a domain with at least two segments separated by dots"])]
+    #[case("Hook.x", &["endpoints[0].addresses[0]: Invalid value: \"Hook.x\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"])]
+    fn fqdn_addresses(#[case] address: &str, #[case] want: &[&str]) {
+        let slice = json!({"addressType": "FQDN", "endpoints": [{"addresses": [address]}]});
+        let msgs: Vec<String> = slice_errors(&slice, None)
+            .into_iter()
+            .map(|c| format!("{}: {}", c.field, c.message))
+            .collect();
+        assert_eq!(msgs, want);
     }
 }
