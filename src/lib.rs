@@ -139,6 +139,7 @@ pub use kubeconfig::Kubeconfig;
 pub use kubeconfig::KubeconfigFile;
 pub use server::tls::ServingCertificate;
 pub use state::{Options, State};
+pub use store::DEFAULT_HISTORY_BYTES;
 
 /// Why a server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -237,6 +238,13 @@ impl ServerBuilder {
     /// How many recent events are kept for watches resuming from a resourceVersion.
     pub fn history_size(mut self, events: usize) -> Self {
         self.options.history_size = events;
+        self
+    }
+
+    /// How many bytes of JSON the kept events may hold (64 MiB by default): with large objects
+    /// the history keeps fewer than `history_size` events.
+    pub fn history_bytes(mut self, bytes: usize) -> Self {
+        self.options.history_bytes = bytes;
         self
     }
 

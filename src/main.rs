@@ -130,6 +130,9 @@ struct ServeArgs {
     /// Recent events kept for watches that resume from a resourceVersion.
     #[arg(long, default_value_t = 10_000)]
     history_size: usize,
+    /// Bytes of JSON the kept events may hold (fewer events are kept when objects are large).
+    #[arg(long, default_value_t = kubefake::DEFAULT_HISTORY_BYTES)]
+    history_bytes: usize,
     /// Events a watcher may fall behind before it is told to re-list (410).
     #[arg(long, default_value_t = 1_024)]
     watch_buffer: usize,
@@ -262,6 +265,7 @@ impl ServeArgs {
             .address(self.address)
             .port(self.port)
             .history_size(self.history_size)
+            .history_bytes(self.history_bytes)
             .watch_buffer(self.watch_buffer)
             .bookmark_interval(Duration::from_secs_f64(self.bookmark_interval.max(0.001)))
             .max_connections(self.max_connections)

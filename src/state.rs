@@ -31,6 +31,8 @@ use crate::webhook::{ServiceResolver, WebhookClient};
 pub struct Options {
     /// How many recent events are kept for watches that resume from a resourceVersion.
     pub history_size: usize,
+    /// How many bytes of JSON the kept events may hold (the objects they carry).
+    pub history_bytes: usize,
     /// How many events a watcher may fall behind before it is told to re-list (410).
     pub watch_buffer: usize,
     /// How often watches with `allowWatchBookmarks=true` get a BOOKMARK.
@@ -78,6 +80,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             history_size: 10_000,
+            history_bytes: crate::store::DEFAULT_HISTORY_BYTES,
             watch_buffer: 1_024,
             bookmark_interval: Duration::from_secs(60),
             max_connections: 4_096,
@@ -160,7 +163,8 @@ impl State {
                 Chain::with_webhooks(webhooks.clone(), &options.disabled_admission_plugins);
             let requests = RequestLog::new(options.request_log_size, options.request_log_bodies);
             State {
-                store: Store::new(options.history_size, options.watch_buffer),
+                store: Store::new(options.history_size, options.watch_buffer)
+                    .with_history_bytes(options.history_bytes),
                 registry: ArcSwap::from_pointee(Registry::build(
                     &kinds,
                     Vec::new(),

@@ -53,6 +53,6 @@ pub async fn delete_collection(
         rv: ep.state.store.current_rv(),
         ..Default::default()
     };
-    let body = encode_list(res, &meta, &deleted).await?;
+    let body = encode_list(res, &meta, &deleted).await?.concat();
     ep.respond_json(StatusCode::OK, body)
 }

@@ -19,6 +19,7 @@ pub mod delete;
 pub mod discovery;
 pub mod json_dups;
 pub mod kubefake;
+pub mod list_body;
 mod log;
 pub mod negotiation;
 pub mod options;

@@ -9,6 +9,8 @@ use serde_json::{json, Value};
 use warp::http::StatusCode;
 use warp::reply::Response;
 
+use super::accept::Format;
+use super::list_body::ListBody;
 use super::negotiation::json_value;
 use super::options::{self, ContinueToken, Filter, ListOptions, Match};
 use super::resource::Endpoint;
@@ -68,7 +70,10 @@ pub async fn list(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
         return Ok(json_value(StatusCode::OK, &table));
     }
     let body = encode_list(&ep.res, &page.meta, &page.items).await?;
-    ep.respond_json(StatusCode::OK, body)
+    if ep.output.format == Format::Json {
+        return Ok(body.into_response(StatusCode::OK));
+    }
+    ep.respond_json(StatusCode::OK, body.concat())
 }
 
 async fn read_page(
@@ -136,20 +141,15 @@ pub async fn encode_list(
     res: &ApiResource,
     meta: &ListMeta,
     items: &[Arc<StoredObject>],
-) -> Result<Bytes, ApiError> {
+) -> Result<ListBody, ApiError> {
     let encoded = res.codec.encode_all(items).await?;
-    let mut out = Vec::with_capacity(256 + encoded.iter().map(Bytes::len).sum::<usize>());
-    out.extend_from_slice(b"{\"apiVersion\":");
-    out.extend_from_slice(json!(res.api_version()).to_string().as_bytes());
-    out.extend_from_slice(b",\"items\":[");
-    for (i, item) in encoded.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        out.extend_from_slice(item);
-    }
-    out.extend_from_slice(b"],\"kind\":");
-    out.extend_from_slice(json!(res.list_kind).to_string().as_bytes());
+    let mut head = Vec::with_capacity(64);
+    head.extend_from_slice(b"{\"apiVersion\":");
+    head.extend_from_slice(json!(res.api_version()).to_string().as_bytes());
+    head.extend_from_slice(b",\"items\":[");
+    let mut tail = Vec::with_capacity(128);
+    tail.extend_from_slice(b"],\"kind\":");
+    tail.extend_from_slice(json!(res.list_kind).to_string().as_bytes());
     let mut list_meta = json!({"resourceVersion": meta.rv.to_string()});
     if let Some(c) = &meta.continue_token {
         list_meta["continue"] = json!(c);
@@ -157,10 +157,10 @@ pub async fn encode_list(
     if let Some(n) = meta.remaining_item_count {
         list_meta["remainingItemCount"] = json!(n);
     }
-    out.extend_from_slice(b",\"metadata\":");
-    out.extend_from_slice(list_meta.to_string().as_bytes());
-    out.push(b'}');
-    Ok(Bytes::from(out))
+    tail.extend_from_slice(b",\"metadata\":");
+    tail.extend_from_slice(list_meta.to_string().as_bytes());
+    tail.push(b'}');
+    Ok(ListBody::new(Bytes::from(head), encoded, Bytes::from(tail)))
 }
 
 /// The snapshot a list without a continue token reads, by `resourceVersion` and

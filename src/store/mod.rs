@@ -181,7 +181,15 @@ pub struct Event {
     other_frames: Mutex<Vec<(u64, EventType, Bytes)>>,
 }
 
+/// The history's default bound in bytes of JSON: 64 MiB.
+pub const DEFAULT_HISTORY_BYTES: usize = 64 << 20;
+
 impl Event {
+    /// What keeping this event costs the history: the serialised size of the states it holds.
+    fn weight(&self) -> usize {
+        self.object.json.len() + self.prev.as_ref().map_or(0, |p| p.json.len())
+    }
+
     fn new(
         rv: u64,
         kind: EventType,
@@ -428,12 +436,30 @@ impl Txn {
 struct WriterState {
     history: VecDeque<Arc<Event>>,
     history_limit: usize,
+    /// The serialised size of what `history` holds ([`Event::weight`]) and its bound.
+    history_bytes: usize,
+    history_bytes_limit: usize,
     /// Committed snapshots covering the history: the oldest is at or before the oldest
     /// resumable resourceVersion. Persistent maps make each one cost only what its write changed.
     snapshots: VecDeque<Arc<Snapshot>>,
 }
 
 impl WriterState {
+    /// Adds an event to the history, forgetting the oldest ones past either bound (the
+    /// newest event is kept whatever its size).
+    fn remember(&mut self, event: Arc<Event>) {
+        self.history_bytes += event.weight();
+        self.history.push_back(event);
+        while self.history.len() > 1
+            && (self.history.len() > self.history_limit
+                || self.history_bytes > self.history_bytes_limit)
+        {
+            if let Some(old) = self.history.pop_front() {
+                self.history_bytes = self.history_bytes.saturating_sub(old.weight());
+            }
+        }
+    }
+
     /// The oldest resourceVersion whose state can still be rebuilt.
     fn oldest_rv(&self, current: u64) -> u64 {
         match self.history.front() {
@@ -470,10 +496,20 @@ impl Store {
             writer: Mutex::new(WriterState {
                 history: VecDeque::with_capacity(history_limit.min(4096)),
                 history_limit,
+                history_bytes: 0,
+                history_bytes_limit: DEFAULT_HISTORY_BYTES,
                 snapshots: VecDeque::from([empty]),
             }),
             events,
         }
+    }
+
+    /// Bounds the history by the serialised size of the objects its events hold (the new
+    /// state and the one before), besides their number: large objects cannot make it hold
+    /// more than about `bytes` of JSON ([`DEFAULT_HISTORY_BYTES`] unless set).
+    pub fn with_history_bytes(self, bytes: usize) -> Self {
+        self.writer.lock().history_bytes_limit = bytes;
+        self
     }
 
     /// The latest committed state. Lock-free.
@@ -504,10 +540,7 @@ impl Store {
         }
         for event in txn.events {
             if writer.history_limit > 0 {
-                if writer.history.len() == writer.history_limit {
-                    writer.history.pop_front();
-                }
-                writer.history.push_back(event.clone());
+                writer.remember(event.clone());
             }
             // No receivers is fine: nobody is watching.
             let _ = self.events.send(event);
@@ -656,6 +689,43 @@ mod tests {
             .collect();
         assert_eq!(since1, [2, 3]);
         assert!(store.history_since(3).expect("current").is_empty());
+    }
+
+    #[test]
+    fn history_is_bounded_by_bytes_too() {
+        let gr = GroupResource::new("g", "things");
+        let one = |store: &Store, name: &str| {
+            store
+                .write(|t| t.put(&gr, ObjectKey::new("", name), obj("", name)))
+                .expect("write");
+        };
+        let probe = Store::new(100, 16);
+        one(&probe, "a");
+        let size = probe
+            .snapshot()
+            .list(&gr, None)
+            .map(|(_, o)| o.json.len())
+            .sum::<usize>();
+        let store = Store::new(100, 16).with_history_bytes(size * 2);
+        for name in ["a", "b", "c", "d"] {
+            one(&store, name);
+        }
+        let kept: Vec<u64> = store
+            .history_since(2)
+            .expect("kept")
+            .iter()
+            .map(|e| e.rv)
+            .collect();
+        assert_eq!(kept, [3, 4], "two objects' worth");
+        assert!(store.history_since(1).is_none());
+        let tiny = Store::new(100, 16).with_history_bytes(1);
+        one(&tiny, "a");
+        one(&tiny, "b");
+        assert_eq!(
+            tiny.history_since(1).map(|h| h.len()),
+            Some(1),
+            "the newest stays"
+        );
     }
 
     #[test]

@@ -380,3 +380,51 @@ async fn list_order_is_namespace_then_name(#[future(awt)] server: TestServer) {
         ]
     );
 }
+
+/// A list larger than 256 KiB is streamed (chunked, built as the client reads) instead of
+/// assembled in one buffer per request; clients see the same document.
+#[rstest]
+#[tokio::test]
+async fn large_lists_are_streamed(#[future(awt)] server: TestServer) {
+    let (status, _) = server
+        .post("/api/v1/namespaces", &json!({"metadata": {"name": "big"}}))
+        .await;
+    assert_eq!(status, 201);
+    let filler = "x".repeat(2_000);
+    for i in 0..200 {
+        let cm = json!({"metadata": {"name": format!("cm-{i:03}")}, "data": {"v": filler}});
+        let (status, body) = server.post("/api/v1/namespaces/big/configmaps", &cm).await;
+        assert_eq!(status, 201, "{body}");
+    }
+    let resp = server
+        .http
+        .get(server.url("/api/v1/namespaces/big/configmaps"))
+        .send()
+        .await
+        .expect("list");
+    assert_eq!(resp.status(), 200);
+    assert!(resp.headers().get("content-length").is_none(), "streamed");
+    assert_eq!(resp.headers()["content-type"], "application/json");
+    let list: Value = resp.json().await.expect("one JSON document");
+    assert_eq!(list["kind"], "ConfigMapList");
+    let items = list["items"].as_array().expect("items");
+    // The namespace's kube-root-ca.crt and the 200.
+    assert_eq!(items.len(), 201);
+    assert!(items.iter().all(|i| i["kind"] == "ConfigMap"));
+    // kube-rs reads it as any list.
+    let api: kube::Api<k8s_openapi::api::core::v1::ConfigMap> =
+        kube::Api::namespaced(server.client.clone(), "big");
+    let typed = api
+        .list(&ListParams::default())
+        .await
+        .expect("kube-rs list");
+    assert_eq!(typed.items.len(), 201);
+    // A small list is one buffer, with its length.
+    let resp = server
+        .http
+        .get(server.url("/api/v1/namespaces/big/configmaps?limit=2"))
+        .send()
+        .await
+        .expect("list");
+    assert!(resp.headers().get("content-length").is_some());
+}
