@@ -112,15 +112,17 @@ enum Section {
     Crd,
     Throughput,
     Watch,
+    RequestLog,
 }
 
 impl Section {
-    const ALL: [Section; 5] = [
+    const ALL: [Section; 6] = [
         Section::Start,
         Section::Binary,
         Section::Crd,
         Section::Throughput,
         Section::Watch,
+        Section::RequestLog,
     ];
 
     fn name(self) -> &'static str {
@@ -130,6 +132,7 @@ impl Section {
             Section::Crd => "crd",
             Section::Throughput => "throughput",
             Section::Watch => "watch",
+            Section::RequestLog => "requestlog",
         }
     }
 }
@@ -161,7 +164,8 @@ async fn run(threads: usize, sections: &[Section]) -> Result<()> {
         for subject in [Subject::CronTab, Subject::ConfigMap, Subject::Deployment] {
             for op in [Op::Create, Op::Get, Op::List] {
                 for clients in [1, 8] {
-                    let rate = bench_throughput(&crd, subject, op, clients).await?;
+                    let server = kubefake::Server::builder();
+                    let rate = bench_throughput(server, &crd, subject, op, clients).await?;
                     throughput.push((subject, op, clients, rate));
                 }
             }
@@ -170,6 +174,11 @@ async fn run(threads: usize, sections: &[Section]) -> Result<()> {
     let mut watch = None;
     if selected(Section::Watch) {
         watch = Some(bench_watch(&crd).await?);
+    }
+    let mut request_log = Vec::new();
+    if selected(Section::RequestLog) {
+        eprintln!("measuring the request log's cost ({REQUEST_LOG_ROUNDS} rounds, log on and off alternating)...");
+        request_log = bench_request_log(&crd).await?;
     }
 
     println!();
@@ -266,7 +275,82 @@ async fn run(threads: usize, sections: &[Section]) -> Result<()> {
         println!();
         print_watch(watch);
     }
+    if !request_log.is_empty() {
+        println!();
+        print_request_log(&request_log);
+    }
     Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The request log's cost
+// ---------------------------------------------------------------------------------------------
+
+/// Rounds of the request-log comparison; each runs every row with the log on, then off.
+const REQUEST_LOG_ROUNDS: usize = 3;
+
+/// One row of the comparison: an operation and client count, req/s with the log on and off
+/// in each round.
+struct RequestLogRow {
+    op: Op,
+    clients: usize,
+    on: Vec<f64>,
+    off: Vec<f64>,
+}
+
+/// CronTab create and get with the request log on (the default size) and off (size 0),
+/// alternating so that the machine's drift hits both alike.
+async fn bench_request_log(crd: &Value) -> Result<Vec<RequestLogRow>> {
+    let mut rows = Vec::new();
+    for op in [Op::Create, Op::Get] {
+        for clients in [1, 8] {
+            let mut row = RequestLogRow {
+                op,
+                clients,
+                on: Vec::new(),
+                off: Vec::new(),
+            };
+            for _ in 0..REQUEST_LOG_ROUNDS {
+                for size in [kubefake::filters::request_log::DEFAULT_SIZE, 0] {
+                    let server = kubefake::Server::builder().request_log_size(size);
+                    let rate = bench_throughput(server, crd, Subject::CronTab, op, clients).await?;
+                    let side = if size == 0 { &mut row.off } else { &mut row.on };
+                    side.push(rate.per_second());
+                }
+            }
+            rows.push(row);
+        }
+    }
+    Ok(rows)
+}
+
+fn print_request_log(rows: &[RequestLogRow]) {
+    let median = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(0.0)
+    };
+    println!("Request log cost: CronTab req/s, medians of {REQUEST_LOG_ROUNDS} alternating rounds of {THROUGHPUT_DURATION:?}");
+    println!(
+        "{:<36} {:>8} {:>12} {:>12} {:>8}",
+        "operation", "clients", "log on", "log off", "cost"
+    );
+    for row in rows {
+        let (on, off) = (median(&row.on), median(&row.off));
+        let cost = if off > 0.0 {
+            (off - on) / off * 100.0
+        } else {
+            0.0
+        };
+        println!(
+            "{:<36} {:>8} {:>12.0} {:>12.0} {:>7.1}%",
+            row.op.describe(Subject::CronTab),
+            row.clients,
+            on,
+            off,
+            cost
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -634,8 +718,15 @@ impl Rate {
 
 /// Runs `op` with `clients` concurrent clients for `THROUGHPUT_DURATION` against a fresh server
 /// holding the CronTab CRD and `LIST_SIZE` objects of the subject.
-async fn bench_throughput(crd: &Value, subject: Subject, op: Op, clients: usize) -> Result<Rate> {
-    let server = kubefake::Server::start()
+async fn bench_throughput(
+    server: kubefake::ServerBuilder,
+    crd: &Value,
+    subject: Subject,
+    op: Op,
+    clients: usize,
+) -> Result<Rate> {
+    let server = server
+        .start()
         .await
         .map_err(|e| format!("starting the server: {e}"))?;
     let base = server.url().to_string();

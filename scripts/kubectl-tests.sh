@@ -6,7 +6,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 cargo build --quiet --bin kubefake || exit 1
 status=0
-for script in scripts/readme-quickstarts.sh scripts/walkthrough.sh scripts/watch.sh scripts/lifecycle.sh scripts/printing.sh scripts/schema.sh scripts/apply.sh scripts/versions.sh scripts/admission.sh scripts/policy.sh scripts/builtin.sh scripts/simulate.sh scripts/auth.sh scripts/python-client.sh scripts/python-package.sh scripts/javascript-client.sh scripts/javascript-package.sh scripts/java-client.sh scripts/envtest.sh; do
+for script in scripts/readme-quickstarts.sh scripts/walkthrough.sh scripts/watch.sh scripts/lifecycle.sh scripts/printing.sh scripts/schema.sh scripts/apply.sh scripts/versions.sh scripts/admission.sh scripts/policy.sh scripts/builtin.sh scripts/simulate.sh scripts/auth.sh scripts/faults.sh scripts/python-client.sh scripts/python-package.sh scripts/javascript-client.sh scripts/javascript-package.sh scripts/java-client.sh scripts/envtest.sh; do
   echo "== $script"
   bash "$script" || status=1
 done

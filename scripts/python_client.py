@@ -1,7 +1,8 @@
 """The official Python client against kubefake: namespaces, a CRD, custom objects (create, get,
 list, patch, delete), a watch, an error Status, and an APIService created from a manifest twice
-(the client's own e2e conflict test), and kubefake's own API over HTTP: a snapshot restored under
-a watch, a reset, a dump. Run by scripts/python-client.sh."""
+(the client's own e2e conflict test), and kubefake's own API through the client's ApiClient: a
+snapshot restored under a watch, a reset, a dump; a fault rule the next read meets, then the
+request log showing it. Run by scripts/python-client.sh."""
 
 import sys
 import threading
@@ -164,6 +165,31 @@ try:
     check("an unknown snapshot is 404", False)
 except ApiException as e:
     check("an unknown snapshot is 404", e.status == 404 and '"reason":"NotFound"' in e.body)
+def kubefake_api(method, path, body=None):
+    """kubefake's own API (/kubefake/v1/...) through the client's ApiClient: its
+    authentication and TLS settings come from the kubeconfig, as for every other call."""
+    return api_client.call_api(path, method, body=body, response_type="object",
+                               auth_settings=["BearerToken"], _return_http_data_only=True)
+
+
+rule = {"match": {"verb": "get", "resource": "namespaces", "name": "default"},
+        "action": {"code": 503, "message": "injected by the Python test"}, "times": 1}
+fault_id = kubefake_api("POST", "/kubefake/v1/faults", rule)["id"]
+try:
+    core.read_namespace("default")
+    check("a fault answers the next read", False)
+except ApiException as e:
+    check("a fault answers the next read with its 503",
+          e.status == 503 and "injected by the Python test" in e.body)
+check("the read after it is served", core.read_namespace("default").metadata.name == "default")
+faults = kubefake_api("GET", "/kubefake/v1/faults")["items"]
+check("the fault fired once", [(f["id"], f["fired"]) for f in faults] == [(fault_id, 1)])
+log = kubefake_api("GET", "/kubefake/v1/requests?resource=namespaces&name=default")["items"]
+check("the request log shows the faulted read, then the served one",
+      [(r["verb"], r["code"], r.get("fault")) for r in log][-2:] == [("get", 503, fault_id), ("get", 200, None)]
+      and log[-1]["userAgent"].startswith("OpenAPI-Generator/"))
+kubefake_api("DELETE", f"/kubefake/v1/faults/{fault_id}")
+check("the fault is removed", kubefake_api("GET", "/kubefake/v1/faults")["items"] == [])
 
 print(f"python client: {len(failures)} failed" if failures else "python client: all checks passed")
 sys.exit(1 if failures else 0)

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::controllers::WorkQueue;
+use crate::filters::faults::Fired;
 use crate::registry::strategy::FieldValidation;
 
 /// The user name of requests without credentials.
@@ -90,6 +91,9 @@ pub struct Context {
     /// `escalate`); `None` for the server's own writes and controllers', whose checks name
     /// the object written (as their own requests would).
     pub request_name: Option<String>,
+    /// The fault rule that fired on the request and lets it through (a delay, or a watch
+    /// that is to end early), for the watch and the request log.
+    pub fault: Option<Fired>,
     warnings: Mutex<Warnings>,
     work: Arc<WorkQueue>,
     reinvocation: Mutex<Reinvocation>,
@@ -128,6 +132,7 @@ impl Context {
             field_validation: FieldValidation::default(),
             field_manager: None,
             request_name: None,
+            fault: None,
             warnings: Mutex::default(),
             reinvocation: Mutex::default(),
             memos: Mutex::default(),
@@ -150,6 +155,7 @@ impl Context {
             field_validation: FieldValidation::Ignore,
             field_manager: None,
             request_name: None,
+            fault: None,
             warnings: Mutex::default(),
             reinvocation: Mutex::default(),
             memos: Mutex::default(),

@@ -23,9 +23,16 @@
 //!   verb, group, version, namespace, resource, name, subresource; pure);
 //!   [`filters::authentication`] (client certificate, static and service account tokens,
 //!   anonymous; 401); [`filters::impersonation`]; [`filters::authorization`] (the privileged
-//!   group, AlwaysAllow or [`filters::authorization::rbac`] over the request's snapshot; 403).
+//!   group, AlwaysAllow or [`filters::authorization::rbac`] over the request's snapshot; 403);
+//!   then the testing hooks: [`filters::faults`] (rules that answer, delay, cut or drop
+//!   matching resource requests before their handler, so a faulted request changes nothing)
+//!   and [`filters::request_log`] (every answered request, recorded after its response in a
+//!   bounded ring buffer).
 //! - [`endpoints`]: [`endpoints::handle`] builds the request's [`context::Context`] and turns
-//!   every error, and every panic, into a `Status`; [`endpoints::resource`] resolves the
+//!   every error, and every panic, into a `Status`; [`endpoints::kubefake`] serves kubefake's
+//!   own API under the reserved prefix `/kubefake/v1/` (one dispatch table, one file per
+//!   feature; `system:masters` only under RBAC), before any Kubernetes path parsing;
+//!   [`endpoints::resource`] resolves the
 //!   resource and dispatches to one file per verb family ([`endpoints::read`],
 //!   [`endpoints::write`], [`endpoints::apply`], [`endpoints::delete`], [`endpoints::watch`],
 //!   [`endpoints::scale`]); [`endpoints::discovery`] serves discovery and OpenAPI documents;
@@ -78,7 +85,8 @@
 //!
 //! Outside the request path, `testing` (feature `testing`) helps users' tests: an HTTPS
 //! webhook server with generated certificates, to call through [`webhook`]; [`envtest`] makes
-//! the binary stand in for controller-runtime envtest's `kube-apiserver` and `etcd`.
+//! the binary stand in for controller-runtime envtest's `kube-apiserver` and `etcd`;
+//! [`remote`] is the CLI's client for `/kubefake/v1/` on a running server.
 //!
 //! # Invariants
 //! - One write path, totally ordered: every change takes the next global resourceVersion inside
@@ -110,6 +118,7 @@ pub mod kubeconfig;
 pub mod loader;
 pub mod metrics;
 pub mod registry;
+pub mod remote;
 pub mod schema;
 pub mod server;
 pub mod state;
@@ -134,6 +143,8 @@ pub use context::UserInfo;
 pub use controllers::simulated::{SimulatedNode, Simulation};
 pub use error::ApiError;
 pub use filters::authorization::Mode as AuthorizationMode;
+pub use filters::faults::{Fault, FaultError};
+pub use filters::request_log::{RequestFilter, RequestRecord};
 pub use kubeconfig::Kubeconfig;
 pub use kubeconfig::KubeconfigFile;
 pub use server::tls::ServingCertificate;
@@ -425,6 +436,19 @@ impl ServerBuilder {
         self
     }
 
+    /// How many requests the request log keeps, newest last (default 10,000; 0 records
+    /// none). See [`ServerHandle::requests`].
+    pub fn request_log_size(mut self, requests: usize) -> Self {
+        self.options.request_log_size = requests;
+        self
+    }
+
+    /// Whether the request log keeps each request's body (default false).
+    pub fn request_log_bodies(mut self, keep: bool) -> Self {
+        self.options.request_log_bodies = keep;
+        self
+    }
+
     /// How requests are authorized: [`AuthorizationMode::AlwaysAllow`] (the default) or
     /// [`AuthorizationMode::Rbac`], where the cluster's roles and bindings decide (the
     /// kubeconfig's admin user is in `system:masters` and may do anything).
@@ -614,6 +638,37 @@ impl ServerHandle {
     /// held: `let _dump = server.dump_on_panic();`.
     pub fn dump_on_panic(&self) -> DumpOnPanic {
         DumpOnPanic::new(self.state.clone())
+    }
+
+    /// The fault rules: add one to make matching requests fail on purpose.
+    ///
+    /// ```no_run
+    /// # async fn example(server: kubefake::ServerHandle) -> Result<(), kubefake::FaultError> {
+    /// use kubefake::Fault;
+    /// let id = server.faults().add(
+    ///     Fault::new().verb("update").subresource("status").conflict().times(1),
+    /// )?;
+    /// // ... run the controller ...
+    /// assert_eq!(server.faults().fired(&id), 1);
+    /// # Ok(()) }
+    /// ```
+    pub fn faults(&self) -> &filters::faults::Faults {
+        &self.state.faults
+    }
+
+    /// The request log: every request answered, newest last, to assert on.
+    ///
+    /// ```no_run
+    /// # fn example(server: kubefake::ServerHandle) {
+    /// use kubefake::RequestFilter;
+    /// let log = server.requests();
+    /// let status_writes = RequestFilter::writes().subresource("status").field_manager("foo");
+    /// assert_eq!(log.count(&status_writes), 2);
+    /// assert!(!log.any(&RequestFilter::writes().namespace("kube-system")));
+    /// # }
+    /// ```
+    pub fn requests(&self) -> &filters::request_log::RequestLog {
+        &self.state.requests
     }
 
     /// A kube-rs `Config` for this server (default namespace `default`).

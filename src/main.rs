@@ -1,6 +1,7 @@
 //! The `kubefake` command: `serve` runs a server (envtest-style, for CI and scripts),
-//! `kubeconfig` writes a kubeconfig for one that is already running, `dump` prints the objects
-//! of one that is running.
+//! `kubeconfig` writes a kubeconfig for one that is already running; `dump`, `faults` and
+//! `requests` print the objects, drive the fault rules and read the request log of one that is
+//! running.
 
 use std::io::Write;
 use std::net::IpAddr;
@@ -52,6 +53,65 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// The fault rules of a running server (`/kubefake/v1/faults`).
+    Faults {
+        #[command(subcommand)]
+        command: FaultsCommand,
+    },
+    /// The request log of a running server (`/kubefake/v1/requests`), one JSON record a line,
+    /// oldest first.
+    Requests(RequestsArgs),
+}
+
+/// Which running server: the current context of a kubeconfig.
+#[derive(clap::Args)]
+struct Target {
+    /// The kubeconfig of the server (kubefake serve prints its path).
+    #[arg(long, env = "KUBECONFIG")]
+    kubeconfig: PathBuf,
+}
+
+/// `kubefake faults ...`.
+#[derive(Subcommand)]
+enum FaultsCommand {
+    /// Add a rule (its JSON, as POST /kubefake/v1/faults takes it; `-` reads it from stdin)
+    /// and print its id.
+    Add {
+        #[command(flatten)]
+        target: Target,
+        /// The rule, e.g. '{"match": {"verb": "update"}, "action": {"code": 409}, "times": 1}'.
+        rule: String,
+    },
+    /// Print the rules with their `matched` and `fired` counts, as JSON.
+    List {
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Remove one rule by id, or every rule with --all.
+    Delete {
+        #[command(flatten)]
+        target: Target,
+        /// The id `add` printed.
+        #[arg(required_unless_present = "all")]
+        id: Option<String>,
+        /// Remove every rule.
+        #[arg(long, conflicts_with = "id")]
+        all: bool,
+    },
+}
+
+/// `kubefake requests ...`.
+#[derive(clap::Args)]
+struct RequestsArgs {
+    #[command(flatten)]
+    target: Target,
+    /// Filters, as the HTTP API's query parameters: verb=update, namespace=x,
+    /// userAgent='kubectl/*', fieldManager=m, code=409, writes=true...
+    #[arg(value_name = "KEY=VALUE")]
+    filters: Vec<String>,
+    /// Clear the log instead of printing it.
+    #[arg(long, conflicts_with = "filters")]
+    clear: bool,
 }
 
 /// The options of `kubefake dump`.
@@ -218,6 +278,12 @@ struct ServeArgs {
     /// How many nodes the simulated cluster has (implies --simulate).
     #[arg(long)]
     nodes: Option<usize>,
+    /// How many requests the request log keeps (0: none are recorded).
+    #[arg(long, default_value_t = kubefake::filters::request_log::DEFAULT_SIZE)]
+    request_log_size: usize,
+    /// Keep each request's body in the request log.
+    #[arg(long)]
+    request_log_bodies: bool,
 }
 
 fn parse_authorization_mode(s: &str) -> Result<kubefake::AuthorizationMode, String> {
@@ -278,7 +344,9 @@ impl ServeArgs {
             .read_timeout(Duration::from_secs_f64(self.read_timeout.max(0.001)))
             .stall_timeout(Duration::from_secs_f64(self.stall_timeout.max(0.001)))
             .anonymous_auth(self.anonymous_auth)
-            .authorization_mode(self.authorization_mode);
+            .authorization_mode(self.authorization_mode)
+            .request_log_size(self.request_log_size)
+            .request_log_bodies(self.request_log_bodies);
         if self.simulate || self.nodes.is_some() {
             builder = builder.simulation(kubefake::Simulation::with_nodes(self.nodes.unwrap_or(3)));
         }
@@ -350,6 +418,97 @@ impl ServeArgs {
     }
 }
 
+/// `kubefake faults add|list|delete`.
+async fn faults(command: FaultsCommand) -> Result<(), String> {
+    let (target, method, path, body) = match command {
+        FaultsCommand::Add { target, rule } => {
+            let rule = match rule.as_str() {
+                "-" => std::io::read_to_string(std::io::stdin()).map_err(|e| e.to_string())?,
+                _ => rule,
+            };
+            (
+                target,
+                "POST",
+                "/kubefake/v1/faults".to_string(),
+                Some(rule.into_bytes()),
+            )
+        }
+        FaultsCommand::List { target } => (target, "GET", "/kubefake/v1/faults".into(), None),
+        FaultsCommand::Delete { target, id, .. } => {
+            let path = match id {
+                Some(id) => format!("/kubefake/v1/faults/{id}"),
+                None => "/kubefake/v1/faults".into(),
+            };
+            (target, "DELETE", path, None)
+        }
+    };
+    let answer = call(&target, method, &path, body).await?;
+    match answer["id"].as_str() {
+        Some(id) if method == "POST" => println!("{id}"),
+        _ => println!(
+            "{}",
+            serde_json::to_string_pretty(&answer).unwrap_or_default()
+        ),
+    }
+    Ok(())
+}
+
+/// `kubefake requests [KEY=VALUE]... [--clear]`.
+async fn requests(args: RequestsArgs) -> Result<(), String> {
+    if args.clear {
+        let answer = call(&args.target, "DELETE", "/kubefake/v1/requests", None).await?;
+        println!("cleared {}", answer["cleared"]);
+        return Ok(());
+    }
+    let mut query = form_urlencoded::Serializer::new(String::new());
+    for filter in &args.filters {
+        let (key, value) = filter
+            .split_once('=')
+            .ok_or_else(|| format!("filter {filter:?} is not KEY=VALUE"))?;
+        query.append_pair(key, value);
+    }
+    let path = format!("/kubefake/v1/requests?{}", query.finish());
+    let answer = call(&args.target, "GET", &path, None).await?;
+    for item in answer["items"].as_array().into_iter().flatten() {
+        println!("{item}");
+    }
+    Ok(())
+}
+
+/// One call to a running server's kubefake API: its JSON answer, or the `Status` message.
+async fn call(
+    target: &Target,
+    method: &str,
+    path: &str,
+    body: Option<Vec<u8>>,
+) -> Result<serde_json::Value, String> {
+    let remote =
+        kubefake::remote::Remote::from_kubeconfig(&target.kubeconfig).map_err(|e| e.to_string())?;
+    let (code, bytes) = remote
+        .call(method, path, body)
+        .await
+        .map_err(|e| e.to_string())?;
+    let answer: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
+    if code >= 300 {
+        let message = answer["message"].as_str().map_or_else(
+            || String::from_utf8_lossy(&bytes).into_owned(),
+            str::to_string,
+        );
+        return Err(format!("{code}: {message}"));
+    }
+    Ok(answer)
+}
+
+fn report(result: Result<(), String>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     tracing_subscriber::fmt()
@@ -369,6 +528,8 @@ async fn main() -> ExitCode {
         _ => {}
     }
     match Cli::parse().command {
+        Command::Faults { command } => report(faults(command).await),
+        Command::Requests(args) => report(requests(args).await),
         Command::Serve(args) => match args.builder() {
             Ok(builder) => serve(builder).await,
             Err(e) => {

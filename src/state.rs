@@ -14,6 +14,8 @@ use crate::controllers;
 use crate::error::ApiError;
 use crate::filters::authentication::Authenticator;
 use crate::filters::authorization;
+use crate::filters::faults::Faults;
+use crate::filters::request_log::RequestLog;
 use crate::registry::apiextensions::custom_resource;
 use crate::registry::apiextensions::{self, Crd};
 use crate::registry::builtin;
@@ -68,6 +70,10 @@ pub struct Options {
     /// Built-in admission plugins not run (`--disable-admission-plugins`): envtest disables
     /// `ServiceAccount`, as no controller creates service accounts beside its apiserver.
     pub disabled_admission_plugins: Vec<String>,
+    /// How many requests the request log keeps (0: none are recorded).
+    pub request_log_size: usize,
+    /// Whether the request log keeps request bodies.
+    pub request_log_bodies: bool,
 }
 
 impl Default for Options {
@@ -88,6 +94,8 @@ impl Default for Options {
             simulation: None,
             root_ca: None,
             disabled_admission_plugins: Vec::new(),
+            request_log_size: crate::filters::request_log::DEFAULT_SIZE,
+            request_log_bodies: false,
         }
     }
 }
@@ -109,6 +117,10 @@ pub struct State {
     pub admission: Chain,
     /// Calls conversion (and admission) webhooks.
     pub webhooks: Arc<WebhookClient>,
+    /// The fault rules requests are checked against.
+    pub faults: Faults,
+    /// Every request answered, newest last.
+    pub requests: RequestLog,
     /// This state, for work it schedules for later ([`crate::controllers::later`]).
     this: Weak<State>,
     /// When the work scheduled by [`crate::controllers::later_once`] is due.
@@ -153,6 +165,7 @@ impl State {
             let webhooks = Arc::new(WebhookClient::new(resolver));
             let admission =
                 Chain::with_webhooks(webhooks.clone(), &options.disabled_admission_plugins);
+            let requests = RequestLog::new(options.request_log_size, options.request_log_bodies);
             State {
                 store: Store::new(options.history_size, options.watch_buffer)
                     .with_history_bytes(options.history_bytes),
@@ -168,6 +181,8 @@ impl State {
                 options,
                 admission,
                 webhooks,
+                faults: Faults::default(),
+                requests,
                 this,
                 timers: Mutex::default(),
                 metrics: crate::metrics::Metrics::default(),

@@ -7,7 +7,8 @@
 //!   [`read`] (get, list), [`write`](mod@write) (create, update, patch), [`apply`] (server-side apply),
 //!   [`delete`] (delete, deletecollection), [`watch`], [`scale`] and [`action`] (subresources
 //!   served by their own code: `pods/binding`, `pods/log`).
-//! - [`kubefake`]: kubefake's own API under `/kubefake/v1/` (snapshots, reset, dump).
+//! - [`kubefake`]: kubefake's own API under `/kubefake/v1/` (fault rules, the request log,
+//!   snapshots, reset, dumps), reached before the Kubernetes routes.
 //! - [`options`] (query parameters and `DeleteOptions`), [`negotiation`] (media types, bodies,
 //!   responses), [`patch`] (patch documents), [`json_dups`] and [`protobuf`] (decoders).
 
@@ -20,6 +21,7 @@ pub mod health;
 pub mod json_dups;
 pub mod kubefake;
 pub mod list_body;
+mod log;
 pub mod metrics;
 pub mod negotiation;
 pub mod options;
@@ -33,6 +35,7 @@ pub mod write;
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::time::Instant;
 
 use futures_util::FutureExt;
 use warp::http;
@@ -42,28 +45,53 @@ use crate::context::{warning_header_value, Context, UserInfo};
 use crate::error::ApiError;
 use crate::filters::authentication::Credentials;
 use crate::filters::authorization::{self, Attributes};
-use crate::filters::{impersonation, request_info};
+use crate::filters::faults::{Probe, Verdict};
+use crate::filters::impersonation;
+use crate::filters::request_info::{self, RequestInfo};
 use crate::state::State;
 use negotiation::{error_response, Request};
 
 /// Handles one request. Never fails: every error becomes a `Status` response, and so does a
 /// panic anywhere below (500 `InternalError`; the panicking step committed nothing, and the
-/// server keeps serving).
+/// server keeps serving). Every request but kubefake's own is then recorded in the request log.
 pub async fn handle(state: Arc<State>, req: Request) -> Response {
-    let audit_id = new_audit_id();
+    let arrived = Instant::now();
+    let info = request_info::resolve(&req.method, &req.path, req.query.flag("watch"));
     let creds = Credentials {
         headers: &req.headers,
         peer: req.peer.as_deref(),
         store: &state.store,
     };
-    let user = match identify(&state, &req, &creds) {
-        Ok(user) => user,
-        Err(err) => return with_audit_id(error_response(&err), &audit_id),
+    let (ctx, resp) = match identify(&state, &req, &creds) {
+        Ok(user) => {
+            let mut ctx = Context::request(new_audit_id(), user);
+            let resp = serve(&state, &req, &info, &mut ctx).await;
+            (ctx, resp)
+        }
+        Err(err) => {
+            let ctx = Context::request(new_audit_id(), UserInfo::default());
+            (ctx, error_response(&err))
+        }
     };
-    let mut ctx = Context::request(audit_id, user);
+    let resp = with_audit_id(resp, &ctx.audit_id);
+    if state.requests.is_on() && !kubefake::owns(&req.path) {
+        let code = resp.status().as_u16();
+        let record = log::record(req, info, ctx, code, arrived, &state.requests);
+        state.requests.record(record);
+    }
+    resp
+}
+
+/// Serves an identified request: routes it, catching a panic, and adds its warnings.
+async fn serve(
+    state: &Arc<State>,
+    req: &Request,
+    info: &RequestInfo,
+    ctx: &mut Context,
+) -> Response {
     let started = std::time::Instant::now();
-    let routed = AssertUnwindSafe(route(&state, &req, &mut ctx, started)).catch_unwind();
-    let outcome = if off_runtime(&req) {
+    let routed = AssertUnwindSafe(route(state, req, info, ctx, started)).catch_unwind();
+    let outcome = if off_runtime(req) {
         // Decoding, schema work and encoding of a large body take CPU time in proportion to
         // it: the runtime's worker hands its other tasks to a new worker meanwhile.
         tokio::task::block_in_place(|| tokio::runtime::Handle::current().block_on(routed))
@@ -93,7 +121,7 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
         }
     }
     tracing::debug!(method = %req.method, path = %req.path, status = resp.status().as_u16(), "request");
-    with_audit_id(resp, &ctx.audit_id)
+    resp
 }
 
 /// Who the request acts as: the authenticated user, or the user it may impersonate.
@@ -115,31 +143,67 @@ fn with_audit_id(mut resp: Response, audit_id: &str) -> Response {
 async fn route(
     state: &Arc<State>,
     req: &Request,
+    info: &RequestInfo,
     ctx: &mut Context,
     started: std::time::Instant,
 ) -> Result<Response, ApiError> {
-    let info = request_info::resolve(&req.method, &req.path, req.query.flag("watch"));
+    if kubefake::owns(&req.path) {
+        return kubefake::serve(state, req, &ctx.user).await;
+    }
     let selector = req.query.get("fieldSelector").unwrap_or("");
     let asked = authorization::Request {
-        info: &info,
+        info,
         method: &req.method,
         path: &req.path,
         field_selector: selector,
     };
     authorization::check(state.options.authorization, &state.store, &ctx.user, &asked)?;
-    if let Some(rest) = req.path.strip_prefix(kubefake::PREFIX) {
-        return kubefake::serve(state, req, &ctx.user, rest).await;
+    if let Some(answer) = apply_faults(state, req, info, ctx).await {
+        return answer;
     }
     if info.is_resource_request {
         ctx.request_name = Some(info.name.clone());
-        let served = resource::serve(state, req, &info, ctx).await;
-        metrics::record(state, req, &info, &served, started);
+        let served = resource::serve(state, req, info, ctx).await;
+        metrics::record(state, req, info, &served, started);
         return served;
     }
     let served = discovery::serve(state, req);
-    metrics::record(state, req, &info, &served, started);
+    metrics::record(state, req, info, &served, started);
     served
 }
+
+/// The fault filter: a rule that fires may answer the request itself (a `Status`, a dropped
+/// connection) or leave a watch fault on the context; either way the rule is on the context
+/// for the request log.
+async fn apply_faults(
+    state: &State,
+    req: &Request,
+    info: &RequestInfo,
+    ctx: &mut Context,
+) -> Option<Result<Response, ApiError>> {
+    let probe = Probe {
+        info,
+        field_manager: req.query.get("fieldManager").unwrap_or(""),
+        user_agent: req.header("user-agent"),
+        user: &ctx.user.name,
+    };
+    let (verdict, fired) = state.faults.filter(&probe).await;
+    ctx.fault = fired;
+    match verdict {
+        Verdict::Serve => None,
+        Verdict::Answer(err) => Some(Err(err)),
+        Verdict::Drop => {
+            let mut resp = Response::new(bytes::Bytes::new().into());
+            resp.extensions_mut().insert(DropConnection);
+            Some(Ok(resp))
+        }
+    }
+}
+
+/// Marks a response the server must not send: it closes the connection instead (a fault's
+/// `drop`).
+#[derive(Debug, Clone, Copy)]
+pub struct DropConnection;
 
 /// Request bodies above this size are handled off the async runtime's worker threads.
 pub const LARGE_BODY_BYTES: usize = 256 * 1024;

@@ -132,9 +132,17 @@ pub fn json_value(status: StatusCode, v: &Value) -> Response {
 }
 
 /// The `Status` response for an error.
+/// A `retryAfterSeconds` in its details is also sent as `Retry-After`, as the apiserver's
+/// `ErrorNegotiated` does.
 pub fn error_response(err: &ApiError) -> Response {
     let status = StatusCode::from_u16(err.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    json_response(status, err.to_status_json())
+    let mut resp = json_response(status, err.to_status_json());
+    let retry = err.details.as_ref().and_then(|d| d.retry_after_seconds);
+    if let Some(seconds) = retry.filter(|s| *s > 0) {
+        resp.headers_mut()
+            .insert(http::header::RETRY_AFTER, http::HeaderValue::from(seconds));
+    }
+    resp
 }
 
 /// The plain-text 404 the apiserver's not-found handler writes for paths nobody serves.

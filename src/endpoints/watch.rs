@@ -23,6 +23,7 @@ use super::protobuf;
 use super::read::wait_for_resource_version;
 use super::resource::Endpoint;
 use crate::error::ApiError;
+use crate::filters::faults::{WatchEnd, WatchFault};
 use crate::registry::catalog::ApiResource;
 use crate::registry::table::{Columns, IncludeObject};
 use crate::state::State;
@@ -46,6 +47,8 @@ pub struct WatchRequest {
     pub format: Format,
     /// `timeoutSeconds`.
     pub timeout: Option<Duration>,
+    /// A fault rule's end of the stream after so many events.
+    pub fault: Option<WatchFault>,
 }
 
 impl WatchRequest {
@@ -144,6 +147,7 @@ pub async fn start(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
         start,
         bookmarks: opts.allow_watch_bookmarks,
         timeout: opts.timeout_seconds.map(Duration::from_secs),
+        fault: ep.ctx.fault.as_ref().and_then(|f| f.watch()),
     };
     Ok(serve(ep.state.clone(), watch_req))
 }
@@ -261,6 +265,8 @@ struct Watcher {
     last_rv: u64,
     /// How long a send may wait for the client to drain the stream.
     stall: Duration,
+    /// Events still to send before a fault ends the stream.
+    events_left: Option<u64>,
 }
 
 impl Watcher {
@@ -288,6 +294,28 @@ impl Watcher {
                 let _ = self.tx.try_send(Ok(error_frame(self.req.format, &gone)));
                 Err(Stop::Closed)
             }
+        }
+    }
+
+    /// Counts one event sent; once a fault's budget is spent, ends the stream as it says.
+    async fn sent_event(&mut self, state: &State) -> Result<(), Stop> {
+        if let Some(left) = &mut self.events_left {
+            *left = left.saturating_sub(1);
+        }
+        self.fault_end(state).await
+    }
+
+    /// Ends the stream if a fault's budget is spent: just the end, or a 410 first.
+    async fn fault_end(&self, state: &State) -> Result<(), Stop> {
+        if self.events_left != Some(0) {
+            return Ok(());
+        }
+        match self.req.fault.map(|f| f.end) {
+            Some(WatchEnd::Expire) => {
+                let current = state.store.current_rv();
+                Err(self.fail(&too_old(self.last_rv, current)).await)
+            }
+            _ => Err(Stop::Closed),
         }
     }
 
@@ -327,6 +355,7 @@ impl Watcher {
                 Ok(f) => self.send(f).await?,
                 Err(e) => return Err(self.fail(&e).await),
             }
+            self.sent_event(state).await?;
         }
         if end_bookmark {
             self.send(bookmark(&self.req, self.last_rv, true)).await?;
@@ -351,9 +380,10 @@ impl Watcher {
             self.last_rv = self.last_rv.max(event.rv);
             match event_frame(&self.req, &event).await {
                 Ok(Some(f)) => self.send(f).await?,
-                Ok(None) => {}
+                Ok(None) => continue,
                 Err(e) => return Err(self.fail(&e).await),
             }
+            self.sent_event(state).await?;
         }
         Ok(())
     }
@@ -390,8 +420,15 @@ impl Watcher {
             self.last_rv = event.rv;
             match event_frame(&self.req, &event).await {
                 Ok(Some(f)) => chunk.extend_from_slice(&f),
-                Ok(None) => {}
+                Ok(None) => continue,
                 Err(e) => return Err(self.fail(&e).await),
+            }
+            if let Some(left) = &mut self.events_left {
+                *left = left.saturating_sub(1);
+                if *left == 0 {
+                    self.send(Bytes::from(std::mem::take(&mut chunk))).await?;
+                    return self.fault_end(state).await;
+                }
             }
             if chunk.len() >= MAX_CHUNK {
                 self.send(Bytes::from(std::mem::take(&mut chunk))).await?;
@@ -435,12 +472,20 @@ async fn run(
         return;
     }
     let start = req.start;
+    let req_fault = req.fault.map(|f| f.after_events);
     let mut w = Watcher {
         req,
         tx,
-        last_rv: 0,
+        last_rv: match start {
+            Start::After(rv) => rv,
+            Start::Initial { .. } => state.store.current_rv(),
+        },
         stall: state.options.stall_timeout,
+        events_left: req_fault,
     };
+    if w.fault_end(&state).await.is_err() {
+        return;
+    }
     let started = match start {
         Start::Initial { end_bookmark } => w.send_initial(&state, end_bookmark).await,
         Start::After(rv) => w.replay(&state, rv).await,

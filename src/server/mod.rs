@@ -31,6 +31,7 @@ use warp::Filter;
 
 use crate::context::UserInfo;
 use crate::endpoints::negotiation::{error_response, Query, Request, MAX_BODY_BYTES};
+use crate::endpoints::DropConnection;
 use crate::error::ApiError;
 use crate::state::State;
 use activity::{Activity, TrackedBody};
@@ -208,6 +209,11 @@ pub async fn run(listener: TcpListener, state: Arc<State>, mut shutdown: watch::
 #[derive(Clone)]
 struct Peer(Arc<UserInfo>);
 
+/// Why a connection was closed unanswered: a fault rule said so.
+#[derive(Debug, thiserror::Error)]
+#[error("the connection was dropped by a fault rule")]
+struct DroppedByFault;
+
 /// One accepted connection, before it is served: the TLS handshake (when the server serves
 /// HTTPS) and then HTTP/1.1 or HTTP/2, shut down gracefully when the server stops or when it
 /// has been idle for the idle timeout.
@@ -265,8 +271,15 @@ where
             let open = tracker.open();
             let mut service = service.clone();
             async move {
-                let resp = tower_service::Service::call(&mut service, req).await?;
-                Ok::<_, Infallible>(resp.map(|body| TrackedBody::new(body, open)))
+                let resp = match tower_service::Service::call(&mut service, req).await {
+                    Ok(resp) => resp,
+                    Err(never) => match never {},
+                };
+                // A service error makes hyper close the connection without answering.
+                if resp.extensions().get::<DropConnection>().is_some() {
+                    return Err(DroppedByFault);
+                }
+                Ok(resp.map(|body| TrackedBody::new(body, open)))
             }
         });
         let conn = self

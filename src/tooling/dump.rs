@@ -97,10 +97,37 @@ fn without_managed_fields(obj: &Value) -> Value {
     shown
 }
 
-/// Where the request log (branch `faults`) adds the last requests to a failing test's dump:
-/// nothing until it exists.
-fn recent_requests(_state: &State) -> Option<String> {
-    None
+/// How many of the last requests a failing test's dump shows.
+const RECENT_REQUESTS: usize = 20;
+
+/// The last requests of the request log, one line each (`None` when the log is off or empty).
+fn recent_requests(state: &State) -> Option<String> {
+    let all = state
+        .requests
+        .find(&crate::filters::request_log::RequestFilter::default());
+    let recent = &all[all.len().saturating_sub(RECENT_REQUESTS)..];
+    if recent.is_empty() {
+        return None;
+    }
+    let lines: Vec<String> = recent
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {} {} -> {} ({}, {:?})",
+                r.time.format("%H:%M:%S%.3f"),
+                r.method,
+                r.path,
+                r.code,
+                if r.user_agent.is_empty() {
+                    "-"
+                } else {
+                    &r.user_agent
+                },
+                r.latency
+            )
+        })
+        .collect();
+    Some(lines.join("\n"))
 }
 
 /// Prints the server's state (and, once there is a request log, the last requests) to the

@@ -414,3 +414,34 @@ async fn under_rbac_only_the_privileged_group_may_use_it() {
     let (status, body) = server.send(server.http.post(url)).await;
     assert_eq!(status, 200, "the kubeconfig's admin may: {body}");
 }
+
+/// A failing test's dump ends with the last requests of the request log.
+#[rstest]
+#[tokio::test]
+async fn a_failing_tests_dump_shows_the_last_requests(#[future(awt)] server: TestServer) {
+    let (status, _) = server
+        .get("/api/v1/namespaces/default/configmaps/missing")
+        .await;
+    assert_eq!(status, 404);
+    let printed = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let sink = printed.clone();
+    let state = server.handle.state().clone();
+    let failing = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+        let _dump = kubefake::tooling::dump::DumpOnPanic::with_sink(state, move |text| {
+            if let Ok(mut p) = sink.lock() {
+                p.push_str(text);
+            }
+        });
+        panic!("the test failed");
+    }));
+    assert!(failing.is_err());
+    let printed = printed.lock().map(|p| p.clone()).unwrap_or_default();
+    let requests = printed
+        .split("---- kubefake requests ----\n")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(
+        requests.contains("GET /api/v1/namespaces/default/configmaps/missing -> 404"),
+        "{printed}"
+    );
+}
