@@ -28,7 +28,7 @@ expect "after kubefake faults delete --all the update goes through" 0 'configmap
 check "kubefake requests filters the log" \
 'get namespaces default 503 fault-1
 get namespaces default 200 -' \
-  "$("$bin" requests verb=get resource=namespaces 'userAgent=kubectl/*' |
+  "$("$bin" requests verb=get resource=namespaces 'userAgent=kubectl*' |
      python3 -c 'import json,sys
 for line in sys.stdin:
     r = json.loads(line); print(r["verb"], r["resource"], r["name"], r["code"], r.get("fault", "-"))')"
