@@ -441,8 +441,12 @@ async fn old_resource_version_then_relist_succeeds() {
 
 #[tokio::test]
 async fn a_watcher_that_falls_behind_gets_410_not_a_gap() {
+    // The stall timeout is raised: on a loaded machine the writes below can take longer than
+    // the default 10 s, and the stream would then be cut for not being read (another test's
+    // subject) instead of ending with its 410.
     let handle = kubefake::Server::builder()
         .watch_buffer(4)
+        .stall_timeout(std::time::Duration::from_secs(120))
         .start()
         .await
         .expect("start");
@@ -465,7 +469,7 @@ async fn a_watcher_that_falls_behind_gets_410_not_a_gap() {
             .expect("create");
         assert_eq!(r.status(), 201);
     }
-    let text = tokio::time::timeout(std::time::Duration::from_secs(10), resp.text())
+    let text = tokio::time::timeout(std::time::Duration::from_secs(60), resp.text())
         .await
         .expect("the stream ends")
         .expect("body");
