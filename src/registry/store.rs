@@ -645,7 +645,8 @@ pub async fn delete(
     };
     loop {
         let old = get(state, res, namespace, name)?;
-        check_preconditions(res, name, &old.value, opts)?;
+        let (uid, rv) = (opts.uid.as_deref(), opts.resource_version.as_deref());
+        check_preconditions(&res.group, &res.kind, name, &old.value, uid, rv)?;
         let old_view = res.codec.view(&old).await?;
         let attrs = attributes(
             state,
@@ -702,34 +703,37 @@ pub async fn delete(
     }
 }
 
-/// `DeleteOptions.preconditions` against the stored object, as the apiserver's `BeforeDelete`
-/// checks them: a 409 naming the object by kind (`Widget.example.com "a"`).
-fn check_preconditions(
-    res: &ApiResource,
+/// `DeleteOptions.preconditions` (`uid`, `resourceVersion`) against the stored object, as the
+/// apiserver's `BeforeDelete` checks them: a 409 naming the object by kind
+/// (`Widget.example.com "a"`). Evictions check theirs the same way.
+pub(crate) fn check_preconditions(
+    group: &str,
+    kind: &str,
     name: &str,
     old: &Value,
-    opts: &DeleteOptions,
+    uid: Option<&str>,
+    resource_version: Option<&str>,
 ) -> Result<(), ApiError> {
     let checks = [
         (
             "UID",
             "uid",
-            &opts.uid,
+            uid,
             "The object might have been deleted and then recreated",
         ),
         (
             "ResourceVersion",
             "resourceVersion",
-            &opts.resource_version,
+            resource_version,
             "The object might have been modified",
         ),
     ];
     for (label, field, wanted, why) in checks {
         let actual = meta_str(old, field);
-        if let Some(wanted) = wanted.as_deref().filter(|w| *w != actual) {
+        if let Some(wanted) = wanted.filter(|w| *w != actual) {
             return Err(ApiError::conflict(
-                &res.group,
-                &res.kind,
+                group,
+                kind,
                 name,
                 &format!(
                     "the {label} in the precondition ({wanted}) does not match the {label} in record ({actual}). {why}"

@@ -1079,33 +1079,18 @@ fn eviction_delete_options(opts: &Value) -> Result<DeleteOptions, ApiError> {
 
 /// The pod with the `DisruptionTarget` condition an eviction adds before it deletes.
 fn mark_disruption(pod: &Value, opts: &DeleteOptions, name: &str) -> Result<Value, ApiError> {
-    let checks = [
-        (
-            "UID",
-            "uid",
-            &opts.uid,
-            "The object might have been deleted and then recreated",
-        ),
-        (
-            "ResourceVersion",
-            "resourceVersion",
-            &opts.resource_version,
-            "The object might have been modified",
-        ),
-    ];
-    for (label, key, wanted, hint) in checks {
-        let actual = meta_str(pod, key);
-        if let Some(w) = wanted.as_deref().filter(|w| !w.is_empty() && *w != actual) {
-            return Err(ApiError::conflict(
-                "",
-                "Pod",
-                name,
-                &format!(
-                    "the {label} in the precondition ({w}) does not match the {label} in record ({actual}). {hint}"
-                ),
-            ));
-        }
+    // An empty precondition is no precondition here.
+    fn given(p: &Option<String>) -> Option<&str> {
+        p.as_deref().filter(|w| !w.is_empty())
     }
+    crate::registry::store::check_preconditions(
+        "",
+        "Pod",
+        name,
+        pod,
+        given(&opts.uid),
+        given(&opts.resource_version),
+    )?;
     let mut out = pod.clone();
     set_condition(
         &mut out,
