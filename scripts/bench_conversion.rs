@@ -364,7 +364,12 @@ struct WatchRow {
 /// Section 3: one watcher through v2, one writer creating `WATCH_EVENTS` objects through v1.
 async fn watch(strategy: Strategy) -> WatchRow {
     let setup = setup(strategy).await;
-    let rv = setup.server.state().store.current_rv();
+    let rv = setup
+        .server
+        .state()
+        .expect("a kubefake server")
+        .store
+        .current_rv();
     let resp = reqwest::Client::new()
         .get(format!(
             "{}?watch=1&resourceVersion={rv}",

@@ -47,7 +47,7 @@ async fn server_with_crd() -> (kubefake::ServerHandle, reqwest::Client) {
 }
 
 async fn create(server: &kubefake::ServerHandle, ns: &str, obj: Value) -> String {
-    let state = server.state();
+    let state = server.state().expect("a kubefake server");
     let res = state
         .resource("stable.example.com", "v1", "crontabs")
         .expect("served");

@@ -84,7 +84,7 @@ async fn reset_per_test(over_http: bool) -> Duration {
 /// Snapshot and restore-after-one-change times with `objects` ConfigMaps stored.
 async fn snapshot_and_restore(objects: usize) -> (Duration, Duration) {
     let server = kubefake::Server::start().await.expect("start");
-    let state = server.state();
+    let state = server.state().expect("a kubefake server");
     let gr = kubefake::store::GroupResource::new("", "configmaps");
     state
         .store

@@ -70,7 +70,11 @@ async fn run(watchers: usize, events: usize, rate: Option<f64>) -> Row {
         .await
         .expect("crd");
     assert_eq!(resp.status(), 201);
-    let rv = server.state().store.current_rv();
+    let rv = server
+        .state()
+        .expect("a kubefake server")
+        .store
+        .current_rv();
     let sent: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
     let url = format!("{base}/apis/stable.example.com/v1/namespaces/default/crontabs?watch=1&resourceVersion={rv}");
     // Open every watch before writing.

@@ -218,6 +218,7 @@ pub fn apiserver_builder(args: &[String]) -> Result<ServerBuilder, String> {
     let f = parse(args)?;
     let address = f.bind_address.unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
     let mut b = crate::Server::builder()
+        .existing_cluster(false) // it stands in for kube-apiserver: it is the cluster
         .address(address)
         .port(f.secure_port.unwrap_or(6443))
         .authorization_mode(f.authorization_mode.unwrap_or(AuthorizationMode::Rbac))

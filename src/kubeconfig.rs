@@ -95,13 +95,18 @@ pub enum KubeconfigFile {
 impl KubeconfigFile {
     /// Writes a kubeconfig to `path` or to a new temporary file.
     pub fn write(config: &Kubeconfig<'_>, path: Option<&Path>) -> std::io::Result<KubeconfigFile> {
-        let contents = config.render();
+        KubeconfigFile::write_text(&config.render(), path)
+    }
+
+    /// Writes a kubeconfig's text (one kubefake did not render: an existing cluster's) to
+    /// `path` or to a new temporary file.
+    pub fn write_text(contents: &str, path: Option<&Path>) -> std::io::Result<KubeconfigFile> {
         match path {
             Some(p) => {
                 if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
                     std::fs::create_dir_all(dir)?;
                 }
-                write_private(p, &contents)?;
+                write_private(p, contents)?;
                 Ok(KubeconfigFile::Kept(p.to_path_buf()))
             }
             None => {

@@ -151,6 +151,7 @@ pub use server::tls::ServingCertificate;
 pub use state::{Options, State};
 pub use store::DEFAULT_HISTORY_BYTES;
 pub use tooling::dump::{DumpFilter, DumpOnPanic};
+pub use tooling::existing_cluster::{ExistingClusterError, NotAvailable};
 pub use tooling::snapshots::{Restored, SnapshotError};
 
 /// Why a server could not start.
@@ -168,6 +169,9 @@ pub enum Error {
     /// The serving certificate or the client CA could not be used.
     #[error("TLS: {0}")]
     Tls(#[from] server::tls::TlsError),
+    /// The existing cluster (see [`ServerBuilder::existing_cluster`]) could not be used.
+    #[error("existing cluster: {0}")]
+    ExistingCluster(#[from] ExistingClusterError),
 }
 
 /// Entry point: `Server::start()` for the defaults, `Server::builder()` for options.
@@ -197,6 +201,9 @@ pub struct ServerBuilder {
     https: bool,
     serving: Option<ServingCertificate>,
     client_ca: Option<String>,
+    /// `None`: as `KUBEFAKE_EXISTING_CLUSTER` says.
+    existing_cluster: Option<bool>,
+    existing_kubeconfig: Option<PathBuf>,
 }
 
 impl Default for ServerBuilder {
@@ -211,6 +218,8 @@ impl Default for ServerBuilder {
             https: false,
             serving: None,
             client_ca: None,
+            existing_cluster: None,
+            existing_kubeconfig: None,
         }
     }
 }
@@ -457,10 +466,94 @@ impl ServerBuilder {
         self
     }
 
-    /// Binds, preloads, writes the kubeconfig and starts serving. Binding an address other
-    /// than a loopback one without RBAC prints a warning on stderr: anyone who reaches it may
-    /// do anything.
-    pub async fn start(mut self) -> Result<ServerHandle, Error> {
+    /// Hands back the cluster of the current kubeconfig instead of a fake (`true`), or a fake
+    /// whatever the environment says (`false`). Unset, the environment variable
+    /// `KUBEFAKE_EXISTING_CLUSTER` decides (`1` or `true`: on), so that one suite runs against
+    /// kubefake and, unchanged, against a real cluster. On a real cluster the test gets a fresh
+    /// namespace (see [`ServerHandle::namespace`]), the CRDs and objects of
+    /// [`ServerBuilder::crds`] and [`ServerBuilder::objects`], cleanup on drop, and
+    /// [`NotAvailable`] from the kubefake-only features; the other options are not used. Needs
+    /// the `kube` feature. See [`tooling::existing_cluster`].
+    pub fn existing_cluster(mut self, on: bool) -> Self {
+        self.existing_cluster = Some(on);
+        self
+    }
+
+    /// Uses the existing cluster of this kubeconfig's current context, rather than
+    /// `KUBECONFIG`'s or `~/.kube/config`'s; implies `existing_cluster(true)`.
+    pub fn existing_cluster_kubeconfig(mut self, path: impl Into<PathBuf>) -> Self {
+        self.existing_kubeconfig = Some(path.into());
+        self.existing_cluster(true)
+    }
+
+    /// Binds, preloads, writes the kubeconfig and starts serving (or, in the existing-cluster
+    /// mode, connects and installs: see [`ServerBuilder::existing_cluster`]). Binding an
+    /// address other than a loopback one without RBAC prints a warning on stderr: anyone who
+    /// reaches it may do anything.
+    pub async fn start(self) -> Result<ServerHandle, Error> {
+        let existing = match self.existing_cluster {
+            Some(on) => on,
+            None => {
+                let switch = std::env::var(tooling::existing_cluster::SWITCH).ok();
+                tooling::existing_cluster::parse_switch(switch.as_deref())?
+            }
+        };
+        if existing {
+            return self.start_existing().await;
+        }
+        self.start_fake().await
+    }
+
+    /// Connects to the existing cluster and installs the CRDs and objects.
+    #[cfg(feature = "kube")]
+    async fn start_existing(self) -> Result<ServerHandle, Error> {
+        let kubeconfig = self.existing_kubeconfig.as_deref();
+        let started =
+            tooling::existing_cluster::start(kubeconfig, &self.crds, &self.objects).await?;
+        let config = started.cluster.config();
+        let url = config
+            .cluster_url
+            .to_string()
+            .trim_end_matches('/')
+            .to_string();
+        let host = config
+            .cluster_url
+            .host()
+            .unwrap_or("")
+            .trim_matches(['[', ']']);
+        let https = config.cluster_url.scheme_str() != Some("http");
+        let port = config
+            .cluster_url
+            .port_u16()
+            .unwrap_or(if https { 443 } else { 80 });
+        let addr = tokio::net::lookup_host((host, port))
+            .await?
+            .next()
+            .ok_or_else(|| {
+                std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    format!("{host} has no address"),
+                )
+            })?;
+        let kubeconfig =
+            KubeconfigFile::write_text(&started.kubeconfig, self.kubeconfig.as_deref())?;
+        Ok(ServerHandle {
+            url,
+            addr,
+            kubeconfig,
+            ca_pem: started.ca_pem,
+            admin_token: started.token.unwrap_or_default(),
+            backend: Backend::Existing(Box::new(started.cluster)),
+        })
+    }
+
+    #[cfg(not(feature = "kube"))]
+    async fn start_existing(self) -> Result<ServerHandle, Error> {
+        Err(ExistingClusterError::NeedsKubeFeature.into())
+    }
+
+    /// Binds, preloads, writes the kubeconfig and starts serving a fake.
+    async fn start_fake(mut self) -> Result<ServerHandle, Error> {
         let listener = TcpListener::bind(SocketAddr::new(self.address, self.port)).await?;
         let addr = listener.local_addr()?;
         if !addr.ip().is_loopback() && self.options.authorization == AuthorizationMode::AlwaysAllow
@@ -504,9 +597,11 @@ impl ServerBuilder {
             kubeconfig,
             ca_pem,
             admin_token,
-            state,
-            shutdown: shutdown_tx,
-            task: Some(task),
+            backend: Backend::Fake(Fake {
+                state,
+                shutdown: shutdown_tx,
+                task: Some(task),
+            }),
         })
     }
 
@@ -546,12 +641,40 @@ fn new_token() -> String {
 
 /// A running server. Dropping it stops the server (and ends its watch streams); call
 /// [`ServerHandle::shutdown`] to also wait until it has stopped.
+///
+/// In the existing-cluster mode ([`ServerBuilder::existing_cluster`]) the same handle stands
+/// for a real cluster: dropping it (or `shutdown`) deletes the test's namespace and what the
+/// builder installed, and the kubefake-only features answer [`NotAvailable`].
 pub struct ServerHandle {
     url: String,
     addr: SocketAddr,
     kubeconfig: KubeconfigFile,
     ca_pem: Option<String>,
     admin_token: String,
+    backend: Backend,
+}
+
+/// What a handle stands for.
+enum Backend {
+    /// A kubefake server of this process.
+    Fake(Fake),
+    /// A real cluster, borrowed for the test.
+    #[cfg(feature = "kube")]
+    Existing(Box<tooling::existing_cluster::Cluster>),
+}
+
+impl Backend {
+    fn fake(&self) -> Option<&Fake> {
+        match self {
+            Backend::Fake(fake) => Some(fake),
+            #[cfg(feature = "kube")]
+            Backend::Existing(_) => None,
+        }
+    }
+}
+
+/// A kubefake server of this process.
+struct Fake {
     state: Arc<State>,
     shutdown: watch::Sender<bool>,
     task: Option<JoinHandle<()>>,
@@ -568,6 +691,29 @@ impl ServerHandle {
         self.addr
     }
 
+    /// The namespace the kubeconfig and the client default to: `default` on kubefake, the
+    /// test's fresh namespace (`kubefake-test-xxxxx`) on an existing cluster.
+    pub fn namespace(&self) -> &str {
+        match &self.backend {
+            Backend::Fake(_) => "default",
+            #[cfg(feature = "kube")]
+            Backend::Existing(cluster) => cluster.namespace(),
+        }
+    }
+
+    /// Whether this handle stands for an existing cluster rather than a kubefake server.
+    pub fn is_existing_cluster(&self) -> bool {
+        self.backend.fake().is_none()
+    }
+
+    /// The server's state, or which feature needs it on an existing cluster.
+    fn fake(&self, feature: &'static str) -> Result<&Arc<State>, NotAvailable> {
+        match self.backend.fake() {
+            Some(fake) => Ok(&fake.state),
+            None => Err(NotAvailable(feature)),
+        }
+    }
+
     /// The kubeconfig file pointing at this server.
     pub fn kubeconfig_path(&self) -> &Path {
         self.kubeconfig.path()
@@ -575,7 +721,12 @@ impl ServerHandle {
 
     /// The kubeconfig's contents.
     pub fn kubeconfig_yaml(&self) -> String {
-        self.kubeconfig_spec().render()
+        match &self.backend {
+            Backend::Fake(_) => self.kubeconfig_spec().render(),
+            #[cfg(feature = "kube")]
+            Backend::Existing(_) => std::fs::read_to_string(self.kubeconfig_path())
+                .unwrap_or_else(|e| format!("# {}: {e}\n", self.kubeconfig_path().display())),
+        }
     }
 
     fn kubeconfig_spec(&self) -> Kubeconfig<'_> {
@@ -592,34 +743,35 @@ impl ServerHandle {
     }
 
     /// The bearer token of the cluster administrator (`system:admin` in `system:masters`),
-    /// which the kubeconfig carries.
+    /// which the kubeconfig carries; on an existing cluster, the kubeconfig user's token, empty
+    /// when it authenticates otherwise.
     pub fn admin_token(&self) -> &str {
         &self.admin_token
     }
 
     /// The server's state, for tests that look behind the API (resourceVersion, store).
-    pub fn state(&self) -> &Arc<State> {
-        &self.state
+    pub fn state(&self) -> Result<&Arc<State>, NotAvailable> {
+        self.fake("the server's state")
     }
 
     /// Takes a snapshot of every object, in O(1) whatever the store holds, and returns its id
     /// for [`ServerHandle::restore`] (the same ids as `POST /kubefake/v1/snapshots`).
     pub fn snapshot(&self) -> Result<String, SnapshotError> {
-        tooling::snapshots::take(&self.state)
+        tooling::snapshots::take(self.fake("snapshots")?)
     }
 
     /// Brings back every object of a snapshot. The resourceVersion goes on forward: watchers
     /// see the DELETED, MODIFIED and ADDED events of the difference, served resources follow
     /// the restored CRDs. See [`tooling::snapshots`].
     pub async fn restore(&self, id: &str) -> Result<Restored, SnapshotError> {
-        tooling::snapshots::restore(&self.state, id).await
+        tooling::snapshots::restore(self.fake("snapshots")?, id).await
     }
 
     /// Returns to the state [`ServerBuilder::start`] left: the bootstrap objects, the preloaded
     /// CRDs and objects. Costs what changed since, far less than starting a new server: one
     /// server per suite, a reset per test.
     pub async fn reset(&self) -> Result<Restored, SnapshotError> {
-        tooling::snapshots::reset(&self.state).await
+        tooling::snapshots::reset(self.fake("reset")?).await
     }
 
     /// Every object as multi-document YAML (see [`tooling::dump`]).
@@ -627,17 +779,21 @@ impl ServerHandle {
         self.dump_filtered(&DumpFilter::default())
     }
 
-    /// The objects `filter` keeps as multi-document YAML; a rendering failure (a bug) is
-    /// reported in the text, as this is for people reading a test's output.
+    /// The objects `filter` keeps as multi-document YAML; a rendering failure (a bug), or an
+    /// existing cluster, is reported in the text, as this is for people reading a test's output.
     pub fn dump_filtered(&self, filter: &DumpFilter) -> String {
-        let snap = self.state.store.snapshot();
-        tooling::dump::render(&snap, filter).unwrap_or_else(|e| e.to_string())
+        match self.fake("the state dump") {
+            Ok(state) => tooling::dump::render(&state.store.snapshot(), filter)
+                .unwrap_or_else(|e| e.to_string()),
+            Err(e) => format!("# {e}\n"),
+        }
     }
 
     /// A guard that prints every object to the test's output if the test panics while it is
-    /// held: `let _dump = server.dump_on_panic();`.
+    /// held: `let _dump = server.dump_on_panic();`. On an existing cluster it prints nothing,
+    /// so that the same test runs on both.
     pub fn dump_on_panic(&self) -> DumpOnPanic {
-        DumpOnPanic::new(self.state.clone())
+        DumpOnPanic::of(self.fake("the state dump").ok().cloned())
     }
 
     /// The fault rules: add one to make matching requests fail on purpose.
@@ -645,35 +801,39 @@ impl ServerHandle {
     /// ```no_run
     /// # async fn example(server: kubefake::ServerHandle) -> Result<(), kubefake::FaultError> {
     /// use kubefake::Fault;
-    /// let id = server.faults().add(
+    /// let id = server.faults()?.add(
     ///     Fault::new().verb("update").subresource("status").conflict().times(1),
     /// )?;
     /// // ... run the controller ...
-    /// assert_eq!(server.faults().fired(&id), 1);
+    /// assert_eq!(server.faults()?.fired(&id), 1);
     /// # Ok(()) }
     /// ```
-    pub fn faults(&self) -> &filters::faults::Faults {
-        &self.state.faults
+    pub fn faults(&self) -> Result<&filters::faults::Faults, NotAvailable> {
+        Ok(&self.fake("fault injection")?.faults)
     }
 
     /// The request log: every request answered, newest last, to assert on.
     ///
     /// ```no_run
-    /// # fn example(server: kubefake::ServerHandle) {
+    /// # fn example(server: kubefake::ServerHandle) -> Result<(), kubefake::NotAvailable> {
     /// use kubefake::RequestFilter;
-    /// let log = server.requests();
+    /// let log = server.requests()?;
     /// let status_writes = RequestFilter::writes().subresource("status").field_manager("foo");
     /// assert_eq!(log.count(&status_writes), 2);
     /// assert!(!log.any(&RequestFilter::writes().namespace("kube-system")));
-    /// # }
+    /// # Ok(()) }
     /// ```
-    pub fn requests(&self) -> &filters::request_log::RequestLog {
-        &self.state.requests
+    pub fn requests(&self) -> Result<&filters::request_log::RequestLog, NotAvailable> {
+        Ok(&self.fake("the request log")?.requests)
     }
 
-    /// A kube-rs `Config` for this server (default namespace `default`).
+    /// A kube-rs `Config` for this server (default namespace `default`; on an existing
+    /// cluster, the kubeconfig's with the test's namespace).
     #[cfg(feature = "kube")]
     pub fn kube_config(&self) -> kube::Config {
+        if let Backend::Existing(cluster) = &self.backend {
+            return cluster.config().clone();
+        }
         let mut config = match self.url.parse() {
             Ok(uri) => kube::Config::new(uri),
             Err(_) => unreachable!("the server URL is always a valid URI"),
@@ -695,17 +855,32 @@ impl ServerHandle {
 
     /// Stops the server: ends every watch stream, lets in-flight requests finish for up to
     /// [`server::SHUTDOWN_GRACE`] (1 s), drops the connections still open after it, and
-    /// waits. It takes little more than that second whatever clients do.
+    /// waits. It takes little more than that second whatever clients do. On an existing
+    /// cluster: deletes the test's namespace and what the builder installed (a failure is
+    /// printed on stderr, as on drop).
     pub async fn shutdown(mut self) {
-        let _ = self.shutdown.send(true);
-        if let Some(task) = self.task.take() {
-            let _ = task.await;
+        match &mut self.backend {
+            Backend::Fake(fake) => {
+                let _ = fake.shutdown.send(true);
+                if let Some(task) = fake.task.take() {
+                    let _ = task.await;
+                }
+            }
+            #[cfg(feature = "kube")]
+            Backend::Existing(cluster) => {
+                if let Err(e) = cluster.cleanup().await {
+                    eprintln!("kubefake: cleaning up the existing cluster: {e}");
+                }
+            }
         }
     }
 }
 
 impl Drop for ServerHandle {
+    /// Stops a kubefake server; an existing cluster's cleanup is its own drop's.
     fn drop(&mut self) {
-        let _ = self.shutdown.send(true);
+        if let Some(fake) = self.backend.fake() {
+            let _ = fake.shutdown.send(true);
+        }
     }
 }

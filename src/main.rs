@@ -332,7 +332,9 @@ fn read(path: &Path) -> Result<String, String> {
 impl ServeArgs {
     /// The server these options describe.
     fn builder(self) -> Result<kubefake::ServerBuilder, String> {
+        // `kubefake serve` is a server: KUBEFAKE_EXISTING_CLUSTER is for test fixtures.
         let mut builder = kubefake::Server::builder()
+            .existing_cluster(false)
             .address(self.address)
             .port(self.port)
             .history_size(self.history_size)

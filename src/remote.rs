@@ -145,7 +145,7 @@ fn named<'a>(list: &'a Value, name: &str, field: &str) -> Option<&'a Value> {
 }
 
 /// The cluster's CA bundle: inline, or a file relative to the kubeconfig.
-fn ca_pem(cluster: &Value, kubeconfig: &Path) -> Result<String, String> {
+pub(crate) fn ca_pem(cluster: &Value, kubeconfig: &Path) -> Result<String, String> {
     if let Some(data) = cluster["certificate-authority-data"].as_str() {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(data.trim())

@@ -135,7 +135,8 @@ fn recent_requests(state: &State) -> Option<String> {
 /// `let _dump = server.dump_on_panic();`.
 #[must_use = "the guard prints on a panic only while it is held"]
 pub struct DumpOnPanic {
-    state: Arc<State>,
+    /// `None`: a handle on an existing cluster, which has no state to print.
+    state: Option<Arc<State>>,
     sink: Box<dyn Fn(&str) + Send + Sync>,
 }
 
@@ -143,13 +144,21 @@ impl DumpOnPanic {
     /// A guard for this server's state that prints to the test's output (through `println!`,
     /// which the test harness captures and shows with a failing test).
     pub fn new(state: Arc<State>) -> DumpOnPanic {
-        DumpOnPanic::with_sink(state, |text| println!("{text}"))
+        DumpOnPanic::of(Some(state))
+    }
+
+    /// A guard for this state, or one that prints nothing (an existing cluster's handle).
+    pub(crate) fn of(state: Option<Arc<State>>) -> DumpOnPanic {
+        DumpOnPanic {
+            state,
+            sink: Box::new(|text| println!("{text}")),
+        }
     }
 
     /// A guard that hands the text to `sink` instead (a log, a file).
     pub fn with_sink(state: Arc<State>, sink: impl Fn(&str) + Send + Sync + 'static) -> Self {
         DumpOnPanic {
-            state,
+            state: Some(state),
             sink: Box::new(sink),
         }
     }
@@ -157,16 +166,16 @@ impl DumpOnPanic {
 
 impl Drop for DumpOnPanic {
     fn drop(&mut self) {
-        if !std::thread::panicking() {
+        let Some(state) = self.state.as_ref().filter(|_| std::thread::panicking()) else {
             return;
-        }
-        let snap = self.state.store.snapshot();
+        };
+        let snap = state.store.snapshot();
         let dump = render(&snap, &DumpFilter::default()).unwrap_or_else(|e| e.to_string());
         let mut text = format!(
             "---- kubefake state at resourceVersion {} ----\n{dump}",
             snap.rv
         );
-        if let Some(requests) = recent_requests(&self.state) {
+        if let Some(requests) = recent_requests(state) {
             text.push_str(&format!("---- kubefake requests ----\n{requests}"));
         }
         (self.sink)(&text);

@@ -48,6 +48,9 @@ pub enum SnapshotError {
     /// The store refused the restoring write (a bug: restored states were valid once).
     #[error(transparent)]
     Store(#[from] ApiError),
+    /// The handle stands for an existing cluster, which has no snapshots.
+    #[error(transparent)]
+    NotAvailable(#[from] crate::NotAvailable),
 }
 
 impl From<SnapshotError> for ApiError {
@@ -56,6 +59,9 @@ impl From<SnapshotError> for ApiError {
             SnapshotError::NotFound(_) => ApiError::status(404, "NotFound", e.to_string()),
             SnapshotError::TooMany => ApiError::status(429, "TooManyRequests", e.to_string()),
             SnapshotError::Store(e) => e,
+            SnapshotError::NotAvailable(_) => {
+                ApiError::status(501, "NotImplemented", e.to_string())
+            }
         }
     }
 }

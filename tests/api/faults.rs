@@ -111,7 +111,10 @@ async fn bad_rules_are_400_statuses(
     );
     let text = status["message"].as_str().unwrap_or("");
     assert!(text.contains(message), "{text}");
-    assert_eq!(server.handle.faults().list(), vec![]);
+    assert_eq!(
+        server.handle.faults().expect("a kubefake server").list(),
+        vec![]
+    );
     let (code, status) = server.get("/kubefake/v1/nothing").await;
     assert_eq!((code, &status["reason"]), (404, &json!("NotFound")));
 }
@@ -124,6 +127,7 @@ async fn too_many_requests_with_retry_after(#[future] server: TestServer) {
     let id = server
         .handle
         .faults()
+        .expect("a kubefake server")
         .add(
             Fault::new()
                 .verb("create")
@@ -153,7 +157,14 @@ async fn too_many_requests_with_retry_after(#[future] server: TestServer) {
     assert_eq!(server.rv(), rv);
     let (code, _) = server.get("/api/v1/namespaces/default/configmaps/a").await;
     assert_eq!(code, 404, "nothing was created");
-    assert_eq!(server.handle.faults().fired(&id), 1);
+    assert_eq!(
+        server
+            .handle
+            .faults()
+            .expect("a kubefake server")
+            .fired(&id),
+        1
+    );
 }
 
 /// `conflict` answers the apiserver's own 409 for a stale resourceVersion.
@@ -167,6 +178,7 @@ async fn the_next_update_sees_a_conflict(#[future] server: TestServer) {
     server
         .handle
         .faults()
+        .expect("a kubefake server")
         .add(Fault::new().verb("update").name("a").conflict().times(1))
         .expect("added");
     let err = api
@@ -194,6 +206,7 @@ async fn a_delay_on_the_nth_request(#[future] server: TestServer) {
     let id = server
         .handle
         .faults()
+        .expect("a kubefake server")
         .add(
             Fault::new()
                 .verb("get")
@@ -210,7 +223,14 @@ async fn a_delay_on_the_nth_request(#[future] server: TestServer) {
         slow.push(started.elapsed() >= Duration::from_millis(300));
     }
     assert_eq!(slow, [false, true, false]);
-    assert_eq!(server.handle.faults().fired(&id), 1);
+    assert_eq!(
+        server
+            .handle
+            .faults()
+            .expect("a kubefake server")
+            .fired(&id),
+        1
+    );
 }
 
 async fn watch_lines(server: &TestServer) -> Vec<Value> {
@@ -242,7 +262,12 @@ async fn watches_end_early(
 ) {
     let server = server.await;
     create_configmaps(&server, &["a", "b", "c"]).await;
-    server.handle.faults().add(fault.times(1)).expect("added");
+    server
+        .handle
+        .faults()
+        .expect("a kubefake server")
+        .add(fault.times(1))
+        .expect("added");
     let lines = watch_lines(&server).await;
     let types: Vec<&str> = lines.iter().filter_map(|e| e["type"].as_str()).collect();
     assert_eq!(types, events);
@@ -267,6 +292,7 @@ async fn a_live_watch_ends_after_its_events(#[future] server: TestServer) {
     server
         .handle
         .faults()
+        .expect("a kubefake server")
         .add(Fault::new().resource("configmaps").end_watch_after(2))
         .expect("added");
     let api: Api<ConfigMap> = Api::namespaced(server.client.clone(), "default");
@@ -295,6 +321,7 @@ async fn a_dropped_connection(#[future] server: TestServer) {
     server
         .handle
         .faults()
+        .expect("a kubefake server")
         .add(
             Fault::new()
                 .resource("configmaps")
@@ -320,7 +347,7 @@ async fn a_dropped_connection(#[future] server: TestServer) {
 #[tokio::test]
 async fn user_agent_globs_and_field_managers(#[future] server: TestServer) {
     let server = server.await;
-    let faults = server.handle.faults();
+    let faults = server.handle.faults().expect("a kubefake server");
     faults
         .add(Fault::new().user_agent("kubectl/*").status(503))
         .expect("added");

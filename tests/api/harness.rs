@@ -57,7 +57,11 @@ impl TestServer {
 
     /// The current global resourceVersion (to prove that a rejected request changed nothing).
     pub fn rv(&self) -> u64 {
-        self.handle.state().store.current_rv()
+        self.handle
+            .state()
+            .expect("a kubefake server")
+            .store
+            .current_rv()
     }
 
     /// Installs the walkthrough's CronTab CRD and waits for nothing: it is established on return.

@@ -20,6 +20,7 @@ mod crd;
 mod crud;
 mod discovery;
 mod errors;
+mod existing_cluster;
 mod faults;
 mod fidelity;
 mod gc;

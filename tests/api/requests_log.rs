@@ -140,7 +140,7 @@ async fn rust_filters_bounds_and_bodies() {
         .request_log_bodies(true);
     let server = server_with(builder).await;
     write_some(&server).await;
-    let log = server.handle.requests();
+    let log = server.handle.requests().expect("a kubefake server");
     let kept = log.entries();
     assert_eq!(kept.len(), 3, "the oldest went first");
     assert!(kept[0].dry_run);
@@ -166,6 +166,7 @@ async fn faulted_requests_name_their_rule(#[future] server: TestServer) {
     let id = server
         .handle
         .faults()
+        .expect("a kubefake server")
         .add(Fault::new().resource("namespaces").status(503).times(1))
         .expect("added");
     assert_eq!(server.get("/api/v1/namespaces").await.0, 503);
@@ -173,6 +174,7 @@ async fn faulted_requests_name_their_rule(#[future] server: TestServer) {
     let fired = server
         .handle
         .requests()
+        .expect("a kubefake server")
         .find(&RequestFilter::new().fault(&id));
     assert_eq!(fired.len(), 1);
     assert_eq!((fired[0].code, fired[0].verb), (503, "list"));
@@ -251,7 +253,7 @@ async fn a_controller_retries_through_conflicts_and_a_cut_watch(#[future] server
     crds.create(&PostParams::default(), &Widget::crd())
         .await
         .expect("CRD");
-    let faults = server.handle.faults();
+    let faults = server.handle.faults().expect("a kubefake server");
     let conflicts = faults
         .add(
             Fault::new()
@@ -289,7 +291,7 @@ async fn a_controller_retries_through_conflicts_and_a_cut_watch(#[future] server
     running.abort();
 
     assert_eq!((faults.fired(&conflicts), faults.fired(&cut)), (2, 1));
-    let log = server.handle.requests();
+    let log = server.handle.requests().expect("a kubefake server");
     let status_writes = RequestFilter::new()
         .verb("patch")
         .resource("widgets")

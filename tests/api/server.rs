@@ -282,7 +282,7 @@ async fn a_stalled_watcher_is_ended_while_another_keeps_receiving() {
         .start()
         .await
         .expect("starts");
-    let store = &handle.state().store;
+    let store = &handle.state().expect("a kubefake server").store;
     let path = "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=1";
     // The healthy watcher reads everything, as fast as it comes.
     let healthy = reqwest::Client::new()

@@ -425,7 +425,7 @@ async fn a_failing_tests_dump_shows_the_last_requests(#[future(awt)] server: Tes
     assert_eq!(status, 404);
     let printed = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
     let sink = printed.clone();
-    let state = server.handle.state().clone();
+    let state = server.handle.state().expect("a kubefake server").clone();
     let failing = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
         let _dump = kubefake::tooling::dump::DumpOnPanic::with_sink(state, move |text| {
             if let Ok(mut p) = sink.lock() {

@@ -383,7 +383,12 @@ async fn bookmarks_arrive_periodically() {
         .expect("start");
     let client = handle.client().expect("client");
     let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(client);
-    let rv = handle.state().store.current_rv().to_string();
+    let rv = handle
+        .state()
+        .expect("a kubefake server")
+        .store
+        .current_rv()
+        .to_string();
     let mut events = namespaces
         .watch(&WatchParams::default(), &rv)
         .await
@@ -453,7 +458,11 @@ async fn a_watcher_that_falls_behind_gets_410_not_a_gap() {
     let url = format!(
         "{}/api/v1/namespaces?watch=1&resourceVersion={}",
         handle.url(),
-        handle.state().store.current_rv()
+        handle
+            .state()
+            .expect("a kubefake server")
+            .store
+            .current_rv()
     );
     let resp = reqwest::get(&url).await.expect("watch");
     // Do not read while many large writes happen: once the socket buffers are full, the
@@ -519,7 +528,7 @@ async fn timeout_seconds_ends_the_stream() {
 #[rstest]
 #[tokio::test]
 async fn a_client_disconnect_frees_the_watch(#[future(awt)] server: TestServer) {
-    let store = &server.handle.state().store;
+    let store = &server.handle.state().expect("a kubefake server").store;
     let before = store.watcher_count();
     let resp = server
         .http
