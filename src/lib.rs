@@ -169,6 +169,9 @@ pub enum Error {
     /// The serving certificate or the client CA could not be used.
     #[error("TLS: {0}")]
     Tls(#[from] server::tls::TlsError),
+    /// The audit log could not be opened.
+    #[error(transparent)]
+    Audit(#[from] filters::audit::AuditError),
     /// The existing cluster (see [`ServerBuilder::existing_cluster`]) could not be used.
     #[error("existing cluster: {0}")]
     ExistingCluster(#[from] ExistingClusterError),
@@ -204,6 +207,7 @@ pub struct ServerBuilder {
     /// `None`: as `KUBEFAKE_EXISTING_CLUSTER` says.
     existing_cluster: Option<bool>,
     existing_kubeconfig: Option<PathBuf>,
+    audit_log_path: Option<PathBuf>,
 }
 
 impl Default for ServerBuilder {
@@ -220,6 +224,7 @@ impl Default for ServerBuilder {
             client_ca: None,
             existing_cluster: None,
             existing_kubeconfig: None,
+            audit_log_path: None,
         }
     }
 }
@@ -458,6 +463,15 @@ impl ServerBuilder {
         self
     }
 
+    /// Also writes every request the request log sees to this file (appended; `-`: standard
+    /// output) as an `audit.k8s.io/v1` `Event` JSON line, level `Metadata`, as the apiserver's
+    /// `--audit-log-path` does; written by a thread of its own, never on the request path. See
+    /// [`filters::audit`].
+    pub fn audit_log_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.audit_log_path = Some(path.into());
+        self
+    }
+
     /// How requests are authorized: [`AuthorizationMode::AlwaysAllow`] (the default) or
     /// [`AuthorizationMode::Rbac`], where the cluster's roles and bindings decide (the
     /// kubeconfig's admin user is in `system:masters` and may do anything).
@@ -578,6 +592,10 @@ impl ServerBuilder {
         let url = format!("{scheme}://{addr}");
         let ca_pem = serving.map(|s| s.ca_pem);
         self.options.root_ca = Some(root_ca(ca_pem.as_deref())?);
+        if let Some(path) = &self.audit_log_path {
+            let audit = filters::audit::AuditLog::open(path)?;
+            self.options.audit_log = Some(Arc::new(audit));
+        }
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
         let state = State::new(addr.to_string(), self.options, shutdown_rx.clone());
         state.bootstrap().await;

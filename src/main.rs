@@ -284,6 +284,10 @@ struct ServeArgs {
     /// Keep each request's body in the request log.
     #[arg(long)]
     request_log_bodies: bool,
+    /// Also write every request to this file as an audit.k8s.io/v1 Event JSON line (level
+    /// Metadata; `-` for standard output), as kube-apiserver's --audit-log-path.
+    #[arg(long, value_name = "FILE")]
+    audit_log_path: Option<std::path::PathBuf>,
 }
 
 fn parse_authorization_mode(s: &str) -> Result<kubefake::AuthorizationMode, String> {
@@ -356,6 +360,9 @@ impl ServeArgs {
         builder = self.service_accounts(builder)?;
         if let Some(path) = self.kubeconfig {
             builder = builder.kubeconfig_path(path);
+        }
+        if let Some(path) = self.audit_log_path {
+            builder = builder.audit_log_path(path);
         }
         for s in self.webhook_service {
             builder = builder.webhook_service(&s.namespace, &s.name, s.port, s.addr);

@@ -74,6 +74,8 @@ pub struct Options {
     pub request_log_size: usize,
     /// Whether the request log keeps request bodies.
     pub request_log_bodies: bool,
+    /// Where every request is also written as an audit event (`--audit-log-path`).
+    pub audit_log: Option<Arc<crate::filters::audit::AuditLog>>,
 }
 
 impl Default for Options {
@@ -96,6 +98,7 @@ impl Default for Options {
             disabled_admission_plugins: Vec::new(),
             request_log_size: crate::filters::request_log::DEFAULT_SIZE,
             request_log_bodies: false,
+            audit_log: None,
         }
     }
 }

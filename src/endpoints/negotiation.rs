@@ -27,6 +27,8 @@ pub struct Request {
     pub body: Bytes,
     /// The user of the client certificate the connection verified, if any.
     pub peer: Option<std::sync::Arc<crate::context::UserInfo>>,
+    /// The client's address, when the audit log asked the connection for it.
+    pub remote: Option<std::net::IpAddr>,
 }
 
 impl Request {

@@ -126,6 +126,8 @@ pub async fn run(listener: TcpListener, state: Arc<State>, mut shutdown: watch::
     // warp's own `serve` accepts connections without TCP_NODELAY, so a watch event (a small
     // write) can wait for Nagle's algorithm; kubefake accepts them itself.
     let tls = state.options.tls.clone().map(TlsAcceptor::from);
+    // Only the audit log reads clients' addresses: without it, requests carry none.
+    let audited = state.options.audit_log.is_some();
     let service = warp::service(routes(state, hosts));
     let mut builder =
         hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
@@ -155,8 +157,8 @@ pub async fn run(listener: TcpListener, state: Arc<State>, mut shutdown: watch::
     loop {
         tokio::select! {
             accepted = listener.accept() => {
-                let stream = match accepted {
-                    Ok((stream, _)) => stream,
+                let (stream, remote) = match accepted {
+                    Ok((stream, remote)) => (stream, remote),
                     Err(e) => {
                         tracing::warn!(error = %e, "accepting a connection");
                         continue;
@@ -178,6 +180,7 @@ pub async fn run(listener: TcpListener, state: Arc<State>, mut shutdown: watch::
                     tls: tls.clone(),
                     handshake_timeout: read_timeout,
                     idle_timeout: read_timeout,
+                    remote: audited.then_some(Remote(remote.ip())),
                 };
                 conns.spawn(conn.serve(io));
             }
@@ -209,6 +212,10 @@ pub async fn run(listener: TcpListener, state: Arc<State>, mut shutdown: watch::
 #[derive(Clone)]
 struct Peer(Arc<UserInfo>);
 
+/// The address of a request's client (an extension, as [`Peer`]).
+#[derive(Clone, Copy)]
+struct Remote(IpAddr);
+
 /// Why a connection was closed unanswered: a fault rule said so.
 #[derive(Debug, thiserror::Error)]
 #[error("the connection was dropped by a fault rule")]
@@ -224,6 +231,8 @@ struct Connection<S> {
     tls: Option<TlsAcceptor>,
     handshake_timeout: Duration,
     idle_timeout: Duration,
+    /// The client's address, handed to requests when the audit log wants it.
+    remote: Option<Remote>,
 }
 
 impl<S> Connection<S>
@@ -264,9 +273,13 @@ where
         let service = self.service;
         let activity = Activity::new();
         let tracker = activity.clone();
+        let remote = self.remote;
         let svc = hyper::service::service_fn(move |mut req| {
             if let Some(p) = &peer {
                 req.extensions_mut().insert(Peer(p.clone()));
+            }
+            if let Some(remote) = remote {
+                req.extensions_mut().insert(remote);
             }
             let open = tracker.open();
             let mut service = service.clone();
@@ -333,6 +346,7 @@ fn routes(
         .and(warp::header::headers_cloned())
         .and(warp::body::stream())
         .and(warp::ext::optional::<Peer>())
+        .and(warp::ext::optional::<Remote>())
         .and(with_state)
         .then(
             move |method: Method,
@@ -341,6 +355,7 @@ fn routes(
                   headers: HeaderMap,
                   body,
                   peer: Option<Peer>,
+                  remote: Option<Remote>,
                   state: Arc<State>| async move {
                 if !hosts.allows(&headers) {
                     return error_response(&HostCheck::refusal(&headers));
@@ -356,6 +371,7 @@ fn routes(
                     headers,
                     body,
                     peer: peer.map(|p| p.0),
+                    remote: remote.map(|r| r.0),
                 };
                 crate::endpoints::handle(state, req).await
             },

@@ -321,3 +321,102 @@ async fn a_controller_retries_through_conflicts_and_a_cut_watch(#[future] server
         "nothing else was written"
     );
 }
+
+/// The audit log's lines once it holds `count` of them (written by a thread of its own).
+async fn audit_events(path: &std::path::Path, count: usize) -> Vec<Value> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let events: Vec<Value> = text
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("each line is JSON"))
+            .collect();
+        if events.len() >= count || std::time::Instant::now() > deadline {
+            return events;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test]
+async fn the_audit_log_holds_an_audit_event_per_request() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let path = dir.path().join("audit.log");
+    let server = server_with(kubefake::Server::builder().audit_log_path(&path)).await;
+    let api: Api<ConfigMap> = Api::namespaced(server.client.clone(), "default");
+    let cm: ConfigMap =
+        serde_json::from_value(json!({"metadata": {"name": "audited"}})).expect("a ConfigMap");
+    let pp = PostParams {
+        field_manager: Some("auditor".into()),
+        ..PostParams::default()
+    };
+    api.create(&pp, &cm).await.expect("created");
+    api.get("audited").await.expect("read");
+    api.delete("audited", &Default::default())
+        .await
+        .expect("deleted");
+
+    let log = server
+        .handle
+        .requests()
+        .expect("a kubefake server")
+        .entries();
+    let events = audit_events(&path, log.len()).await;
+    assert_eq!(events.len(), log.len(), "one event per logged request");
+    for (event, record) in events.iter().zip(&log) {
+        assert_eq!(event["auditID"], record.audit_id.as_str());
+        assert_eq!(event["kind"], "Event");
+        assert_eq!(event["apiVersion"], "audit.k8s.io/v1");
+        assert_eq!(event["level"], "Metadata");
+        assert_eq!(event["stage"], "ResponseComplete");
+        assert_eq!(event["sourceIPs"], json!(["127.0.0.1"]));
+        assert_eq!(event["user"]["username"], "system:admin");
+        let groups = event["user"]["groups"].as_array().expect("groups");
+        assert!(groups.contains(&json!("system:masters")), "{event}");
+        // Omitted when empty, as in the apiserver's events.
+        let user_agent = event["userAgent"].as_str().unwrap_or_default();
+        assert_eq!(user_agent, record.user_agent, "{event}");
+        for stamp in ["requestReceivedTimestamp", "stageTimestamp"] {
+            let text = event[stamp].as_str().expect("a timestamp");
+            chrono::DateTime::parse_from_rfc3339(text).expect("RFC 3339");
+        }
+        assert!(event["requestReceivedTimestamp"].as_str() <= event["stageTimestamp"].as_str());
+    }
+    let of = |verb: &str| -> Vec<&Value> {
+        let configmaps = |e: &&Value| e["objectRef"]["resource"] == "configmaps";
+        events
+            .iter()
+            .filter(configmaps)
+            .filter(|e| e["verb"] == verb)
+            .collect()
+    };
+    let [create] = of("create")[..] else {
+        panic!("one create: {events:?}")
+    };
+    assert_eq!(
+        create["requestURI"],
+        "/api/v1/namespaces/default/configmaps?fieldManager=auditor"
+    );
+    let object = json!({"resource": "configmaps", "namespace": "default", "apiVersion": "v1"});
+    assert_eq!(create["objectRef"], object);
+    assert_eq!(
+        create["responseStatus"],
+        json!({"metadata": {}, "code": 201})
+    );
+    let [get] = of("get")[..] else {
+        panic!("one get: {events:?}")
+    };
+    let mut named = object.clone();
+    named["name"] = json!("audited");
+    assert_eq!(get["objectRef"], named);
+    assert_eq!(
+        get["requestURI"],
+        "/api/v1/namespaces/default/configmaps/audited"
+    );
+    assert_eq!(get["responseStatus"]["code"], 200);
+    let [delete] = of("delete")[..] else {
+        panic!("one delete: {events:?}")
+    };
+    assert_eq!(delete["objectRef"], named);
+    assert_eq!(delete["responseStatus"]["code"], 200);
+}
