@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Fault injection and the request log from the command line: `kubefake faults` makes kubectl
-# meet a 503 and a 409; `kubefake requests` shows what kubectl did.
+# meet a 503 and a 409; `kubefake requests` shows what kubectl did, and so does the audit log
+# of `--audit-log-path`.
 source "$(dirname "$0")/lib.sh"
 
-start_server
+start_server --audit-log-path "$work/audit.log"
 
 id=$("$bin" faults add '{"match": {"verb": "get", "resource": "namespaces", "name": "default"},
   "action": {"code": 503, "message": "injected"}, "times": 1}')
@@ -36,6 +37,19 @@ check "kubefake requests counts kubectl's writes" '3' \
   "$("$bin" requests writes=true namespace=default | wc -l | tr -d ' ')"
 check "kubefake requests --clear empties it" 'cleared 0' \
   "$("$bin" requests --clear >/dev/null; "$bin" requests --clear)"
+
+# The writer thread flushes when no line waits: a moment after the last request.
+sleep 0.5
+check "the audit log has kubectl's reads of namespace default as audit events" \
+'audit.k8s.io/v1 Metadata ResponseComplete get namespaces default 503 system:admin
+audit.k8s.io/v1 Metadata ResponseComplete get namespaces default 200 system:admin' \
+  "$(python3 -c 'import json,sys
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    ref = e.get("objectRef", {})
+    if e["verb"] == "get" and ref.get("resource") == "namespaces" and e["userAgent"].startswith("kubectl"):
+        print(e["apiVersion"], e["level"], e["stage"], e["verb"], ref["resource"], ref["name"],
+              e["responseStatus"]["code"], e["user"]["username"])' "$work/audit.log")"
 
 stop_server
 finish
