@@ -18,7 +18,10 @@
 //! and node port allocations) or is keyed by content (compiled CEL, verified tokens).
 //!
 //! Reset restores the start state: what [`crate::ServerBuilder::start`] recorded after the
-//! bootstrap objects, the CRDs and the objects it preloaded.
+//! bootstrap objects, the CRDs and the objects it preloaded. A server starts with no fault rule
+//! and an empty request log, so reset also removes every fault rule and clears the log: with
+//! one server per suite and a reset per test, a test neither meets the faults of the one
+//! before nor counts its requests. Restoring a snapshot, a step inside a test, leaves both.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -132,11 +135,14 @@ pub async fn restore(state: &State, id: &str) -> Result<Restored, SnapshotError>
     restore_to(state, &target).await
 }
 
-/// Returns to the start state (see [`crate::state::State::mark_start_state`]); a state never
-/// bootstrapped returns to an empty store.
+/// Returns to the start state (see [`crate::state::State::mark_start_state`]; a state never
+/// bootstrapped returns to an empty store), with no fault rule and an empty request log.
 pub async fn reset(state: &State) -> Result<Restored, SnapshotError> {
+    state.faults.clear();
     let target = state.snapshots.start().unwrap_or_default();
-    restore_to(state, &target).await
+    let restored = restore_to(state, &target).await?;
+    state.requests.clear();
+    Ok(restored)
 }
 
 async fn restore_to(state: &State, target: &Snapshot) -> Result<Restored, SnapshotError> {

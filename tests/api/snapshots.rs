@@ -220,9 +220,23 @@ async fn reset_returns_to_the_start_state_with_the_preloaded_objects() {
         .await
         .expect("delete");
     let before = server.rv();
+    let faults = server.handle.faults().expect("a kubefake server");
+    faults
+        .add(kubefake::Fault::new().resource("leases").status(503))
+        .expect("a fault");
+    let snapshot = server.handle.snapshot().expect("snapshot");
+    server.handle.restore(&snapshot).await.expect("restore");
+    assert_eq!(faults.list().len(), 1, "a restore leaves the fault rules");
+    let log = server.handle.requests().expect("a kubefake server");
+    assert!(
+        !log.entries().is_empty(),
+        "a restore leaves the request log"
+    );
 
     let (status, body) = server.post("/kubefake/v1/reset", &json!({})).await;
     assert_eq!(status, 200, "{body}");
+    assert_eq!(faults.list(), vec![], "a reset removes the fault rules");
+    assert_eq!(log.entries(), vec![], "and clears the request log");
     assert_eq!(identities(&server.handle.dump()), start);
     assert!(server.rv() > before);
     let ct = server.crontabs("default").get("my-new-cron-object").await;
