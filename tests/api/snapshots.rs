@@ -368,7 +368,9 @@ async fn the_dump_is_yaml_of_the_objects_a_filter_keeps(#[future(awt)] server: T
 #[case::unknown_snapshot("POST", "/kubefake/v1/snapshots/nope/restore", 404, "NotFound")]
 #[case::forget_unknown("DELETE", "/kubefake/v1/snapshots/nope", 404, "NotFound")]
 #[case::unknown_route("GET", "/kubefake/v1/nothing", 404, "NotFound")]
-#[case::wrong_method("GET", "/kubefake/v1/reset", 404, "NotFound")]
+#[case::wrong_method("GET", "/kubefake/v1/reset", 405, "MethodNotAllowed")]
+#[case::wrong_method_with_an_id("POST", "/kubefake/v1/faults/fault-1", 405, "MethodNotAllowed")]
+#[case::too_long("POST", "/kubefake/v1/reset/more", 404, "NotFound")]
 #[tokio::test]
 async fn mistakes_are_answered_with_a_status(
     #[future(awt)] server: TestServer,
