@@ -817,7 +817,7 @@ impl ServerHandle {
     /// The fault rules: add one to make matching requests fail on purpose.
     ///
     /// ```no_run
-    /// # async fn example(server: kubefake::ServerHandle) -> Result<(), kubefake::FaultError> {
+    /// # async fn example(server: kubefake::ServerHandle) -> Result<(), Box<dyn std::error::Error>> {
     /// use kubefake::Fault;
     /// let id = server.faults()?.add(
     ///     Fault::new().verb("update").subresource("status").conflict().times(1),
