@@ -296,11 +296,15 @@ struct RequestLogRow {
     clients: usize,
     on: Vec<f64>,
     off: Vec<f64>,
+    /// The log on and the audit log written to a file.
+    audit: Vec<f64>,
 }
 
-/// CronTab create and get with the request log on (the default size) and off (size 0),
-/// alternating so that the machine's drift hits both alike.
+/// CronTab create and get with the request log on (the default size), off (size 0), and on
+/// with the audit log written to a file, alternating so that the machine's drift hits all
+/// alike.
 async fn bench_request_log(crd: &Value) -> Result<Vec<RequestLogRow>> {
+    let dir = tempfile::tempdir()?;
     let mut rows = Vec::new();
     for op in [Op::Create, Op::Get] {
         for clients in [1, 8] {
@@ -309,12 +313,20 @@ async fn bench_request_log(crd: &Value) -> Result<Vec<RequestLogRow>> {
                 clients,
                 on: Vec::new(),
                 off: Vec::new(),
+                audit: Vec::new(),
             };
-            for _ in 0..REQUEST_LOG_ROUNDS {
-                for size in [kubefake::filters::request_log::DEFAULT_SIZE, 0] {
-                    let server = kubefake::Server::builder().request_log_size(size);
+            for round in 0..REQUEST_LOG_ROUNDS {
+                let on = kubefake::Server::builder();
+                let off = kubefake::Server::builder().request_log_size(0);
+                let file = dir.path().join(format!("audit-{round}.log"));
+                let audit = kubefake::Server::builder().audit_log_path(file);
+                let sides = [
+                    (on, &mut row.on),
+                    (off, &mut row.off),
+                    (audit, &mut row.audit),
+                ];
+                for (server, side) in sides {
                     let rate = bench_throughput(server, crd, Subject::CronTab, op, clients).await?;
-                    let side = if size == 0 { &mut row.off } else { &mut row.on };
                     side.push(rate.per_second());
                 }
             }
@@ -332,23 +344,27 @@ fn print_request_log(rows: &[RequestLogRow]) {
     };
     println!("Request log cost: CronTab req/s, medians of {REQUEST_LOG_ROUNDS} alternating rounds of {THROUGHPUT_DURATION:?}");
     println!(
-        "{:<36} {:>8} {:>12} {:>12} {:>8}",
-        "operation", "clients", "log on", "log off", "cost"
+        "{:<36} {:>8} {:>12} {:>12} {:>8} {:>12} {:>8}",
+        "operation", "clients", "log on", "log off", "cost", "+audit", "cost"
     );
-    for row in rows {
-        let (on, off) = (median(&row.on), median(&row.off));
-        let cost = if off > 0.0 {
-            (off - on) / off * 100.0
+    let cost = |with: f64, without: f64| {
+        if without > 0.0 {
+            (without - with) / without * 100.0
         } else {
             0.0
-        };
+        }
+    };
+    for row in rows {
+        let (on, off, audit) = (median(&row.on), median(&row.off), median(&row.audit));
         println!(
-            "{:<36} {:>8} {:>12.0} {:>12.0} {:>7.1}%",
+            "{:<36} {:>8} {:>12.0} {:>12.0} {:>7.1}% {:>12.0} {:>7.1}%",
             row.op.describe(Subject::CronTab),
             row.clients,
             on,
             off,
-            cost
+            cost(on, off),
+            audit,
+            cost(audit, on)
         );
     }
 }

@@ -38,7 +38,7 @@ check "kubefake requests counts kubectl's writes" '3' \
 check "kubefake requests --clear empties it" 'cleared 0' \
   "$("$bin" requests --clear >/dev/null; "$bin" requests --clear)"
 
-# The writer thread flushes when no line waits: a moment after the last request.
+# The writer thread writes every 20 ms: a moment after the last request the file has it.
 sleep 0.5
 check "the audit log has kubectl's reads of namespace default as audit events" \
 'audit.k8s.io/v1 Metadata ResponseComplete get namespaces default 503 system:admin

@@ -27,7 +27,8 @@
 //!   then the testing hooks: [`filters::faults`] (rules that answer, delay, cut or drop
 //!   matching resource requests before their handler, so a faulted request changes nothing)
 //!   and [`filters::request_log`] (every answered request, recorded after its response in a
-//!   bounded ring buffer).
+//!   bounded ring buffer), which [`filters::audit`] also writes as `audit.k8s.io/v1` events
+//!   (`--audit-log-path`) through a writer thread of its own.
 //! - [`endpoints`]: [`endpoints::handle`] builds the request's [`context::Context`] and turns
 //!   every error, and every panic, into a `Status`; [`endpoints::kubefake`] serves kubefake's
 //!   own API under the reserved prefix `/kubefake/v1/` (one dispatch table, one file per
@@ -81,7 +82,10 @@
 //!   restore and reset that write the difference, the resourceVersion going on forward, and
 //!   bring the served CRDs and the controllers along) and [`tooling::dump`] (the state as
 //!   YAML; a guard that prints it when a test panics); [`tooling::remote`] is the client of
-//!   that API the CLI uses (`kubefake dump`).
+//!   that API the CLI uses (`kubefake dump`). [`tooling::existing_cluster`] is the other way
+//!   round: `KUBEFAKE_EXISTING_CLUSTER=1` makes [`ServerBuilder::start`] hand back a real
+//!   cluster (a fresh namespace, the builder's CRDs and objects, cleanup on drop) behind the
+//!   same [`ServerHandle`], whose kubefake-only features then answer [`NotAvailable`].
 //!
 //! Outside the request path, `testing` (feature `testing`) helps users' tests: an HTTPS
 //! webhook server with generated certificates, to call through [`webhook`]; [`envtest`] makes

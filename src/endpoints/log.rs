@@ -7,8 +7,38 @@ use chrono::Utc;
 
 use super::negotiation::Request;
 use crate::context::Context;
+use crate::filters::audit::Extra;
 use crate::filters::request_info::RequestInfo;
 use crate::filters::request_log::{RequestLog, RequestRecord};
+use crate::state::State;
+
+/// Records a request answered with `code` in the request log and, when it is on, the audit
+/// log: the one recording point of both.
+pub fn record_answered(
+    state: &State,
+    req: Request,
+    info: RequestInfo,
+    ctx: Context,
+    code: u16,
+    arrived: Instant,
+) {
+    let Some(audit) = state.options.audit_log.as_deref() else {
+        state
+            .requests
+            .record(record(req, info, ctx, code, arrived, &state.requests));
+        return;
+    };
+    // What the event needs beyond the record, taken before the record takes the rest.
+    let (user, source_ip, query) = (ctx.user.clone(), req.remote, req.query.0.clone());
+    let record = record(req, info, ctx, code, arrived, &state.requests);
+    let extra = Extra {
+        user: &user,
+        source_ip,
+        query: &query,
+    };
+    audit.write(&record, &extra);
+    state.requests.record(record);
+}
 
 /// The record of a request answered with `code`, which arrived at `arrived`.
 pub fn record(

@@ -77,18 +77,7 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
     let audit = state.options.audit_log.as_deref();
     if (state.requests.is_on() || audit.is_some()) && !kubefake::owns(&req.path) {
         let code = resp.status().as_u16();
-        let user = audit.map(|_| ctx.user.clone());
-        let (source_ip, query) = (req.remote, audit.map(|_| req.query.0.clone()));
-        let record = log::record(req, info, ctx, code, arrived, &state.requests);
-        if let (Some(audit), Some(user), Some(query)) = (audit, user, query) {
-            let extra = crate::filters::audit::Extra {
-                user: &user,
-                source_ip,
-                query: &query,
-            };
-            audit.write(&record, &extra);
-        }
-        state.requests.record(record);
+        log::record_answered(&state, req, info, ctx, code, arrived);
     }
     resp
 }
