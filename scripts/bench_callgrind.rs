@@ -1,5 +1,6 @@
 //! Server instructions per request, by verb and by stage, counted by callgrind: run with
-//! `scripts/callgrind.sh [N]` (which runs `cargo bench --bench callgrind -- [N]`).
+//! `scripts/callgrind.sh [N] [--functions] [--server PATH]` (which runs
+//! `cargo bench --bench callgrind -- ...`).
 //!
 //! Wall-clock benchmarks on a shared machine move by tens of percent from one run to the next;
 //! instruction counts do not: the same binary, the same input and the same count give the same
@@ -45,12 +46,14 @@ const URL_LINE: &str = "KUBEFAKE_CALLGRIND_URL=";
 const CONFIGMAPS: &str = "/api/v1/namespaces/default/configmaps";
 const WIDGETS: &str = "/apis/bench.kubefake.io/v1/namespaces/default/widgets";
 
-/// Each stage's entry points (symbol prefixes, generic instances and async bodies included).
+/// Each stage's entry points: functions by exact name (an async function's body is its
+/// `::{{closure}}`). A stage counts the largest inclusive count of each entry in a phase, so an
+/// entry that several generic instances share is counted once. The stages are disjoint.
 const STAGES: &[(&str, &[&str])] = &[
     (
         "decode",
         &[
-            "kubefake::endpoints::negotiation::decode_body_fields",
+            "kubefake::endpoints::write::decode_object",
             "kubefake::endpoints::patch::Patch::parse",
             "kubefake::endpoints::patch::Patch::apply",
             "kubefake::endpoints::apply::decode_config",
@@ -59,10 +62,9 @@ const STAGES: &[(&str, &[&str])] = &[
     (
         "admission",
         &[
-            "kubefake::admission::Chain::admit",
-            "kubefake::admission::Chain::validate",
-            "kubefake::admission::Chain::admit_delete",
-            "kubefake::admission::Chain::check_at_commit",
+            "kubefake::admission::Chain::admit::{{closure}}",
+            "kubefake::admission::Chain::validate::{{closure}}",
+            "kubefake::admission::Chain::admit_delete::{{closure}}",
         ],
     ),
     (
@@ -71,24 +73,24 @@ const STAGES: &[(&str, &[&str])] = &[
             "<kubefake::registry::apiextensions::custom_resource::CustomResourceStrategy as kubefake::registry::strategy::Strategy>::decode",
             "<kubefake::registry::apiextensions::custom_resource::CustomResourceStrategy as kubefake::registry::strategy::Strategy>::validate",
             "<kubefake::registry::apiextensions::custom_resource::CustomResourceStrategy as kubefake::registry::strategy::Strategy>::validate_update",
-            "<kubefake::registry::builtin::BuiltinStrategy as kubefake::registry::strategy::Strategy>::decode",
-            "<kubefake::registry::builtin::BuiltinStrategy as kubefake::registry::strategy::Strategy>::validate",
-            "<kubefake::registry::builtin::BuiltinStrategy as kubefake::registry::strategy::Strategy>::validate_update",
+            "<kubefake::registry::builtin::typed::Typed as kubefake::registry::strategy::Strategy>::decode",
+            "<kubefake::registry::builtin::typed::Typed as kubefake::registry::strategy::Strategy>::validate",
+            "<kubefake::registry::builtin::typed::Typed as kubefake::registry::strategy::Strategy>::validate_update",
         ],
     ),
     (
         "managedFields",
-        &[
-            "kubefake::apply::record_update",
-            "kubefake::apply::apply",
-        ],
+        &["kubefake::apply::record_update", "kubefake::apply::apply"],
     ),
     ("store write", &["kubefake::store::Store::write"]),
     (
         "encode",
-        &["kubefake::endpoints::resource::Endpoint::respond"],
+        &[
+            "kubefake::endpoints::resource::Endpoint::respond::{{closure}}",
+            "kubefake::endpoints::read::encode_list::{{closure}}",
+        ],
     ),
-    ("fan-out", &["kubefake::endpoints::watch::"]),
+    ("fan-out", &["kubefake::endpoints::watch::run::{{closure}}"]),
 ];
 
 /// One measured phase: its name and how many requests it made.
@@ -107,7 +109,14 @@ fn main() {
         first => {
             let count = first.and_then(|a| a.parse().ok()).unwrap_or(DEFAULT_COUNT);
             let functions = args.iter().any(|a| a == "--functions");
-            drive(count, functions)
+            // `--server PATH`: another build of this driver serves (to compare two commits
+            // with the same workload and the same tables).
+            let server = args
+                .iter()
+                .position(|a| a == "--server")
+                .and_then(|i| args.get(i + 1))
+                .map(PathBuf::from);
+            drive(count, functions, server)
         }
     };
     if let Err(e) = outcome {
@@ -137,12 +146,16 @@ fn serve() -> Result<()> {
 }
 
 /// Driver mode: the server under callgrind, the workload, the tables.
-fn drive(count: usize, functions: bool) -> Result<()> {
+fn drive(count: usize, functions: bool, server: Option<PathBuf>) -> Result<()> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/callgrind");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)?;
     let out = dir.join("callgrind.out");
-    let (mut child, url) = start_under_callgrind(&out)?;
+    let exe = match server {
+        Some(path) => path,
+        None => std::env::current_exe()?,
+    };
+    let (mut child, url) = start_under_callgrind(&exe, &out)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -156,8 +169,7 @@ fn drive(count: usize, functions: bool) -> Result<()> {
     report(&dir, &out, &phases, count, functions)
 }
 
-fn start_under_callgrind(out: &Path) -> Result<(Child, String)> {
-    let exe = std::env::current_exe()?;
+fn start_under_callgrind(exe: &Path, out: &Path) -> Result<(Child, String)> {
     let mut child = Command::new("valgrind")
         .arg("--tool=callgrind")
         .arg(format!("--callgrind-out-file={}", out.display()))
@@ -485,28 +497,20 @@ fn counts(dump: &Path) -> Result<Counts> {
 }
 
 impl Counts {
-    /// The inclusive count of the functions a stage names (prefix matches).
+    /// A stage's count: for each entry, the largest inclusive count of a function of that name.
     fn stage(&self, entries: &[&str]) -> u64 {
-        self.inclusive
+        entries
             .iter()
-            .filter(|(f, _)| entries.iter().any(|e| f.starts_with(e)) && !nested(f, entries))
-            .map(|(_, c)| c)
+            .map(|e| {
+                self.inclusive
+                    .iter()
+                    .filter(|(f, _)| f.as_str() == *e)
+                    .map(|(_, c)| *c)
+                    .max()
+                    .unwrap_or(0)
+            })
             .sum()
     }
-}
-
-/// Whether `function` is a closure or async body inside another entry of its stage, whose
-/// count already includes it.
-fn nested(function: &str, entries: &[&str]) -> bool {
-    entries.iter().any(|e| {
-        function.starts_with(e)
-            && function[e.len()..].contains("::{{closure}}")
-            && function.len() > e.len()
-            && {
-                let parent = function.rsplit_once("::{{closure}}").map_or("", |(p, _)| p);
-                parent.starts_with(e) && parent != function
-            }
-    })
 }
 
 fn report(dir: &Path, out: &Path, phases: &[Phase], count: usize, functions: bool) -> Result<()> {

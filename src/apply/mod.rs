@@ -505,6 +505,9 @@ fn update_managers(
     let mut conflicts: ConflictSets = Vec::new();
     let mut removed: Vec<(Id, FieldSet)> = Vec::new();
     let mut gone: Vec<Id> = Vec::new();
+    // What this write changed, in the request's version: taken from the managers of that
+    // version (most often all of them), so built once, when there is one.
+    let mut own_changed: Option<FieldSet> = None;
     for (id, e) in managed.fields.iter().filter(|(id, _)| *id != me) {
         let cmp = if e.api_version == ctx.api_version {
             Some(&own)
@@ -518,7 +521,12 @@ fn update_managers(
             gone.push(id.clone());
             continue;
         };
-        let taken = e.set.intersection(&cmp.modified.union(&cmp.added));
+        let taken = if e.api_version == ctx.api_version {
+            e.set
+                .intersection(own_changed.get_or_insert_with(|| own.modified.union(&own.added)))
+        } else {
+            e.set.intersection(&cmp.modified.union(&cmp.added))
+        };
         if !taken.is_empty() {
             conflicts.push((id.clone(), taken));
         }
