@@ -3,6 +3,7 @@
 // starts it and sets KUBEFAKE_URL). Every check reads the DOM; every wait is bounded.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 
 const url = process.env.KUBEFAKE_URL;
@@ -31,6 +32,15 @@ async function waitForText(selector, ...wanted) {
     const node = document.querySelector(selector);
     return node !== null && wanted.every((w) => node.textContent.includes(w));
   }, { selector, wanted }, WAIT);
+}
+
+// Polls a condition of the server until it holds, for WAIT at most.
+async function until(condition) {
+  const deadline = Date.now() + WAIT.timeout;
+  while (!(await condition())) {
+    assert.ok(Date.now() < deadline, `not within ${WAIT.timeout} ms: ${condition}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 // The objects table's row for a name, or null.
@@ -95,6 +105,18 @@ test('the page follows the watch: a create and an update show at once', async ()
   await objectRow('live').waitFor({ state: 'detached', ...WAIT });
 });
 
+test('a new CRD joins the tree and a new namespace the picker, without a reload', async () => {
+  const crd = readFileSync(new URL('../../../fixtures/crds/resourcedefinition.yaml', import.meta.url));
+  const created = await fetch(`${url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions`, {
+    method: 'POST', headers: { 'Content-Type': 'application/yaml' }, body: crd,
+  });
+  assert.equal(created.status, 201);
+  await page.locator('#tree button[data-key="stable.example.com/v1/crontabs"]').waitFor({ state: 'attached', ...WAIT });
+  const ns = await api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'live-ns' } });
+  assert.equal(ns.status, 201);
+  await page.locator('#namespace option[value="live-ns"]').waitFor({ state: 'attached', ...WAIT });
+});
+
 test('a watch answered 410 Expired makes the page list again and go on following', async () => {
   const fault = await api('POST', '/kubefake/v1/faults', {
     match: { verb: 'watch', resource: 'configmaps' }, action: { watch: 'expire' }, times: 1,
@@ -102,6 +124,12 @@ test('a watch answered 410 Expired makes the page list again and go on following
   assert.equal(fault.status, 201);
   await page.selectOption('#namespace', 'default'); // a new list and watch, which the fault expires
   await waitForText('#events', 'RELIST', '410 Expired');
+  // The server saw the page watch again after the expired one: what is created now is an event.
+  await until(async () => {
+    const log = await api('GET', '/kubefake/v1/requests?verb=watch&resource=configmaps&namespace=default');
+    const watches = log.body.items;
+    return watches.length >= 2 && watches.at(-2).fault === fault.body.id && !watches.at(-1).fault;
+  });
   assert.equal((await api('POST', configMaps, configMap('after-relist', {}))).status, 201);
   await objectRow('after-relist').waitFor(WAIT);
   await waitForText('#events', 'ADDED', 'ConfigMap default/after-relist');

@@ -23,7 +23,7 @@ const view = {
   yamlSeq: 0, // only the newest YAML fetch is shown
   requestsSeen: '', // what the request table last showed, to skip needless redraws
   faultsSeen: '',
-  crdWrites: -1, // CRD writes seen in the log: discovery is read again when it changes
+  lastWrites: null, // the newest CRD and namespace writes in the log, to notice new ones
 };
 
 const $ = (id) => document.getElementById(id);
@@ -160,13 +160,22 @@ function restartFollow() {
 
 // List, then watch from the list's resourceVersion; a watch that ends is resumed from the last
 // resourceVersion it delivered; a 410 (expired, too old) lists again, as client-go's reflector.
+// A server (or a fault) that ends every watch at once is not asked again in a tight loop: at
+// most one list, and one watch that ended at once, a second.
 async function follow(r, signal) {
   let rv = '';
+  let listed = 0;
   while (!signal.aborted) {
     try {
-      if (rv === '') rv = await relist(r, signal);
+      if (rv === '') {
+        await sleep(listed + 1000 - Date.now());
+        listed = Date.now();
+        rv = await relist(r, signal);
+      }
       setStatus(`watching ${r.resource}${r.namespaced && view.namespace ? ` in ${view.namespace}` : ''} from resourceVersion ${rv}`);
+      const started = Date.now();
       rv = await watch(r, rv, signal);
+      if (rv !== '' && Date.now() - started < 1000) await sleep(1000);
     } catch (err) {
       if (signal.aborted) return;
       setStatus(`${r.resource}: ${err.message}; retrying`, true);
@@ -306,7 +315,7 @@ async function pollTooling() {
 
 async function loadRequests() {
   const { items } = await getJSON(`/kubefake/v1/requests?limit=${KEEP_REQUESTS * 2}`);
-  noticeCrdWrites(items);
+  noticeWrites(items);
   const hideOwn = $('hide-own').checked;
   const onlyFaults = $('only-faults').checked;
   const shown = items
@@ -331,12 +340,20 @@ function requestRow(r) {
   return row;
 }
 
-// A CRD written (by anyone but a GET) may add or remove resources: discovery is read again.
-function noticeCrdWrites(items) {
-  const writes = items.filter((r) => r.resource === 'customresourcedefinitions' && r.verb !== 'get' &&
-    r.verb !== 'list' && r.verb !== 'watch').length;
-  if (view.crdWrites >= 0 && writes !== view.crdWrites) discover().catch(() => {});
-  view.crdWrites = writes;
+// A CRD written may add or remove resources: discovery is read again; a namespace written
+// may add or remove one: the picker is read again. The log tells, so nothing else is polled.
+const WRITES = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
+function noticeWrites(items) {
+  const newest = (resource) => {
+    const last = items.findLast((r) => r.resource === resource && WRITES.has(r.verb) && r.code < 300);
+    return last ? last.auditId : '';
+  };
+  const now = { crds: newest('customresourcedefinitions'), namespaces: newest('namespaces') };
+  const before = view.lastWrites;
+  view.lastWrites = now;
+  if (before === null) return;
+  if (now.crds !== before.crds) discover().catch((err) => setStatus(err.message, true));
+  if (now.namespaces !== before.namespaces) loadNamespaces().catch((err) => setStatus(err.message, true));
 }
 
 async function loadFaults() {
@@ -359,13 +376,15 @@ async function loadFaults() {
 // ---- start ----
 
 async function start() {
-  $('namespace').addEventListener('focus', () => loadNamespaces().catch(() => {}));
   $('namespace').addEventListener('change', (e) => {
     view.namespace = e.target.value;
     view.open = null;
+    $('object-title').textContent = 'pick an object';
+    $('object-yaml').textContent = '';
     restartFollow();
   });
-  $('rediscover').addEventListener('click', () => discover().catch((err) => setStatus(err.message, true)));
+  $('rediscover').addEventListener('click', () =>
+    Promise.all([discover(), loadNamespaces()]).catch((err) => setStatus(err.message, true)));
   $('hide-own').addEventListener('change', loadRequests);
   $('only-faults').addEventListener('change', loadRequests);
   $('clear-requests').addEventListener('click', () =>
