@@ -97,7 +97,11 @@ function renderTree() {
     if (!byGroup.has(r.group)) byGroup.set(r.group, []);
     byGroup.get(r.group).push(r);
   }
-  const open = new Set([...$('tree').querySelectorAll('details[open]')].map((d) => d.dataset.group));
+  // Groups keep their open or closed state; the core group starts open, and a group that
+  // appears later (a new CRD's) opens, to be seen.
+  const shown = [...$('tree').querySelectorAll('details')];
+  const known = new Set(shown.map((d) => d.dataset.group));
+  const open = new Set(shown.filter((d) => d.open).map((d) => d.dataset.group));
   const groups = [...byGroup.keys()].sort((a, b) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b)));
   $('tree').replaceChildren(...groups.map((group) => {
     const items = byGroup.get(group).sort((a, b) => a.resource.localeCompare(b.resource)).map((r) => {
@@ -109,7 +113,7 @@ function renderTree() {
     });
     const details = el('details', {}, el('summary', {}, group || 'core'), el('ul', {}, ...items));
     details.dataset.group = group;
-    details.open = open.size === 0 ? group === '' : open.has(group);
+    details.open = known.size === 0 ? group === '' : open.has(group) || !known.has(group);
     return details;
   }));
 }
@@ -122,7 +126,11 @@ async function loadNamespaces() {
   const names = list.items.map((ns) => ns.metadata.name).sort();
   select.replaceChildren(el('option', { value: '' }, 'all namespaces'),
     ...names.map((name) => el('option', { value: name }, name)));
-  select.value = names.includes(view.namespace) ? view.namespace : '';
+  if (view.namespace !== '' && !names.includes(view.namespace)) {
+    view.namespace = ''; // it was deleted: all namespaces again
+    restartFollow();
+  }
+  select.value = view.namespace;
 }
 
 // ---- the resource shown: list, then watch, for as long as it is picked ----
@@ -237,7 +245,7 @@ function applyEvent(r, event) {
   const open = view.open;
   if (open && open.namespace === (obj.metadata.namespace || '') && open.name === obj.metadata.name) {
     if (event.type === 'DELETED') $('object-yaml').classList.add('deleted');
-    else showObject(r, open.namespace, open.name);
+    else refreshOpen();
   }
 }
 
@@ -295,6 +303,26 @@ async function showObject(r, namespace, name) {
     pre.textContent = text;
   } catch (err) {
     if (seq === view.yamlSeq) pre.textContent = err.message;
+  }
+}
+
+// An object written many times a second is read once per change seen, not once per event:
+// one read at a time, and one more after it if anything changed meanwhile.
+let refreshing = false;
+let refreshAgain = false;
+async function refreshOpen() {
+  if (refreshing) {
+    refreshAgain = true;
+    return;
+  }
+  refreshing = true;
+  try {
+    do {
+      refreshAgain = false;
+      if (view.picked && view.open) await showObject(view.picked, view.open.namespace, view.open.name);
+    } while (refreshAgain);
+  } finally {
+    refreshing = false;
   }
 }
 
