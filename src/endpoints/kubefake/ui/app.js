@@ -395,11 +395,15 @@ async function loadFaults() {
       request(`/kubefake/v1/faults/${encodeURIComponent(f.id)}`, { method: 'DELETE' })
         .then(loadFaults, (err) => setStatus(err.message, true)));
     const { id, match, action, matched, fired, ...limits } = f;
-    return el('tr', {}, el('td', {}, id), el('td', {}, JSON.stringify(match || {})),
-      el('td', { title: JSON.stringify(limits) }, JSON.stringify(action || {})),
+    return el('tr', {}, el('td', {}, id), el('td', {}, fields(match)),
+      el('td', { title: fields(limits) }, fields(action)),
       el('td', {}, matched), el('td', {}, fired), el('td', {}, remove));
   }));
 }
+
+// {verb: "get", name: "x"} as `verb=get name=x`.
+const fields = (obj) => Object.entries(obj || {})
+  .map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : v}`).join(' ');
 
 // ---- start ----
 
