@@ -142,8 +142,9 @@ async fn browsers_host_names(#[future] server: TestServer, #[case] host: &str, #
     assert_eq!(resp.status().as_u16(), code, "Host {host}");
 }
 
-/// Under RBAC the page is `system:masters` only, as the rest of `/kubefake/v1/`: a user
-/// allowed to read every resource, and an anonymous browser, are refused; the admin is not.
+/// Under RBAC the page is `system:masters` only, as the rest of `/kubefake/v1/`: a user bound
+/// to `cluster-admin` (every resource and every non-resource URL), and an anonymous browser,
+/// are refused; the kubeconfig's admin is not.
 #[rstest]
 #[tokio::test]
 async fn under_rbac_only_masters_may_open_it() {
@@ -157,7 +158,7 @@ async fn under_rbac_only_masters_may_open_it() {
         .token("jane-token", jane);
     let server = server_with(builder).await;
     let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRoleBinding", "metadata": {"name": "jane-view"},
+        "kind": "ClusterRoleBinding", "metadata": {"name": "jane-cluster-admin"},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
                     "name": "cluster-admin"},
         "subjects": [{"kind": "User", "name": "jane", "apiGroup": "rbac.authorization.k8s.io"}]});
@@ -184,7 +185,7 @@ async fn under_rbac_only_masters_may_open_it() {
         let admin = server.http.get(server.url(path)).send().await;
         assert_eq!(admin.expect("answered").status().as_u16(), 200, "{path}");
     }
-    // jane may read every resource the page would show, through kube-rs.
+    // The binding holds: jane may read what the page would show.
     let config_maps: Api<ConfigMap> = Api::default_namespaced(server.client.clone());
     let mut settings = ConfigMap::default();
     settings.metadata.name = Some("settings".into());
