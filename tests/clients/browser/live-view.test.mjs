@@ -89,6 +89,16 @@ test('a ConfigMap created before is in the list and opens as YAML rendered by th
   await waitForText('#object-yaml', 'kind: ConfigMap', 'name: settings', 'greeting: hello');
 });
 
+test('the view is in the URL: a reload shows the same resource and object', async () => {
+  assert.match(page.url(), /#resource=%2Fv1%2Fconfigmaps&name=settings&objectNamespace=default$/);
+  await page.reload();
+  await waitForText('#object-title', 'ConfigMap default/settings');
+  await waitForText('#object-yaml', 'greeting: hello');
+  await objectRow('settings').waitFor(WAIT);
+  assert.equal(await page.getAttribute('#tree button.picked', 'data-key'), '/v1/configmaps');
+  assert.equal(await page.getAttribute('#objects tr.picked', 'class'), 'picked');
+});
+
 test('the page follows the watch: a create and an update show at once', async () => {
   assert.equal((await api('POST', configMaps, configMap('live', { n: '1' }))).status, 201);
   await objectRow('live').waitFor(WAIT);

@@ -118,6 +118,30 @@ function renderTree() {
   }));
 }
 
+// ---- the view in the URL: a reload, or a link to a colleague, shows the same ----
+
+// `#resource=apps/v1/deployments&namespace=default&name=web`.
+function remember() {
+  const state = new URLSearchParams();
+  if (view.picked) state.set('resource', resourceKey(view.picked));
+  if (view.namespace) state.set('namespace', view.namespace);
+  if (view.open) state.set('name', view.open.name);
+  if (view.open && view.open.namespace) state.set('objectNamespace', view.open.namespace);
+  history.replaceState(null, '', `#${state}`);
+}
+
+// After discovery: what the URL names, picked and opened again.
+function recall() {
+  const state = new URLSearchParams(location.hash.slice(1));
+  const r = view.resources.find((x) => resourceKey(x) === state.get('resource'));
+  if (!r) return;
+  $('namespace').value = state.get('namespace') || '';
+  view.namespace = $('namespace').value; // '' when that namespace is gone
+  pick(r);
+  const name = state.get('name');
+  if (name) openObject(r, state.get('objectNamespace') || '', name);
+}
+
 // ---- the namespace picker ----
 
 async function loadNamespaces() {
@@ -152,11 +176,13 @@ const objectKey = (o) => `${o.metadata.namespace || ''}/${o.metadata.name}`;
 function pick(r) {
   view.picked = r;
   view.open = null;
+  view.objects = new Map();
   for (const b of $('tree').querySelectorAll('button')) b.classList.toggle('picked', b.dataset.key === resourceKey(r));
   $('object-title').textContent = 'pick an object';
   $('object-yaml').textContent = '';
   $('events').replaceChildren();
   restartFollow();
+  remember();
 }
 
 function restartFollow() {
@@ -289,6 +315,7 @@ function openObject(r, namespace, name) {
   view.open = { namespace, name };
   renderObjects();
   showObject(r, namespace, name);
+  remember();
 }
 
 async function showObject(r, namespace, name) {
@@ -411,9 +438,11 @@ async function start() {
   $('namespace').addEventListener('change', (e) => {
     view.namespace = e.target.value;
     view.open = null;
+    view.objects = new Map();
     $('object-title').textContent = 'pick an object';
     $('object-yaml').textContent = '';
     restartFollow();
+    remember();
   });
   $('rediscover').addEventListener('click', () =>
     Promise.all([discover(), loadNamespaces()]).catch((err) => setStatus(err.message, true)));
@@ -424,6 +453,7 @@ async function start() {
   try {
     await Promise.all([discover(), loadNamespaces()]);
     setStatus('pick a resource');
+    recall();
   } catch (err) {
     setStatus(`discovery: ${err.message}`, true);
   }
