@@ -82,10 +82,12 @@
 //!   restore and reset that write the difference, the resourceVersion going on forward, and
 //!   bring the served CRDs and the controllers along) and [`tooling::dump`] (the state as
 //!   YAML; a guard that prints it when a test panics); [`tooling::remote`] is the client of
-//!   that API the CLI uses (`kubefake dump`). [`tooling::existing_cluster`] is the other way
-//!   round: `KUBEFAKE_EXISTING_CLUSTER=1` makes [`ServerBuilder::start`] hand back a real
-//!   cluster (a fresh namespace, the builder's CRDs and objects, cleanup on drop) behind the
-//!   same [`ServerHandle`], whose kubefake-only features then answer [`NotAvailable`].
+//!   that API the CLI uses (`kubefake dump`); [`endpoints::kubefake::ui`] is the live view, one
+//!   page, script and stylesheet compiled in (`include_str!`) that read the API from the
+//!   browser like any client. [`tooling::existing_cluster`] is the other way round:
+//!   `KUBEFAKE_EXISTING_CLUSTER=1` makes [`ServerBuilder::start`] hand back a real cluster (a
+//!   fresh namespace, the builder's CRDs and objects, cleanup on drop) behind the same
+//!   [`ServerHandle`], whose kubefake-only features then answer [`NotAvailable`].
 //!
 //! Outside the request path, `testing` (feature `testing`) helps users' tests: an HTTPS
 //! webhook server with generated certificates, to call through [`webhook`]; [`envtest`] makes

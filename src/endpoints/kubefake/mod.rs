@@ -9,12 +9,14 @@
 //! [`route`] is a plain dispatch table, one line per route (pure: a wrong method on a known
 //! path is told from an unknown path, 405 from 404), and [`serve`] calls the route's handler in
 //! one file per feature: [`faults`], [`requests`], [`snapshots`] (snapshots, restore, reset)
-//! and [`dump`], the last two over [`crate::tooling`].
+//! and [`dump`], the last two over [`crate::tooling`]; [`ui`], the live view, a page over all
+//! of them.
 
 pub mod dump;
 pub mod faults;
 pub mod requests;
 pub mod snapshots;
+pub mod ui;
 
 use std::sync::Arc;
 
@@ -73,6 +75,7 @@ pub async fn serve(
         Route::RestoreSnapshot(id) => snapshots::restore(state, id).await,
         Route::Reset => snapshots::reset(state).await,
         Route::Dump => dump::get(state, req),
+        Route::Ui(rest) => ui::get(req, rest),
     }
 }
 
@@ -103,13 +106,15 @@ pub enum Route<'p> {
     Reset,
     /// `GET dump`
     Dump,
+    /// `GET ui/...`: the live view's files
+    Ui(&'p [&'p str]),
 }
 
 /// The methods any route is served with.
 const METHODS: [&str; 3] = ["GET", "POST", "DELETE"];
 
 /// The dispatch table: a method and the path's segments under `/kubefake/v1/` to a route.
-pub fn route<'p>(method: &str, path: &[&'p str]) -> Option<Route<'p>> {
+pub fn route<'p>(method: &str, path: &'p [&'p str]) -> Option<Route<'p>> {
     Some(match (method, path) {
         ("GET", ["faults"]) => Route::ListFaults,
         ("POST", ["faults"]) => Route::AddFault,
@@ -123,6 +128,7 @@ pub fn route<'p>(method: &str, path: &[&'p str]) -> Option<Route<'p>> {
         ("POST", ["snapshots", id, "restore"]) => Route::RestoreSnapshot(id),
         ("POST", ["reset"]) => Route::Reset,
         ("GET", ["dump"]) => Route::Dump,
+        ("GET", ["ui", rest @ ..]) => Route::Ui(rest),
         _ => return None,
     })
 }
@@ -189,6 +195,8 @@ mod tests {
     #[case("POST", "snapshots/s-1/restore", Some(Route::RestoreSnapshot("s-1")))]
     #[case("POST", "reset", Some(Route::Reset))]
     #[case("GET", "dump", Some(Route::Dump))]
+    #[case("GET", "ui/app.js", Some(Route::Ui(&["app.js"])))]
+    #[case("POST", "ui", None)]
     #[case("GET", "reset", None)]
     #[case("PUT", "faults", None)]
     #[case("GET", "nothing", None)]
@@ -207,6 +215,7 @@ mod tests {
     #[case("faults", &["GET", "POST", "DELETE"])]
     #[case("faults/x", &["GET", "DELETE"])]
     #[case("snapshots/x", &["DELETE"])]
+    #[case("ui", &["GET"])]
     #[case("nothing", &[])]
     #[case("", &[])]
     fn allowed_methods_tell_405_from_404(#[case] path: &str, #[case] want: &[&str]) {
