@@ -23,6 +23,7 @@
 //! The apiserver's cap on update managers (merging the oldest beyond 10) is not implemented.
 
 mod fieldpath;
+pub mod json_patch;
 pub mod strategic;
 #[cfg(test)]
 mod tests;

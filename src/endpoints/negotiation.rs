@@ -296,7 +296,10 @@ mod tests {
                 let _ = protobuf::encode(&obj);
             }
             for kind in [PatchType::Merge, PatchType::Json, PatchType::StrategicMerge] {
-                let _ = Patch::parse(kind, &data, "io.k8s.api.core.v1.ConfigMap");
+                let ctx = crate::context::Context::internal();
+                if let Ok(patch) = Patch::parse(kind, &data, "io.k8s.api.core.v1.ConfigMap", &ctx) {
+                    let _ = patch.apply(&serde_json::json!({"data": {}}), &ctx);
+                }
             }
             seen += 1;
         }

@@ -194,6 +194,95 @@ async fn malformed_patches_in_go_words(#[future(awt)] server: TestServer) {
     }
 }
 
+/// JSON patches are applied as gopkg.in/evanphx/json-patch.v4 (the apiserver's `jsonPatcher`)
+/// applies them: `replace` of a missing key adds it, a negative index counts from the end, a
+/// `test` for null passes on a missing key. A failed operation is `NewGenericServerResponse(422)`,
+/// whose generic message hides the library's; an unknown `op` likewise.
+#[rstest]
+#[tokio::test]
+async fn json_patches_as_the_apiservers_library_applies_them(#[future(awt)] server: TestServer) {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    let api: kube::Api<ConfigMap> = kube::Api::namespaced(server.client.clone(), "default");
+    let cm = json!({"metadata": {"name": "a", "finalizers": ["a/x"]}, "data": {"x": "1"}});
+    let cm: ConfigMap = serde_json::from_value(cm).expect("configmap");
+    api.create(&Default::default(), &cm).await.expect("created");
+    let ops = |v: serde_json::Value| -> Patch<()> {
+        Patch::Json(serde_json::from_value(v).expect("json patch"))
+    };
+    let lenient = ops(json!([
+        {"op": "replace", "path": "/data/y", "value": "2"},
+        {"op": "add", "path": "/metadata/finalizers/-1", "value": "b/y"},
+        {"op": "test", "path": "/data/absent", "value": null},
+        {"op": "move", "from": "/metadata/finalizers/0", "path": "/metadata/finalizers/-"},
+    ]));
+    let patched = api
+        .patch("a", &PatchParams::default(), &lenient)
+        .await
+        .expect("patched");
+    let data = patched.data.unwrap_or_default();
+    assert_eq!((data["x"].as_str(), data["y"].as_str()), ("1", "2"));
+    assert_eq!(
+        patched.metadata.finalizers,
+        Some(vec!["b/y".to_string(), "a/x".to_string()])
+    );
+    let missing = ops(json!([{"op": "remove", "path": "/data/absent"}]));
+    let err = api_error(
+        api.patch("a", &PatchParams::default(), &missing)
+            .await
+            .expect_err("422"),
+    );
+    assert_eq!(
+        (err.code, err.reason.as_str(), err.message.as_str()),
+        (
+            422,
+            "Invalid",
+            "the server rejected our request due to an error in our request"
+        )
+    );
+    let raw = |query: &str, body: String| {
+        server
+            .http
+            .patch(server.url(&format!("{CONFIGMAPS}/a{query}")))
+            .header("content-type", "application/json-patch+json")
+            .body(body)
+    };
+    let unknown_op = r#"[{"op":"merge","path":"/data/x","value":"2"}]"#.to_string();
+    assert_eq!(
+        status_of(&server, raw("", unknown_op)).await,
+        (
+            422,
+            "Invalid".into(),
+            "the server rejected our request due to an error in our request".into()
+        )
+    );
+    let not_a_list = "{}".to_string();
+    assert_eq!(
+        status_of(&server, raw("", not_a_list.clone())).await.2,
+        "error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp"
+    );
+    assert_eq!(
+        status_of(&server, raw("?fieldValidation=Ignore", not_a_list))
+            .await
+            .2,
+        "json: cannot unmarshal object into Go value of type jsonpatch.Patch"
+    );
+    let too_many = format!(
+        "[{}]",
+        vec![r#"{"op":"test","path":"/a"}"#; 10_001].join(",")
+    );
+    assert_eq!(
+        status_of(&server, raw("", too_many)).await,
+        (413, "RequestEntityTooLarge".into(), "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001".into())
+    );
+    let extra = r#"[{"op":"add","path":"/data/z","value":"3","extra":true}]"#.to_string();
+    let resp = raw("", extra).send().await.expect("sent");
+    assert_eq!(resp.status(), 200);
+    assert_eq!(
+        resp.headers()["warning"],
+        r#"299 - "json patch unknown field \"[0].extra\"""#
+    );
+}
+
 /// `ValidateDeleteOptions`: both `orphanDependents` and `propagationPolicy` is an error on
 /// `propagationPolicy`, showing its value.
 #[rstest]
