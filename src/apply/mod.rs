@@ -219,6 +219,27 @@ pub fn read_managed_fields(obj: &Value) -> Result<Vec<ManagedFields>, ApplyError
     }
 }
 
+/// Drops a top-level field from every managedFields entry, and the entries then owning
+/// nothing: the reset fields of a main resource with a status subresource (`status`, which
+/// its strategy sets on create), which the apiserver's field manager never lets a write
+/// through the main resource own.
+pub fn disown(obj: &mut Value, field: &str) {
+    let key = format!("f:{field}");
+    let Some(Value::Array(entries)) = obj.pointer_mut("/metadata/managedFields") else {
+        return;
+    };
+    entries.retain_mut(|e| match e.get_mut("fieldsV1") {
+        Some(Value::Object(set)) => {
+            set.remove(&key);
+            !set.is_empty()
+        }
+        _ => true,
+    });
+    if entries.is_empty() {
+        write_managed_fields(obj, &[]);
+    }
+}
+
 /// Writes `metadata.managedFields` (in the given order; no entries removes the field, as the
 /// apiserver omits an empty list). Does nothing on a value that is not an object.
 pub fn write_managed_fields(obj: &mut Value, entries: &[ManagedFields]) {

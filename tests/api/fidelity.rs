@@ -541,3 +541,112 @@ async fn request_metrics(#[future(awt)] server: TestServer) {
     assert!(text.contains("# TYPE apiserver_request_total counter\n"));
     assert!(text.contains("# TYPE apiserver_request_duration_seconds histogram\n"));
 }
+
+/// The managedFields entries of an object: (manager, operation, subresource, top-level fields).
+fn managers(obj: &serde_json::Value) -> Vec<(String, String, String, Vec<String>)> {
+    let entries = obj["metadata"]["managedFields"].as_array().cloned();
+    entries
+        .unwrap_or_default()
+        .iter()
+        .map(|e| {
+            let text = |k: &str| e[k].as_str().unwrap_or_default().to_string();
+            let fields = e["fieldsV1"]
+                .as_object()
+                .map(|f| f.keys().cloned().collect());
+            (
+                text("manager"),
+                text("operation"),
+                text("subresource"),
+                fields.unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+/// Writes of the apiserver's own controllers carry its managers: apiextensions-apiserver's
+/// naming and establishing controllers `UpdateStatus` through their loopback client
+/// (`kube-apiserver`), kube-controller-manager's namespace controller through its own
+/// (`kube-controller-manager`). The client's entry owns only what it wrote: `status` is a
+/// reset field of the main resource (`GetResetFields`), never owned through it. (kubefake
+/// establishes a CRD before answering its create, so the create response already shows both.)
+#[rstest]
+#[tokio::test]
+async fn controllers_writes_carry_the_real_managers(#[future(awt)] server: TestServer) {
+    use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let crds: kube::Api<CustomResourceDefinition> = kube::Api::all(server.client.clone());
+    let crd: CustomResourceDefinition =
+        serde_json::from_value(crate::harness::crontab_crd()).expect("crd");
+    let params = kube::api::PostParams {
+        field_manager: Some("crd-installer".into()),
+        ..Default::default()
+    };
+    let created = crds.create(&params, &crd).await.expect("created");
+    let got = crds.get("crontabs.stable.example.com").await.expect("got");
+    // Sorted as the apiserver sorts entries: by operation, time, then manager.
+    let want = vec![
+        (
+            "crd-installer".into(),
+            "Update".into(),
+            String::new(),
+            vec!["f:spec".into()],
+        ),
+        (
+            "kube-apiserver".into(),
+            "Update".into(),
+            "status".into(),
+            vec!["f:status".into()],
+        ),
+    ];
+    for obj in [&created, &got] {
+        assert_eq!(managers(&serde_json::to_value(obj).expect("json")), want);
+    }
+    let status = &serde_json::to_value(&got).expect("json")["metadata"]["managedFields"][1]
+        ["fieldsV1"]["f:status"];
+    assert_eq!(
+        status["f:conditions"]
+            .as_object()
+            .map(|c| c.keys().cloned().collect::<Vec<_>>()),
+        Some(vec![
+            r#"k:{"type":"Established"}"#.to_string(),
+            r#"k:{"type":"NamesAccepted"}"#.to_string()
+        ])
+    );
+    assert!(
+        status["f:acceptedNames"]["f:plural"].is_object(),
+        "{status}"
+    );
+
+    let namespaces: kube::Api<Namespace> = kube::Api::all(server.client.clone());
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "going"}})).expect("ns");
+    namespaces.create(&params, &ns).await.expect("namespace");
+    let held: ConfigMap = serde_json::from_value(
+        json!({"metadata": {"name": "held", "finalizers": ["example.com/hold"]}}),
+    )
+    .expect("configmap");
+    let cms: kube::Api<ConfigMap> = kube::Api::namespaced(server.client.clone(), "going");
+    cms.create(&params, &held).await.expect("configmap");
+    namespaces
+        .delete("going", &DeleteParams::default())
+        .await
+        .expect("deleting");
+    let going = serde_json::to_value(namespaces.get("going").await.expect("got")).expect("json");
+    let controller = managers(&going)
+        .into_iter()
+        .find(|m| m.0 == "kube-controller-manager");
+    assert_eq!(
+        controller,
+        Some((
+            "kube-controller-manager".into(),
+            "Update".into(),
+            "status".into(),
+            vec!["f:status".into()]
+        ))
+    );
+    assert!(
+        !managers(&going)
+            .iter()
+            .any(|m| m.0 == "crd-installer" && m.3.contains(&"f:status".to_string())),
+        "{going}"
+    );
+}
