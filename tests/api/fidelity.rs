@@ -194,6 +194,54 @@ async fn malformed_patches_in_go_words(#[future(awt)] server: TestServer) {
     }
 }
 
+/// Malformed YAML bodies: the YAML serializer's `YAMLToJSON` error (sigs.k8s.io/yaml, go-yaml's
+/// `yaml: line N: ...`) in `transformDecodeError`'s unrecognized-object message, with the body
+/// summarised in hex; server-side apply's `error decoding YAML: error converting YAML to JSON:`.
+#[rstest]
+#[tokio::test]
+async fn malformed_yaml_in_go_words(#[future(awt)] server: TestServer) {
+    let cases = [
+        (
+            "kind: ConfigMap\nmetadata:\n  name: a\n   labels: x\n",
+            "yaml: line 4: mapping values are not allowed in this context (6b696e643a20436f6e6669674d61700a6d657461646174613a0a20206e61 ...)",
+        ),
+        (
+            "kind: ConfigMap\nmetadata:\n\tname: a\n",
+            "yaml: line 3: found character that cannot start any token (6b696e643a20436f6e6669674d61700a6d657461646174613a0a096e616d ...)",
+        ),
+        (
+            "kind: \"ConfigMap\n",
+            "yaml: line 2: found unexpected end of stream (6b696e643a2022436f6e6669674d61700a)",
+        ),
+        (
+            "metadata:\n  name: a\n kind: x\n",
+            "yaml: line 2: did not find expected key (6d657461646174613a0a20206e616d653a20610a206b696e643a20780a)",
+        ),
+    ];
+    for (body, why) in cases {
+        let req = server
+            .http
+            .post(server.url(CONFIGMAPS))
+            .header("content-type", "application/yaml")
+            .body(body);
+        let want =
+            format!("the object provided is unrecognized (must be of type ConfigMap): {why}");
+        assert_eq!(
+            status_of(&server, req).await,
+            (400, "BadRequest".into(), want)
+        );
+    }
+    let apply = server
+        .http
+        .patch(server.url(&format!("{CONFIGMAPS}/a?fieldManager=m")))
+        .header("content-type", "application/apply-patch+yaml")
+        .body("a: 1\n b: 2\n");
+    assert_eq!(
+        status_of(&server, apply).await.2,
+        "error decoding YAML: error converting YAML to JSON: yaml: line 2: mapping values are not allowed in this context"
+    );
+}
+
 /// JSON patches are applied as gopkg.in/evanphx/json-patch.v4 (the apiserver's `jsonPatcher`)
 /// applies them: `replace` of a missing key adds it, a negative index counts from the end, a
 /// `test` for null passes on a missing key. A failed operation is `NewGenericServerResponse(422)`,
