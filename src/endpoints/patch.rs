@@ -166,13 +166,12 @@ fn strict_shape(doc: &Value) -> Result<(), String> {
             Value::Null => {}
             Value::Object(op) => {
                 for (key, v) in op {
-                    if key != "value" && OPERATION_FIELDS.contains(&key.as_str()) {
-                        if !(v.is_string() || v.is_null()) {
-                            return Err(format!(
-                                "json: cannot unmarshal {} into Go struct field jsonPatchOp.{key} of type string",
-                                go_json_kind(v)
-                            ));
-                        }
+                    let named = key != "value" && OPERATION_FIELDS.contains(&key.as_str());
+                    if named && !(v.is_string() || v.is_null()) {
+                        return Err(format!(
+                            "json: cannot unmarshal {} into Go struct field jsonPatchOp.{key} of type string",
+                            go_json_kind(v)
+                        ));
                     }
                 }
             }
