@@ -73,7 +73,8 @@
 //!   context, drained before the response. [`controllers::simulated`] (opt-in) is the rest of
 //!   a small cluster: nodes, scheduler, kubelets and the workload controllers (Deployments,
 //!   ReplicaSets, Jobs, CronJobs, StatefulSets, DaemonSets), one file each.
-//! - [`discovery`]: the discovery and OpenAPI documents, rendered once per catalog.
+//! - [`discovery`]: the discovery and OpenAPI documents, rendered once per catalog (the
+//!   built-in kinds' catalog once per process, its servers sharing it but for `/api`).
 //! - [`metrics`]: the request counters and latency histograms `/metrics` serves, recorded by
 //!   [`endpoints::handle`] with atomics on label combinations interned once.
 //! - [`endpoints::kubefake`]: kubefake's own HTTP API under `/kubefake/v1/` (a dispatch
