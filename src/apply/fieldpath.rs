@@ -72,7 +72,12 @@ impl PathElement {
     /// The `fieldsV1` key of this element (`f:`, `k:`, `v:`, `i:`), JSON as Go's encoder writes it.
     pub(crate) fn serialize(&self) -> String {
         match self {
-            PathElement::Field(name) => format!("f:{name}"),
+            PathElement::Field(name) => {
+                let mut s = String::with_capacity(name.len() + 2);
+                s.push_str("f:");
+                s.push_str(name);
+                s
+            }
             PathElement::Key(fields) => {
                 let mut s = String::from("k:{");
                 for (i, (k, v)) in fields.iter().enumerate() {
@@ -387,7 +392,40 @@ impl FieldSet {
         out
     }
 
-    fn union_in(&mut self, other: &FieldSet) {
+    /// [`FieldSet::union`] into `self`, taking `other`'s levels instead of copying them.
+    pub(crate) fn union_with(&mut self, other: FieldSet) {
+        if self.is_empty() {
+            *self = other;
+            return;
+        }
+        self.members.extend(other.members);
+        for (pe, c) in other.children {
+            match self.children.entry(pe) {
+                std::collections::btree_map::Entry::Occupied(mut mine) => {
+                    mine.get_mut().union_with(c)
+                }
+                std::collections::btree_map::Entry::Vacant(slot) => {
+                    slot.insert(c);
+                }
+            }
+        }
+    }
+
+    /// [`FieldSet::difference`] in place: what stays is not copied.
+    pub(crate) fn difference_in(&mut self, other: &FieldSet) {
+        if !other.members.is_empty() {
+            self.members.retain(|pe| !other.members.contains(pe));
+        }
+        self.children.retain(|pe, c| {
+            if let Some(o) = other.children.get(pe) {
+                c.difference_in(o);
+            }
+            !c.is_empty()
+        });
+    }
+
+    /// [`FieldSet::union`] into `self`.
+    pub(crate) fn union_in(&mut self, other: &FieldSet) {
         self.members.extend(other.members.iter().cloned());
         for (pe, c) in &other.children {
             match self.children.get_mut(pe) {

@@ -376,8 +376,13 @@ fn unix_seconds(t: &str) -> i64 {
         .unwrap_or(0)
 }
 
-/// The fields `stripMeta` never lets anyone own.
-fn strip_set() -> FieldSet {
+/// The fields `stripMeta` never lets anyone own, built once: every write subtracts them.
+fn strip_set() -> &'static FieldSet {
+    static SET: std::sync::LazyLock<FieldSet> = std::sync::LazyLock::new(build_strip_set);
+    &SET
+}
+
+fn build_strip_set() -> FieldSet {
     let mut s = FieldSet::default();
     for p in ["apiVersion", "kind", "metadata"] {
         s.insert(&[PathElement::Field(p.into())]);
@@ -403,7 +408,7 @@ fn strip_set() -> FieldSet {
 
 fn strip_meta(managed: &mut Managed, id: &Id) {
     if let Some(e) = managed.fields.get_mut(id) {
-        e.set = e.set.difference(&strip_set());
+        e.set.difference_in(strip_set());
         if e.set.is_empty() {
             managed.fields.remove(id);
         }
@@ -500,6 +505,9 @@ fn update_managers(
     let mut conflicts: ConflictSets = Vec::new();
     let mut removed: Vec<(Id, FieldSet)> = Vec::new();
     let mut gone: Vec<Id> = Vec::new();
+    // What this write changed, in the request's version: taken from the managers of that
+    // version (most often all of them), so built once, when there is one.
+    let mut own_changed: Option<FieldSet> = None;
     for (id, e) in managed.fields.iter().filter(|(id, _)| *id != me) {
         let cmp = if e.api_version == ctx.api_version {
             Some(&own)
@@ -513,7 +521,12 @@ fn update_managers(
             gone.push(id.clone());
             continue;
         };
-        let taken = e.set.intersection(&cmp.modified.union(&cmp.added));
+        let taken = if e.api_version == ctx.api_version {
+            e.set
+                .intersection(own_changed.get_or_insert_with(|| own.modified.union(&own.added)))
+        } else {
+            e.set.intersection(&cmp.modified.union(&cmp.added))
+        };
         if !taken.is_empty() {
             conflicts.push((id.clone(), taken));
         }
@@ -541,16 +554,14 @@ fn structured_update(live: &Value, new: &Value, managed: &mut Managed, me: &Id, 
     let Ok(cmp) = update_managers(live, new, managed, me, true, ctx) else {
         return;
     };
-    let prev = managed
+    let mut set = managed
         .fields
         .get(me)
-        .map(|e| e.set.clone())
+        .map(|e| e.set.difference(&cmp.removed))
         .unwrap_or_default();
-    let set = ctx.filter(
-        prev.difference(&cmp.removed)
-            .union(&cmp.modified)
-            .union(&cmp.added),
-    );
+    set.union_with(cmp.modified);
+    set.union_with(cmp.added);
+    let set = ctx.filter(set);
     if set.is_empty() {
         managed.fields.remove(me);
     } else {
@@ -572,10 +583,10 @@ fn tracked_update(live: &Value, new: &Value, managed: &mut Managed, id: &Id, ctx
     structured_update(live, new, managed, &temp, ctx);
     strip_meta(managed, &temp);
     if let Some(e) = managed.fields.remove(&temp) {
-        let set = match managed.fields.get(id) {
-            Some(prev) => e.set.union(&prev.set),
-            None => e.set,
-        };
+        let mut set = e.set;
+        if let Some(prev) = managed.fields.get(id) {
+            set.union_in(&prev.set);
+        }
         managed.fields.insert(
             id.clone(),
             Entry {
@@ -609,7 +620,7 @@ fn prune(merged: Value, managed: &Managed, last: Option<&Entry>, ctx: &Ctx) -> V
     let mut owned: BTreeMap<&str, FieldSet> = BTreeMap::new();
     for e in managed.fields.values() {
         let set = owned.entry(e.api_version.as_str()).or_default();
-        *set = set.union(&e.set);
+        set.union_in(&e.set);
     }
     let first = owned.remove_entry(version);
     for (v, set) in first.into_iter().chain(owned) {
@@ -770,10 +781,13 @@ pub fn apply(
     let ctx = Ctx::new(schema, versions, subresource, now);
     let api_version = versions.own();
     let manager = manager_or_unknown(manager);
-    let mut live_obj = object_or_empty(live);
     // The apiserver fails the request on undecodable managedFields; they are dropped here.
-    let mut managed = Managed::decode_obj(&live_obj).unwrap_or_default();
-    strip_managed_fields(&mut live_obj);
+    let mut managed = live
+        .map_or(Ok(Managed::default()), Managed::decode_obj)
+        .unwrap_or_default();
+    let live_obj = live
+        .filter(|v| v.is_object())
+        .map_or_else(|| Value::Object(Map::new()), without_managed_fields);
     let mut config = object_or_empty(Some(config));
     strip_managed_fields(&mut config);
 
@@ -840,6 +854,30 @@ fn object_or_empty(v: Option<&Value>) -> Value {
         .unwrap_or_else(|| Value::Object(Map::new()))
 }
 
+/// A copy of `obj` without `metadata.managedFields`, which is never copied: every update
+/// compares against the live object without them.
+fn without_managed_fields(obj: &Value) -> Value {
+    let Value::Object(o) = obj else {
+        return obj.clone();
+    };
+    let copy = o
+        .iter()
+        .map(|(k, v)| {
+            let v = match (k.as_str(), v) {
+                ("metadata", Value::Object(meta)) => Value::Object(
+                    meta.iter()
+                        .filter(|(k, _)| *k != "managedFields")
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect(),
+                ),
+                _ => v.clone(),
+            };
+            (k.clone(), v)
+        })
+        .collect();
+    Value::Object(copy)
+}
+
 /// Records a non-apply write (create, update, JSON/merge/strategic patch) by `manager`: the
 /// fields it changed between `old` (`None`: create) and `new` become its own (operation Update,
 /// one entry per manager, apiVersion and subresource) and are taken from other managers; fields
@@ -866,8 +904,13 @@ pub fn record_update(
     let ctx = Ctx::new(schema, versions, subresource, now);
     let api_version = versions.own();
     let manager = manager_or_unknown(manager);
-    let mut live = object_or_empty(old);
-    let live_managed = || Managed::decode_obj(&live).unwrap_or_default();
+    let live = old
+        .filter(|v| v.is_object())
+        .map_or_else(|| Value::Object(Map::new()), without_managed_fields);
+    let live_managed = || {
+        old.map_or(Ok(Managed::default()), Managed::decode_obj)
+            .unwrap_or_default()
+    };
     let mut managed = if !subresource.is_empty() {
         live_managed()
     } else if is_reset_managed_fields(new) {
@@ -879,7 +922,6 @@ pub fn record_update(
         }
     };
     strip_managed_fields(new);
-    strip_managed_fields(&mut live);
 
     let is_create = live
         .get("metadata")

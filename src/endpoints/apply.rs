@@ -64,9 +64,16 @@ pub async fn apply(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
         let created = rest::create(ep.state, ep.ctx, res, ep.namespace(), obj).await?;
         (StatusCode::CREATED, created)
     } else {
-        // Managers of other versions are compared in their own (conversions may await).
+        // Managers of other versions are compared in their own (conversions may await, so
+        // the future owns a copy of the current object); when every manager is in this
+        // version, the apply runs at once on the object as it is.
         let merged = &merged;
+        let api_version = res.api_version();
         let apply = |current: &Value| -> BoxFuture<'_, Result<Value, ApiError>> {
+            if !field_managers::names_other_versions(&[Some(current)], &api_version) {
+                let applied = single_version(&api_version, |v| merged(Some(current), v));
+                return Box::pin(std::future::ready(applied));
+            }
             let current = current.clone();
             Box::pin(async move {
                 field_managers::with_versions(ep.state, res, |v| merged(Some(&current), v)).await?

@@ -78,9 +78,19 @@ pub fn path_segment_errors(name: &str) -> Vec<String> {
         .collect()
 }
 
-/// RFC 3339 time in whole seconds, UTC: the format of every `metav1.Time`.
+/// RFC 3339 time in whole seconds, UTC: the format of every `metav1.Time`. Every write asks
+/// for it (creationTimestamp, managedFields times), so the rendering is kept for the second
+/// it names and formatted again only when the clock moves on.
 pub fn now_rfc3339() -> String {
-    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()
+    static LAST: parking_lot::Mutex<(i64, String)> =
+        parking_lot::Mutex::new((i64::MIN, String::new()));
+    let now = chrono::Utc::now();
+    let second = now.timestamp();
+    let mut last = LAST.lock();
+    if last.0 != second {
+        *last = (second, now.format("%Y-%m-%dT%H:%M:%SZ").to_string());
+    }
+    last.1.clone()
 }
 
 /// The alphabet of `k8s.io/apimachinery/pkg/util/rand.String`: no vowels, no confusable digits.
@@ -178,7 +188,12 @@ pub fn prepare_for_create(obj: &mut Value, namespace: &str, track_generation: bo
 /// Carries over what an update may not change, as `rest.BeforeUpdate` does: creationTimestamp,
 /// generation (strategies bump it), deletion fields, and the uid when the client left it empty.
 pub fn prepare_for_update(obj: &mut Value, old: &Value) {
-    let old_meta = old.get("metadata").cloned().unwrap_or_else(|| json!({}));
+    // Read in place: the old metadata (managedFields and all) is never copied whole.
+    let empty = Map::new();
+    let old_meta = old
+        .get("metadata")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
     let meta = meta_mut(obj);
     for key in [
         "creationTimestamp",

@@ -338,7 +338,9 @@ fn commit_create(
         if ctx.dry_run {
             return Ok(None);
         }
-        txn.put(&res.gr, key.clone(), obj.clone()).map(Some)
+        // The object moves into the store: nothing is copied inside the write section. (The
+        // retried generated-name collision returns above, with `obj` still whole.)
+        txn.put(&res.gr, key.clone(), std::mem::take(obj)).map(Some)
     })
 }
 
@@ -367,7 +369,7 @@ pub async fn update(
     let key = key_for(res, namespace, name);
     // The handler checks a PUT body against the URL before it looks for the object.
     if let UpdateSource::Replace(body) = &source {
-        place_in_request(res, namespace, name, &mut body.clone())?;
+        check_in_request(res, namespace, name, body)?;
     }
     let retry_on_conflict = !matches!(source, UpdateSource::Replace(_));
     loop {
@@ -406,7 +408,7 @@ pub async fn update(
             if finished {
                 txn.remove(&res.gr, &key).map(|o| o.map(|o| (o, true)))
             } else {
-                let mut obj = obj.clone();
+                let mut obj = obj;
                 res.strategy
                     .allocate(txn.view(), &mut obj, Some(&old.value), false)?;
                 txn.put(&res.gr, key.clone(), obj).map(|o| Some((o, false)))
@@ -567,10 +569,27 @@ fn place_in_request(
     name: &str,
     obj: &mut Value,
 ) -> Result<(), ApiError> {
-    let obj_name = meta_str(obj, "name");
-    if obj_name.is_empty() {
+    check_in_request(res, namespace, name, obj)?;
+    if meta_str(obj, "name").is_empty() {
         meta_mut(obj).insert("name".into(), json!(name));
-    } else if obj_name != name {
+    }
+    if res.namespaced {
+        meta_mut(obj).insert("namespace".into(), json!(namespace));
+    } else {
+        meta_mut(obj).remove("namespace");
+    }
+    Ok(())
+}
+
+/// The checks of [`place_in_request`], without changing the object.
+fn check_in_request(
+    res: &ApiResource,
+    namespace: &str,
+    name: &str,
+    obj: &Value,
+) -> Result<(), ApiError> {
+    let obj_name = meta_str(obj, "name");
+    if !obj_name.is_empty() && obj_name != name {
         return Err(ApiError::bad_request(format!(
             "the name of the object ({obj_name}) does not match the name on the URL ({name})"
         )));
@@ -582,9 +601,6 @@ fn place_in_request(
             "the namespace of the object ({obj_ns}) does not match the namespace on the request ({namespace})"
         )));
         }
-        meta_mut(obj).insert("namespace".into(), json!(namespace));
-    } else {
-        meta_mut(obj).remove("namespace");
     }
     Ok(())
 }
