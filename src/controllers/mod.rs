@@ -214,11 +214,15 @@ fn process<'a>(state: &'a State, ctx: &'a Context, work: Work) -> BoxFuture<'a, 
                     .await
             }
             Work::Owner(uid) => {
-                let ctx = ctx.for_controller("generic-garbage-collector");
+                let ctx = ctx
+                    .for_controller("generic-garbage-collector")
+                    .managed_by(CONTROLLER_MANAGER);
                 garbage_collector::process_owner(state, &ctx, &uid).await
             }
             Work::Dependent(gr, key) => {
-                let ctx = ctx.for_controller("generic-garbage-collector");
+                let ctx = ctx
+                    .for_controller("generic-garbage-collector")
+                    .managed_by(CONTROLLER_MANAGER);
                 garbage_collector::process_dependent(state, &ctx, &gr, &key).await
             }
             Work::StorageProtection(gr, key) => {
@@ -227,7 +231,8 @@ fn process<'a>(state: &'a State, ctx: &'a Context, work: Work) -> BoxFuture<'a, 
                 } else {
                     "pv-protection-controller"
                 };
-                storage_protection::reconcile(state, &ctx.for_controller(name), &gr, &key).await
+                let ctx = ctx.for_controller(name).managed_by(CONTROLLER_MANAGER);
+                storage_protection::reconcile(state, &ctx, &gr, &key).await
             }
             Work::PolicyStatus(name) => policy_status::reconcile(state, &name),
             Work::Simulated(sim) => simulated::process(state, ctx, sim).await,
@@ -236,20 +241,28 @@ fn process<'a>(state: &'a State, ctx: &'a Context, work: Work) -> BoxFuture<'a, 
                 clusterrole_aggregation::reconcile(state, &ctx).await
             }
             Work::ServiceAccounts(ns) => {
-                let ctx = ctx.for_controller(serviceaccounts::CONTROLLER);
+                let ctx = ctx
+                    .for_controller(serviceaccounts::CONTROLLER)
+                    .managed_by(CONTROLLER_MANAGER);
                 serviceaccounts::reconcile(state, &ctx, &ns).await
             }
             Work::RootCaCert(ns) => {
-                let ctx = ctx.for_controller(root_ca_publisher::CONTROLLER);
+                let ctx = ctx
+                    .for_controller(root_ca_publisher::CONTROLLER)
+                    .managed_by(CONTROLLER_MANAGER);
                 root_ca_publisher::reconcile(state, &ctx, &ns).await
             }
             Work::PodServices(pod) => ctx.work().push(service_pods::work_for_pod(state, &pod)),
             Work::Endpoints(service) => {
-                let ctx = ctx.for_controller(endpoints::CONTROLLER);
+                let ctx = ctx
+                    .for_controller(endpoints::CONTROLLER)
+                    .managed_by(CONTROLLER_MANAGER);
                 endpoints::reconcile(state, &ctx, &service).await
             }
             Work::EndpointSlices(service) => {
-                let ctx = ctx.for_controller(endpointslice::CONTROLLER);
+                let ctx = ctx
+                    .for_controller(endpointslice::CONTROLLER)
+                    .managed_by(CONTROLLER_MANAGER);
                 endpointslice::reconcile(state, &ctx, &service).await
             }
         }
@@ -373,6 +386,32 @@ pub(crate) async fn release(
     };
     let why = format!("releasing {finalizer}");
     edit(state, ctx, res, key, &why, &drop_finalizer).await;
+}
+
+/// The field manager the apiserver records for the writes of its own controllers
+/// (apiextensions-apiserver's naming, establishing and finalizer controllers, the admission
+/// policy status controller): the first segment of their loopback client's user agent.
+pub const APISERVER_MANAGER: &str = "kube-apiserver";
+
+/// The field manager of kube-controller-manager's controllers (their user agents are
+/// `kube-controller-manager/<version> .../<controller>`).
+pub const CONTROLLER_MANAGER: &str = "kube-controller-manager";
+
+/// Records a controller's `UpdateStatus` of `old` into `new` in managedFields, as the
+/// apiserver's field manager records it: an Update entry of `manager` through the `status`
+/// subresource. `res` is the written resource (its schema says how lists merge).
+pub(crate) fn record_status_update(
+    res: Option<&ApiResource>,
+    manager: &str,
+    old: &Value,
+    new: &mut Value,
+) {
+    let Some(res) = res else { return };
+    let schema = res.schema.get().map(|s| s.root());
+    let now = crate::registry::object_meta::now_rfc3339();
+    crate::apply::versions::single_version(&res.api_version(), |versions| {
+        crate::apply::record_update(Some(old), new, manager, "status", versions, schema, &now)
+    });
 }
 
 /// Creates an object through the store as a controller does: one that exists already, or a
