@@ -37,6 +37,8 @@ trap cleanup EXIT
 
 # start_server [serve flags...]: starts kubefake, exports KUBECONFIG and KUBEFAKE_URL.
 start_server() {
+  # A previous server's output must not pass for this one's before the shell truncates it.
+  rm -f "$work/stdout" "$work/stderr"
   "$bin" serve --port 0 --kubeconfig "$work/kubeconfig" "$@" >"$work/stdout" 2>"$work/stderr" &
   server_pid=$!
   for _ in $(seq 1 200); do

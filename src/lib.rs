@@ -81,7 +81,9 @@
 //!   restore and reset that write the difference, the resourceVersion going on forward, and
 //!   bring the served CRDs and the controllers along) and [`tooling::dump`] (the state as
 //!   YAML; a guard that prints it when a test panics); [`tooling::remote`] is the client of
-//!   that API the CLI uses (`kubefake dump`).
+//!   that API the CLI uses (`kubefake dump`); [`endpoints::kubefake::ui`] is the live view, one
+//!   page, script and stylesheet compiled in (`include_str!`) that read the API from the
+//!   browser like any client.
 //!
 //! Outside the request path, `testing` (feature `testing`) helps users' tests: an HTTPS
 //! webhook server with generated certificates, to call through [`webhook`]; [`envtest`] makes

@@ -251,10 +251,22 @@ fn mutate(
                     crate::apply::merge_configuration(&current, &config, schema.map(|s| s.root()));
             }
             "JSONPatch" => {
-                let ops = run(src, &b)?;
-                let patch: json_patch::Patch =
-                    serde_json::from_value(ops).map_err(|e| format!("JSONPatch: {e}"))?;
-                json_patch::patch(object, &patch).map_err(|e| format!("JSONPatch: {e}"))?;
+                use crate::apply::json_patch;
+                let mut ops = run(src, &b)?;
+                // The apiserver leaves an empty `from` out of the operation it builds.
+                for op in ops.as_array_mut().into_iter().flatten() {
+                    if op.get("from").is_some_and(|f| f == "") {
+                        op.as_object_mut().map(|o| o.remove("from"));
+                    }
+                }
+                let patch = json_patch::decode(&ops).map_err(|e| format!("JSON Patch: {e}"))?;
+                let mut patched = object.clone();
+                match patch.apply(&mut patched) {
+                    Ok(()) => *object = patched,
+                    // A failed `test` leaves the object as it was, without an error.
+                    Err(json_patch::Error::TestFailed(_)) => {}
+                    Err(e) => return Err(format!("JSON Patch: {e}")),
+                }
             }
             other => return Err(format!("unsupported patch type {other:?}")),
         }

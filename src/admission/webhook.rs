@@ -504,10 +504,11 @@ fn verify(response: &Value, hook: &Value, uid: &str, mutating: bool) -> Result<A
             let bytes = base64::engine::general_purpose::STANDARD
                 .decode(p)
                 .map_err(|e| format!("illegal base64 data in response.patch: {e}"))?;
-            Some(
-                serde_json::from_slice(&bytes)
-                    .map_err(|e| format!("received undecodable patch in webhook response: {e}"))?,
-            )
+            Some(serde_json::from_slice(&bytes).map_err(|e| {
+                let why =
+                    crate::typed::syntax::syntax_error(&bytes).unwrap_or_else(|| e.to_string());
+                format!("received undecodable patch in webhook response: {why}")
+            })?)
         }
         None => None,
     };
@@ -625,15 +626,28 @@ impl MutatingWebhooks {
         let Some(patch) = answer.patch else {
             return Ok(false);
         };
-        let patch: json_patch::Patch = serde_json::from_value(patch).map_err(ApiError::internal)?;
+        // Applied by the apiserver's JSON patch library, with its leniencies and messages.
+        let patch = match crate::apply::json_patch::decode(&patch) {
+            Ok(p) => p,
+            Err(e) => {
+                let why = format!(
+                    "failed calling webhook {:?}: received undecodable patch in webhook response: {e}",
+                    hook["name"].as_str().unwrap_or("")
+                );
+                return failed(hook, CallError(why)).map(|()| false);
+            }
+        };
+        if patch.is_empty() {
+            return Ok(false);
+        }
         let before = object.clone();
         match &inv.target {
-            None => json_patch::patch(object, &patch).map_err(ApiError::internal)?,
+            None => patch.apply(object).map_err(ApiError::internal)?,
             Some(target) => {
                 // Patched in the webhook's version, then converted back.
                 let codec = &attrs.resource.codec;
                 let mut seen = codec.convert_to(object.clone(), &target.codec).await?;
-                json_patch::patch(&mut seen, &patch).map_err(ApiError::internal)?;
+                patch.apply(&mut seen).map_err(ApiError::internal)?;
                 *object = target.codec.convert_to(seen, codec).await?;
             }
         }

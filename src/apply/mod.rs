@@ -23,6 +23,7 @@
 //! The apiserver's cap on update managers (merging the oldest beyond 10) is not implemented.
 
 mod fieldpath;
+pub mod json_patch;
 pub mod strategic;
 #[cfg(test)]
 mod tests;
@@ -215,6 +216,27 @@ pub fn read_managed_fields(obj: &Value) -> Result<Vec<ManagedFields>, ApplyError
             .map(|(i, e)| ManagedFields::from_json(e, i))
             .collect(),
         Some(_) => Err(ApplyError::NotAList),
+    }
+}
+
+/// Drops a top-level field from every managedFields entry, and the entries then owning
+/// nothing: the reset fields of a main resource with a status subresource (`status`, which
+/// its strategy sets on create), which the apiserver's field manager never lets a write
+/// through the main resource own.
+pub fn disown(obj: &mut Value, field: &str) {
+    let key = format!("f:{field}");
+    let Some(Value::Array(entries)) = obj.pointer_mut("/metadata/managedFields") else {
+        return;
+    };
+    entries.retain_mut(|e| match e.get_mut("fieldsV1") {
+        Some(Value::Object(set)) => {
+            set.remove(&key);
+            !set.is_empty()
+        }
+        _ => true,
+    });
+    if entries.is_empty() {
+        write_managed_fields(obj, &[]);
     }
 }
 

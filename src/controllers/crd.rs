@@ -5,11 +5,13 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::APISERVER_MANAGER;
 use crate::context::Context;
 use crate::error::ApiError;
 use crate::registry::apiextensions::crd::{reconcile_names, set_condition};
 use crate::registry::apiextensions::{self, Crd, CLEANUP_FINALIZER};
 use crate::registry::object_meta::{finalizers, meta_mut};
+use crate::registry::resource::ApiResource;
 use crate::registry::store::{self as rest, DeleteOptions};
 use crate::state::State;
 use crate::store::{GroupResource, ObjectKey, StoredObject};
@@ -23,6 +25,7 @@ pub fn crds_gr() -> GroupResource {
 /// deleted, its objects deleted and then the CRD itself. The registry follows every change.
 pub async fn reconcile(state: &State, ctx: &Context, name: &str) {
     let key = ObjectKey::new("", name);
+    let res = crd_resource(state);
     let deleting = state.store.write(|txn| {
         let gr = crds_gr();
         let Some(current) = txn.view().get(&gr, &key) else {
@@ -40,6 +43,12 @@ pub async fn reconcile(state: &State, ctx: &Context, name: &str) {
         let mut obj = current.value.clone();
         reconcile_names(&mut obj, &others);
         if obj != current.value {
+            super::record_status_update(
+                res.as_deref(),
+                APISERVER_MANAGER,
+                &current.value,
+                &mut obj,
+            );
             txn.put(&gr, key.clone(), obj)?;
         }
         Ok(None)
@@ -60,8 +69,16 @@ pub async fn reconcile(state: &State, ctx: &Context, name: &str) {
     }
 }
 
+/// The CRD resource, whose schema the managedFields of the controllers' writes follow.
+fn crd_resource(state: &State) -> Option<Arc<ApiResource>> {
+    state
+        .registry()
+        .resolve(apiextensions::GROUP, "v1", "customresourcedefinitions")
+}
+
 /// Sets a condition on the stored CRD (the controllers' UpdateStatus).
 fn update_crd(state: &State, name: &str, change: impl Fn(&mut Value)) -> Result<(), ApiError> {
+    let res = crd_resource(state);
     state.store.write(|txn| {
         let key = ObjectKey::new("", name);
         let Some(current) = txn.view().get(&crds_gr(), &key) else {
@@ -70,6 +87,12 @@ fn update_crd(state: &State, name: &str, change: impl Fn(&mut Value)) -> Result<
         let mut obj = current.value.clone();
         change(&mut obj);
         if obj != current.value {
+            super::record_status_update(
+                res.as_deref(),
+                APISERVER_MANAGER,
+                &current.value,
+                &mut obj,
+            );
             txn.put(&crds_gr(), key, obj)?;
         }
         Ok(())

@@ -375,6 +375,32 @@ pub(crate) async fn release(
     edit(state, ctx, res, key, &why, &drop_finalizer).await;
 }
 
+/// The field manager the apiserver records for the writes of its own controllers
+/// (apiextensions-apiserver's naming, establishing and finalizer controllers, the admission
+/// policy status controller): the first segment of their loopback client's user agent.
+pub const APISERVER_MANAGER: &str = "kube-apiserver";
+
+/// The field manager of kube-controller-manager's controllers (their user agents are
+/// `kube-controller-manager/<version> .../<controller>`).
+pub const CONTROLLER_MANAGER: &str = "kube-controller-manager";
+
+/// Records a controller's `UpdateStatus` of `old` into `new` in managedFields, as the
+/// apiserver's field manager records it: an Update entry of `manager` through the `status`
+/// subresource. `res` is the written resource (its schema says how lists merge).
+pub(crate) fn record_status_update(
+    res: Option<&ApiResource>,
+    manager: &str,
+    old: &Value,
+    new: &mut Value,
+) {
+    let Some(res) = res else { return };
+    let schema = res.schema.get().map(|s| s.root());
+    let now = crate::registry::object_meta::now_rfc3339();
+    crate::apply::versions::single_version(&res.api_version(), |versions| {
+        crate::apply::record_update(Some(old), new, manager, "status", versions, schema, &now)
+    });
+}
+
 /// Creates an object through the store as a controller does: one that exists already, or a
 /// namespace that is gone or being terminated, is no failure (the real controllers ignore
 /// them too); any other failure is logged.

@@ -79,6 +79,7 @@ async fn delete_content(state: &State, ctx: &Context, name: &str) -> Result<(), 
     }
     drop(snap);
     let done = remaining.is_empty();
+    let namespaces = state.registry().by_group_resource(&namespaces_gr());
     state.store.write(|txn| {
         let key = ObjectKey::new("", name);
         let Some(ns) = txn.view().get(&namespaces_gr(), &key) else {
@@ -103,6 +104,14 @@ async fn delete_content(state: &State, ctx: &Context, name: &str) -> Result<(), 
             }
         }
         if obj != ns.value {
+            // kube-controller-manager's UpdateStatus (the finalize step only removes the
+            // `spec.finalizers` entry, which a status write never owns).
+            super::record_status_update(
+                namespaces.as_deref(),
+                super::CONTROLLER_MANAGER,
+                &ns.value,
+                &mut obj,
+            );
             txn.put(&namespaces_gr(), key, obj)?;
         }
         Ok(())

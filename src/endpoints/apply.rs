@@ -91,8 +91,11 @@ pub async fn apply(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
 /// typed against the schema. The main resource does not take status when `/status` exists.
 fn decode_config(ep: &Endpoint<'_>) -> Result<Value, ApiError> {
     let res = &ep.res;
-    let mut config = decode_yaml(&ep.req.body)
-        .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+    let mut config = decode_yaml(&ep.req.body).map_err(|e| {
+        ApiError::bad_request(format!(
+            "error decoding YAML: error converting YAML to JSON: {e}"
+        ))
+    })?;
     if !config.is_object() {
         return Err(ApiError::bad_request(
             "error decoding YAML: the apply configuration is not an object",

@@ -32,6 +32,7 @@ pub mod resource;
 pub mod scale;
 pub mod watch;
 pub mod write;
+pub mod yaml_error;
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;

@@ -209,9 +209,16 @@ pub fn decode_bytes(
             })
             // Go's wording where Go's scanner refuses the body too.
             .map_err(|e| syntax_error(body).unwrap_or_else(|| e.to_string())),
-        "application/yaml" | "application/x-yaml" | "text/yaml" => {
-            decode_yaml(body).map_err(|e| e.to_string())
-        }
+        "application/yaml" | "application/x-yaml" | "text/yaml" => match decode_yaml(body) {
+            Ok(v) => Ok(v),
+            // The YAML serializer's `YAMLToJSON` fails before any version/kind is read.
+            Err(e) => {
+                return Err(ApiError::bad_request(format!(
+                "the object provided is unrecognized (must be of type {expected_kind}): {e} ({})",
+                summarize(body)
+            )))
+            }
+        },
         _ => {
             return Err(ApiError::unsupported_media_type(
                 content_type,
@@ -239,7 +246,8 @@ pub fn decode_bytes(
 
 /// YAML (or JSON, a subset) as a JSON tree, within serde-saphyr's default budget: alias
 /// replays, nodes, nesting depth and scalar bytes are bounded, so an alias bomb (billion laughs)
-/// or deep nesting is an error, not a cost.
+/// or deep nesting is an error, not a cost. The error is worded as sigs.k8s.io/yaml's
+/// `YAMLToJSON` words it ([`super::yaml_error`]).
 pub fn decode_yaml(body: &[u8]) -> Result<Value, String> {
     // JSON is YAML: a JSON document (what kube-rs, client-go and kubectl send for server-side
     // apply) decodes to the same tree through the JSON parser at a fraction of the cost. A
@@ -251,8 +259,9 @@ pub fn decode_yaml(body: &[u8]) -> Result<Value, String> {
             }
         }
     }
-    let text = std::str::from_utf8(body).map_err(|e| e.to_string())?;
-    serde_saphyr::from_str::<Value>(text).map_err(|e| e.to_string())
+    let text =
+        std::str::from_utf8(body).map_err(|_| "yaml: invalid leading UTF-8 octet".to_string())?;
+    serde_saphyr::from_str::<Value>(text).map_err(|e| super::yaml_error::go_yaml_error(text, &e))
 }
 
 /// The apiserver's `summarizeData`: the body itself when it looks like JSON, else hex; 30 bytes.
@@ -306,7 +315,10 @@ mod tests {
                 let _ = protobuf::encode(&obj);
             }
             for kind in [PatchType::Merge, PatchType::Json, PatchType::StrategicMerge] {
-                let _ = Patch::parse(kind, &data, "io.k8s.api.core.v1.ConfigMap");
+                let ctx = crate::context::Context::internal();
+                if let Ok(patch) = Patch::parse(kind, &data, "io.k8s.api.core.v1.ConfigMap", &ctx) {
+                    let _ = patch.apply(&serde_json::json!({"data": {}}), &ctx);
+                }
             }
             seen += 1;
         }

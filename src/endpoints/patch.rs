@@ -3,9 +3,14 @@
 
 use serde_json::Value;
 
+use super::json_dups;
+use crate::apply::json_patch::JsonPatch;
 use crate::apply::strategic;
+use crate::context::Context;
 use crate::error::ApiError;
 use crate::registry::builtin::data;
+use crate::registry::strategy::FieldValidation;
+use crate::schema::gofmt::{go_json, go_quote};
 
 /// The patch formats a PATCH can carry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,14 +45,24 @@ pub enum Patch {
     /// Strategic merge patch document, merged by the kind's published patch strategies and
     /// merge keys (the OpenAPI definition named here).
     Strategic(Value, String),
-    /// JSON patch operations.
-    Json(json_patch::Patch),
+    /// JSON patch operations, with what strict decoding found in them (unknown and duplicate
+    /// fields), reported once the patch applied.
+    Json(JsonPatch, Vec<String>),
 }
+
+/// The apiserver's `maxJSONPatchOperations`.
+const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
 
 impl Patch {
     /// Parses a patch body. `definition` names the OpenAPI definition of the object's kind,
-    /// whose patch metadata a strategic merge patch follows.
-    pub fn parse(kind: PatchType, body: &[u8], definition: &str) -> Result<Patch, ApiError> {
+    /// whose patch metadata a strategic merge patch follows; `ctx` carries the request's
+    /// `fieldValidation`, which decides how a JSON patch is decoded.
+    pub fn parse(
+        kind: PatchType,
+        body: &[u8],
+        definition: &str,
+        ctx: &Context,
+    ) -> Result<Patch, ApiError> {
         match kind {
             PatchType::Merge | PatchType::StrategicMerge => {
                 let doc: Value = serde_json::from_slice(body).map_err(decoding_error(body))?;
@@ -66,38 +81,21 @@ impl Patch {
                 }
                 Ok(Patch::Merge(doc))
             }
-            PatchType::Json => {
-                let ops: json_patch::Patch =
-                    serde_json::from_slice(body).map_err(decoding_error(body))?;
-                if ops.0.len() > 10_000 {
-                    return Err(ApiError::too_large(10_000));
-                }
-                Ok(Patch::Json(ops))
-            }
+            PatchType::Json => parse_json_patch(body, ctx.field_validation),
         }
     }
 
-    /// Applies the patch to an object, returning the patched copy.
-    pub fn apply(&self, current: &Value) -> Result<Value, ApiError> {
+    /// Applies the patch to an object, returning the patched copy. A JSON patch's strict
+    /// decoding findings become warnings (`Warn`) or the apiserver's 422 (`Strict`) here, once
+    /// the patch applied, as the apiserver reports them.
+    pub fn apply(&self, current: &Value, ctx: &Context) -> Result<Value, ApiError> {
         let mut out = current.clone();
         match self {
             Patch::Merge(doc) => json_patch::merge(&mut out, doc),
             Patch::Strategic(doc, definition) => out = strategic(current, doc, definition)?,
-            Patch::Json(ops) => {
-                // As the apiserver's JSON patch library does, a `test` for null passes on a
-                // missing path (kube-rs's finalizer helper relies on it).
-                let ops: Vec<json_patch::PatchOperation> = ops
-                    .0
-                    .iter()
-                    .filter(|op| match op {
-                        json_patch::PatchOperation::Test(t) => {
-                            !(t.value.is_null() && out.pointer(t.path.as_str()).is_none())
-                        }
-                        _ => true,
-                    })
-                    .cloned()
-                    .collect();
-                json_patch::patch(&mut out, &ops).map_err(|_| {
+            Patch::Json(ops, strict) => {
+                // The apiserver hides the library's message behind a generic 422.
+                ops.apply(&mut out).map_err(|_| {
                     let mut err = ApiError::bad_request(
                         "the server rejected our request due to an error in our request",
                     );
@@ -106,6 +104,7 @@ impl Patch {
                     err.details = Some(Box::default());
                     err
                 })?;
+                report_strict(ctx, strict, &out)?;
             }
         }
         if !out.is_object() {
@@ -115,6 +114,122 @@ impl Patch {
         }
         Ok(out)
     }
+}
+
+/// The apiserver's `applyJSPatch` up to the application: unless `fieldValidation=Ignore`, a
+/// strict decode into its `[]jsonPatchOp` (errors prefixed `error decoding patch: `), then the
+/// library's `DecodePatch` (errors bare), then the cap on operations.
+fn parse_json_patch(body: &[u8], validation: FieldValidation) -> Result<Patch, ApiError> {
+    let strict = validation != FieldValidation::Ignore;
+    let prefix = if strict { "error decoding patch: " } else { "" };
+    let (doc, duplicates) = json_dups::parse(body).map_err(|e| {
+        let why = crate::typed::syntax::syntax_error(body).unwrap_or_else(|| e.to_string());
+        ApiError::bad_request(format!("{prefix}{why}"))
+    })?;
+    let mut found = Vec::new();
+    if strict {
+        strict_shape(&doc).map_err(|e| ApiError::bad_request(format!("{prefix}{e}")))?;
+        found = strict_findings(&doc, duplicates);
+    }
+    let ops = crate::apply::json_patch::decode(&doc).map_err(ApiError::bad_request)?;
+    if ops.len() > MAX_JSON_PATCH_OPERATIONS {
+        return Err(ApiError::status(
+            413,
+            "RequestEntityTooLarge",
+            format!(
+                "Request entity too large: The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {}",
+                ops.len()
+            ),
+        ));
+    }
+    Ok(Patch::Json(ops, found))
+}
+
+/// The fields of the apiserver's `jsonPatchOp`, which strict decoding knows.
+const OPERATION_FIELDS: [&str; 4] = ["op", "path", "from", "value"];
+
+/// The type errors of decoding into `[]jsonPatchOp` (the first one, as Go reports it).
+fn strict_shape(doc: &Value) -> Result<(), String> {
+    use crate::typed::syntax::go_json_kind;
+    let items = match doc {
+        Value::Null => return Ok(()),
+        Value::Array(items) => items,
+        other => {
+            return Err(format!(
+                "json: cannot unmarshal {} into Go value of type []handlers.jsonPatchOp",
+                go_json_kind(other)
+            ))
+        }
+    };
+    for item in items {
+        match item {
+            Value::Null => {}
+            Value::Object(op) => {
+                for (key, v) in op {
+                    let named = key != "value" && OPERATION_FIELDS.contains(&key.as_str());
+                    if named && !(v.is_string() || v.is_null()) {
+                        return Err(format!(
+                            "json: cannot unmarshal {} into Go struct field jsonPatchOp.{key} of type string",
+                            go_json_kind(v)
+                        ));
+                    }
+                }
+            }
+            other => {
+                return Err(format!(
+                    "json: cannot unmarshal {} into Go value of type handlers.jsonPatchOp",
+                    go_json_kind(other)
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What sigs.k8s.io/json's strict decoding reports of a patch, worded as the apiserver words
+/// it (`json patch unknown field "[0].x"`, `json patch duplicate field "[0].op"`): an
+/// operation's unknown keys (once each, not as duplicates), then duplicated keys, at most 100.
+fn strict_findings(doc: &Value, duplicates: Vec<String>) -> Vec<String> {
+    let mut unknown = Vec::new();
+    for (i, item) in doc.as_array().into_iter().flatten().enumerate() {
+        for key in item.as_object().into_iter().flat_map(|op| op.keys()) {
+            if !OPERATION_FIELDS.contains(&key.as_str()) {
+                unknown.push(format!("[{i}].{key}"));
+            }
+        }
+    }
+    let duplicates = duplicates.into_iter().filter(|d| !unknown.contains(d));
+    let mut found: Vec<String> = unknown
+        .iter()
+        .map(|p| format!("json patch unknown field {}", go_quote(p)))
+        .chain(duplicates.map(|p| format!("json patch duplicate field {}", go_quote(&p))))
+        .collect();
+    found.truncate(100);
+    found
+}
+
+/// Reports a JSON patch's strict findings once it applied: warnings, or (`Strict`) the
+/// apiserver's 422 on the field `patch`, whose value is the patched object as Go marshals it.
+fn report_strict(ctx: &Context, found: &[String], patched: &Value) -> Result<(), ApiError> {
+    if found.is_empty() {
+        return Ok(());
+    }
+    if ctx.field_validation != FieldValidation::Strict {
+        for f in found {
+            ctx.warn(f.clone());
+        }
+        return Ok(());
+    }
+    let cause = crate::error::StatusCause {
+        reason: "FieldValueInvalid".into(),
+        message: format!(
+            "Invalid value: {}: strict decoding error: {}",
+            go_quote(&go_json(patched)),
+            found.join(", ")
+        ),
+        field: "patch".into(),
+    };
+    Err(ApiError::invalid("", "", "", vec![cause]))
 }
 
 /// The 400 for a patch body that does not decode, in Go's words where Go's JSON scanner
@@ -192,6 +307,7 @@ mod tests {
 
     #[test]
     fn strategic_merge_patches_follow_the_published_merge_keys() {
+        let ctx = Context::internal();
         let deploy = json!({"spec": {"template": {"spec": {"containers": [
             {"name": "a", "image": "a:1"}, {"name": "b", "image": "b:1"}]}}}});
         let patch =
@@ -200,9 +316,10 @@ mod tests {
             PatchType::StrategicMerge,
             patch,
             "io.k8s.api.apps.v1.Deployment",
+            &ctx,
         )
         .expect("parse");
-        let out = smp.apply(&deploy).expect("apply");
+        let out = smp.apply(&deploy, &ctx).expect("apply");
         assert_eq!(
             out["spec"]["template"]["spec"]["containers"],
             json!([{"name": "a", "image": "a:1"}, {"name": "b", "image": "b:2"}])
@@ -211,34 +328,114 @@ mod tests {
             PatchType::StrategicMerge,
             br#"{"spec":{"$retainKeys":"x"}}"#,
             "io.k8s.api.apps.v1.Deployment",
+            &ctx,
         )
         .expect("parse");
-        assert_eq!(bad.apply(&deploy).expect_err("400").code, 400);
+        assert_eq!(bad.apply(&deploy, &ctx).expect_err("400").code, 400);
     }
 
     #[test]
     fn merge_and_json_patches() {
+        let ctx = Context::internal();
         let obj = json!({"spec": {"a": 1, "b": 2}});
-        let merge =
-            Patch::parse(PatchType::Merge, br#"{"spec":{"a":null,"c":3}}"#, "").expect("parse");
+        let merge = Patch::parse(PatchType::Merge, br#"{"spec":{"a":null,"c":3}}"#, "", &ctx)
+            .expect("parse");
         assert_eq!(
-            merge.apply(&obj).expect("apply"),
+            merge.apply(&obj, &ctx).expect("apply"),
             json!({"spec": {"b": 2, "c": 3}})
         );
         let ops = Patch::parse(
             PatchType::Json,
             br#"[{"op":"replace","path":"/spec/a","value":5}]"#,
             "",
+            &ctx,
         )
         .expect("parse");
-        assert_eq!(ops.apply(&obj).expect("apply")["spec"]["a"], 5);
+        assert_eq!(ops.apply(&obj, &ctx).expect("apply")["spec"]["a"], 5);
         let failing = Patch::parse(
             PatchType::Json,
             br#"[{"op":"test","path":"/spec/a","value":9}]"#,
             "",
+            &ctx,
         )
         .expect("parse");
-        assert_eq!(failing.apply(&obj).expect_err("fails").code, 422);
-        assert!(Patch::parse(PatchType::Json, b"{", "").is_err());
+        assert_eq!(failing.apply(&obj, &ctx).expect_err("fails").code, 422);
+        assert!(Patch::parse(PatchType::Json, b"{", "", &ctx).is_err());
+    }
+
+    #[rstest::rstest]
+    #[case::syntax(
+        FieldValidation::Warn,
+        "[{",
+        "error decoding patch: unexpected end of JSON input"
+    )]
+    #[case::syntax_ignore(
+        FieldValidation::Ignore,
+        "[{\"op\" 1}]",
+        "invalid character '1' after object key"
+    )]
+    #[case::object(FieldValidation::Warn, "{}", "error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp")]
+    #[case::object_ignore(
+        FieldValidation::Ignore,
+        "{}",
+        "json: cannot unmarshal object into Go value of type jsonpatch.Patch"
+    )]
+    #[case::element(FieldValidation::Strict, "[1]", "error decoding patch: json: cannot unmarshal number into Go value of type handlers.jsonPatchOp")]
+    #[case::element_ignore(
+        FieldValidation::Ignore,
+        "[true]",
+        "json: cannot unmarshal bool into Go value of type jsonpatch.Operation"
+    )]
+    #[case::field(FieldValidation::Warn, r#"[{"op":"add","path":5}]"#, "error decoding patch: json: cannot unmarshal number into Go struct field jsonPatchOp.path of type string")]
+    fn malformed_json_patches(
+        #[case] validation: FieldValidation,
+        #[case] body: &str,
+        #[case] message: &str,
+    ) {
+        let mut ctx = Context::internal();
+        ctx.field_validation = validation;
+        let err = Patch::parse(PatchType::Json, body.as_bytes(), "", &ctx)
+            .err()
+            .expect("refused");
+        assert_eq!((err.code, err.message.as_str()), (400, message));
+    }
+
+    #[test]
+    fn json_patches_are_capped_at_ten_thousand_operations() {
+        let op = r#"{"op":"test","path":"/a"}"#;
+        let body = format!("[{}]", vec![op; 10_001].join(","));
+        let err = Patch::parse(PatchType::Json, body.as_bytes(), "", &Context::internal())
+            .err()
+            .expect("413");
+        assert_eq!(err.code, 413);
+        assert_eq!(
+            err.message,
+            "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001"
+        );
+    }
+
+    #[test]
+    fn strict_findings_warn_or_refuse_once_applied() {
+        let body =
+            br#"[{"op":"add","path":"/b","value":{"x":1,"x":2},"extra":1,"extra":2,"op":"add"}]"#;
+        let mut ctx = Context::internal();
+        let patch = Patch::parse(PatchType::Json, body, "", &ctx).expect("parse");
+        let out = patch.apply(&json!({"a": "<"}), &ctx).expect("apply");
+        assert_eq!(out, json!({"a": "<", "b": {"x": 2}}));
+        assert_eq!(
+            ctx.warnings(),
+            vec![
+                r#"json patch unknown field "[0].extra""#,
+                r#"json patch duplicate field "[0].value.x""#,
+                r#"json patch duplicate field "[0].op""#,
+            ]
+        );
+        ctx.field_validation = FieldValidation::Strict;
+        let err = patch.apply(&json!({"a": "<"}), &ctx).expect_err("422");
+        assert_eq!(err.code, 422);
+        assert_eq!(
+            err.message,
+            r#" "" is invalid: patch: Invalid value: "{\"a\":\"\\u003c\",\"b\":{\"x\":2}}": strict decoding error: json patch unknown field "[0].extra", json patch duplicate field "[0].value.x", json patch duplicate field "[0].op""#
+        );
     }
 }

@@ -42,9 +42,9 @@ pub async fn serve(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
         }
         _ => {
             let kind = patch_type(ep.req.header("content-type"), ep.res.patch_types)?;
-            let patch = Patch::parse(kind, &ep.req.body, &ep.res.openapi.name)?;
+            let patch = Patch::parse(kind, &ep.req.body, &ep.res.openapi.name, ep.ctx)?;
             let apply = |current: &Value| {
-                let scale = patch.apply(&scale::to_scale(cfg, current)?)?;
+                let scale = patch.apply(&scale::to_scale(cfg, current)?, ep.ctx)?;
                 apply_scale(cfg, ep.name(), current, &scale)
             };
             write(ep, &apply).await?

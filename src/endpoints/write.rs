@@ -35,9 +35,10 @@ pub async fn update(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
 /// re-applied to the latest object.
 pub async fn patch(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
     let kind = patch_type(ep.req.header("content-type"), ep.res.patch_types)?;
-    let patch = Patch::parse(kind, &ep.req.body, &ep.res.openapi.name)?;
+    let patch = Patch::parse(kind, &ep.req.body, &ep.res.openapi.name, ep.ctx)?;
     // The patch applies to the object as the client sees it (in its version).
-    let apply = move |current: &Value| patch.apply(current);
+    let ctx = ep.ctx;
+    let apply = move |current: &Value| patch.apply(current, ctx);
     let updated = ep
         .update(ep.target.clone(), UpdateSource::Patch(&apply))
         .await?;

@@ -279,6 +279,9 @@ async fn prepare_create(
                 &object_meta::now_rfc3339(),
             )
         });
+        if res.subresource("status").is_some() {
+            crate::apply::disown(&mut obj, "status");
+        }
     }
     let mut errs = object_meta::validate_create(&obj, strategy.name_rule());
     errs.extend(strategy.validate(&obj));

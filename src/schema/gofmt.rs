@@ -109,6 +109,37 @@ pub fn go_num_v(n: GoNum) -> String {
     }
 }
 
+/// Go's `%v` of a value of an unstructured object (`map[a:1 b:[x y]]`, `<nil>`, strings bare).
+pub fn go_v(v: &Value) -> String {
+    match v {
+        Value::Null => "<nil>".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(_) => GoNum::of(v).map_or_else(|| "0".into(), go_num_v),
+        Value::String(s) => s.clone(),
+        Value::Array(a) => format!("[{}]", a.iter().map(go_v).collect::<Vec<_>>().join(" ")),
+        Value::Object(m) => {
+            // fmt prints a map's entries sorted by key, as serde_json's map holds them.
+            let items: Vec<String> = m.iter().map(|(k, x)| format!("{k}:{}", go_v(x))).collect();
+            format!("map[{}]", items.join(" "))
+        }
+    }
+}
+
+/// Go's `%T` of a value of an unstructured object.
+pub fn go_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "<nil>",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => match GoNum::of(v) {
+            Some(GoNum::Int(_)) => "int64",
+            _ => "float64",
+        },
+        Value::String(_) => "string",
+        Value::Array(_) => "[]interface {}",
+        Value::Object(_) => "map[string]interface {}",
+    }
+}
+
 fn is_go_print(c: char) -> bool {
     if c == ' ' {
         return true;
@@ -249,6 +280,22 @@ pub fn error_value(v: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[rstest::rstest]
+    #[case(json!(null), "<nil>", "<nil>")]
+    #[case(json!("x y"), "x y", "string")]
+    #[case(json!(3), "3", "int64")]
+    #[case(json!(1e21), "1e+21", "float64")]
+    #[case(json!(true), "true", "bool")]
+    #[case(json!([1, "a", [2]]), "[1 a [2]]", "[]interface {}")]
+    #[case(json!({"b": {"c": null}, "a": 1.5}), "map[a:1.5 b:map[c:<nil>]]", "map[string]interface {}")]
+    fn unstructured_values_print_like_go(
+        #[case] v: Value,
+        #[case] printed: &str,
+        #[case] type_name: &str,
+    ) {
+        assert_eq!((go_v(&v).as_str(), go_type(&v)), (printed, type_name));
+    }
 
     #[test]
     fn floats_print_like_go() {

@@ -78,7 +78,7 @@ async fn create_reports_established_names_and_stored_versions(#[future(awt)] ser
     "spec.names.plural", "a DNS-1035 label must consist of lower case alphanumeric characters")]
 #[case::missing_schema(
     |c: &mut Value| { c["spec"]["versions"][0].as_object_mut().expect("version").remove("schema"); },
-    "spec.versions[0].schema.openAPIV3Schema", "spec.versions[0].schema.openAPIV3Schema: Required value: schemas are required")]
+    "spec.versions[0].schema.openAPIV3Schema", "spec.versions[0].schema.openAPIV3Schema: Required value")]
 #[case::root_not_object(
     |c: &mut Value| c["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["type"] = json!("string"),
     "spec.validation.openAPIV3Schema.type", r#"spec.validation.openAPIV3Schema.type: Invalid value: "string": must be object at the root"#)]

@@ -194,6 +194,143 @@ async fn malformed_patches_in_go_words(#[future(awt)] server: TestServer) {
     }
 }
 
+/// Malformed YAML bodies: the YAML serializer's `YAMLToJSON` error (sigs.k8s.io/yaml, go-yaml's
+/// `yaml: line N: ...`) in `transformDecodeError`'s unrecognized-object message, with the body
+/// summarised in hex; server-side apply's `error decoding YAML: error converting YAML to JSON:`.
+#[rstest]
+#[tokio::test]
+async fn malformed_yaml_in_go_words(#[future(awt)] server: TestServer) {
+    let cases = [
+        (
+            "kind: ConfigMap\nmetadata:\n  name: a\n   labels: x\n",
+            "yaml: line 4: mapping values are not allowed in this context (6b696e643a20436f6e6669674d61700a6d657461646174613a0a20206e61 ...)",
+        ),
+        (
+            "kind: ConfigMap\nmetadata:\n\tname: a\n",
+            "yaml: line 3: found character that cannot start any token (6b696e643a20436f6e6669674d61700a6d657461646174613a0a096e616d ...)",
+        ),
+        (
+            "kind: \"ConfigMap\n",
+            "yaml: line 2: found unexpected end of stream (6b696e643a2022436f6e6669674d61700a)",
+        ),
+        (
+            "metadata:\n  name: a\n kind: x\n",
+            "yaml: line 2: did not find expected key (6d657461646174613a0a20206e616d653a20610a206b696e643a20780a)",
+        ),
+    ];
+    for (body, why) in cases {
+        let req = server
+            .http
+            .post(server.url(CONFIGMAPS))
+            .header("content-type", "application/yaml")
+            .body(body);
+        let want =
+            format!("the object provided is unrecognized (must be of type ConfigMap): {why}");
+        assert_eq!(
+            status_of(&server, req).await,
+            (400, "BadRequest".into(), want)
+        );
+    }
+    let apply = server
+        .http
+        .patch(server.url(&format!("{CONFIGMAPS}/a?fieldManager=m")))
+        .header("content-type", "application/apply-patch+yaml")
+        .body("a: 1\n b: 2\n");
+    assert_eq!(
+        status_of(&server, apply).await.2,
+        "error decoding YAML: error converting YAML to JSON: yaml: line 2: mapping values are not allowed in this context"
+    );
+}
+
+/// JSON patches are applied as gopkg.in/evanphx/json-patch.v4 (the apiserver's `jsonPatcher`)
+/// applies them: `replace` of a missing key adds it, a negative index counts from the end, a
+/// `test` for null passes on a missing key. A failed operation is `NewGenericServerResponse(422)`,
+/// whose generic message hides the library's; an unknown `op` likewise.
+#[rstest]
+#[tokio::test]
+async fn json_patches_as_the_apiservers_library_applies_them(#[future(awt)] server: TestServer) {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    let api: kube::Api<ConfigMap> = kube::Api::namespaced(server.client.clone(), "default");
+    let cm = json!({"metadata": {"name": "a", "finalizers": ["a/x"]}, "data": {"x": "1"}});
+    let cm: ConfigMap = serde_json::from_value(cm).expect("configmap");
+    api.create(&Default::default(), &cm).await.expect("created");
+    let ops = |v: serde_json::Value| -> Patch<()> {
+        Patch::Json(serde_json::from_value(v).expect("json patch"))
+    };
+    let lenient = ops(json!([
+        {"op": "replace", "path": "/data/y", "value": "2"},
+        {"op": "add", "path": "/metadata/finalizers/-1", "value": "b/y"},
+        {"op": "test", "path": "/data/absent", "value": null},
+        {"op": "move", "from": "/metadata/finalizers/0", "path": "/metadata/finalizers/-"},
+    ]));
+    let patched = api
+        .patch("a", &PatchParams::default(), &lenient)
+        .await
+        .expect("patched");
+    let data = patched.data.unwrap_or_default();
+    assert_eq!((data["x"].as_str(), data["y"].as_str()), ("1", "2"));
+    assert_eq!(
+        patched.metadata.finalizers,
+        Some(vec!["b/y".to_string(), "a/x".to_string()])
+    );
+    let missing = ops(json!([{"op": "remove", "path": "/data/absent"}]));
+    let err = api_error(
+        api.patch("a", &PatchParams::default(), &missing)
+            .await
+            .expect_err("422"),
+    );
+    assert_eq!(
+        (err.code, err.reason.as_str(), err.message.as_str()),
+        (
+            422,
+            "Invalid",
+            "the server rejected our request due to an error in our request"
+        )
+    );
+    let raw = |query: &str, body: String| {
+        server
+            .http
+            .patch(server.url(&format!("{CONFIGMAPS}/a{query}")))
+            .header("content-type", "application/json-patch+json")
+            .body(body)
+    };
+    let unknown_op = r#"[{"op":"merge","path":"/data/x","value":"2"}]"#.to_string();
+    assert_eq!(
+        status_of(&server, raw("", unknown_op)).await,
+        (
+            422,
+            "Invalid".into(),
+            "the server rejected our request due to an error in our request".into()
+        )
+    );
+    let not_a_list = "{}".to_string();
+    assert_eq!(
+        status_of(&server, raw("", not_a_list.clone())).await.2,
+        "error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp"
+    );
+    assert_eq!(
+        status_of(&server, raw("?fieldValidation=Ignore", not_a_list))
+            .await
+            .2,
+        "json: cannot unmarshal object into Go value of type jsonpatch.Patch"
+    );
+    let too_many = format!(
+        "[{}]",
+        vec![r#"{"op":"test","path":"/a"}"#; 10_001].join(",")
+    );
+    assert_eq!(
+        status_of(&server, raw("", too_many)).await,
+        (413, "RequestEntityTooLarge".into(), "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001".into())
+    );
+    let extra = r#"[{"op":"add","path":"/data/z","value":"3","extra":true}]"#.to_string();
+    let resp = raw("", extra).send().await.expect("sent");
+    assert_eq!(resp.status(), 200);
+    assert_eq!(
+        resp.headers()["warning"],
+        r#"299 - "json patch unknown field \"[0].extra\"""#
+    );
+}
+
 /// `ValidateDeleteOptions`: both `orphanDependents` and `propagationPolicy` is an error on
 /// `propagationPolicy`, showing its value.
 #[rstest]
@@ -451,4 +588,113 @@ async fn request_metrics(#[future(awt)] server: TestServer) {
     }
     assert!(text.contains("# TYPE apiserver_request_total counter\n"));
     assert!(text.contains("# TYPE apiserver_request_duration_seconds histogram\n"));
+}
+
+/// The managedFields entries of an object: (manager, operation, subresource, top-level fields).
+fn managers(obj: &serde_json::Value) -> Vec<(String, String, String, Vec<String>)> {
+    let entries = obj["metadata"]["managedFields"].as_array().cloned();
+    entries
+        .unwrap_or_default()
+        .iter()
+        .map(|e| {
+            let text = |k: &str| e[k].as_str().unwrap_or_default().to_string();
+            let fields = e["fieldsV1"]
+                .as_object()
+                .map(|f| f.keys().cloned().collect());
+            (
+                text("manager"),
+                text("operation"),
+                text("subresource"),
+                fields.unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+/// Writes of the apiserver's own controllers carry its managers: apiextensions-apiserver's
+/// naming and establishing controllers `UpdateStatus` through their loopback client
+/// (`kube-apiserver`), kube-controller-manager's namespace controller through its own
+/// (`kube-controller-manager`). The client's entry owns only what it wrote: `status` is a
+/// reset field of the main resource (`GetResetFields`), never owned through it. (kubefake
+/// establishes a CRD before answering its create, so the create response already shows both.)
+#[rstest]
+#[tokio::test]
+async fn controllers_writes_carry_the_real_managers(#[future(awt)] server: TestServer) {
+    use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let crds: kube::Api<CustomResourceDefinition> = kube::Api::all(server.client.clone());
+    let crd: CustomResourceDefinition =
+        serde_json::from_value(crate::harness::crontab_crd()).expect("crd");
+    let params = kube::api::PostParams {
+        field_manager: Some("crd-installer".into()),
+        ..Default::default()
+    };
+    let created = crds.create(&params, &crd).await.expect("created");
+    let got = crds.get("crontabs.stable.example.com").await.expect("got");
+    // Sorted as the apiserver sorts entries: by operation, time, then manager.
+    let want = vec![
+        (
+            "crd-installer".into(),
+            "Update".into(),
+            String::new(),
+            vec!["f:spec".into()],
+        ),
+        (
+            "kube-apiserver".into(),
+            "Update".into(),
+            "status".into(),
+            vec!["f:status".into()],
+        ),
+    ];
+    for obj in [&created, &got] {
+        assert_eq!(managers(&serde_json::to_value(obj).expect("json")), want);
+    }
+    let status = &serde_json::to_value(&got).expect("json")["metadata"]["managedFields"][1]
+        ["fieldsV1"]["f:status"];
+    assert_eq!(
+        status["f:conditions"]
+            .as_object()
+            .map(|c| c.keys().cloned().collect::<Vec<_>>()),
+        Some(vec![
+            r#"k:{"type":"Established"}"#.to_string(),
+            r#"k:{"type":"NamesAccepted"}"#.to_string()
+        ])
+    );
+    assert!(
+        status["f:acceptedNames"]["f:plural"].is_object(),
+        "{status}"
+    );
+
+    let namespaces: kube::Api<Namespace> = kube::Api::all(server.client.clone());
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "going"}})).expect("ns");
+    namespaces.create(&params, &ns).await.expect("namespace");
+    let held: ConfigMap = serde_json::from_value(
+        json!({"metadata": {"name": "held", "finalizers": ["example.com/hold"]}}),
+    )
+    .expect("configmap");
+    let cms: kube::Api<ConfigMap> = kube::Api::namespaced(server.client.clone(), "going");
+    cms.create(&params, &held).await.expect("configmap");
+    namespaces
+        .delete("going", &DeleteParams::default())
+        .await
+        .expect("deleting");
+    let going = serde_json::to_value(namespaces.get("going").await.expect("got")).expect("json");
+    let controller = managers(&going)
+        .into_iter()
+        .find(|m| m.0 == "kube-controller-manager");
+    assert_eq!(
+        controller,
+        Some((
+            "kube-controller-manager".into(),
+            "Update".into(),
+            "status".into(),
+            vec!["f:status".into()]
+        ))
+    );
+    assert!(
+        !managers(&going)
+            .iter()
+            .any(|m| m.0 == "crd-installer" && m.3.contains(&"f:status".to_string())),
+        "{going}"
+    );
 }

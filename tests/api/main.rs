@@ -44,6 +44,7 @@ mod simulated_workloads;
 mod snapshots;
 mod storage;
 mod subresources;
+mod ui;
 mod watch;
 mod webhook;
 mod workloads;

@@ -231,3 +231,47 @@ async fn no_subresources_without_the_crd_asking(#[future(awt)] server: TestServe
         assert_eq!(status, 404, "{sub}: {body}");
     }
 }
+
+/// `/status` writes with values of the wrong type: reported on the custom resource's kind,
+/// the status schema's errors (go-openapi names relative to `status`, under the field
+/// `status`) and then `ValidateScaleStatus`'s accessor errors (`NestedInt64`, `NestedString`:
+/// the path with its leading dot, Go's `%v` and `%T` of the value).
+#[rstest]
+#[tokio::test]
+async fn status_type_errors_on_the_custom_resources_kind(#[future(awt)] server: TestServer) {
+    with_subresources(&server).await;
+    let prefix = "CronTab.stable.example.com \"my-new-cron-object\" is invalid: ";
+    let cases = [
+        (
+            r#"{"status":{"replicas":"x"}}"#,
+            r#"[status.replicas: Invalid value: "string": replicas in body must be of type integer: "string", .status.replicas: Invalid value: 0: .status.replicas accessor error: x is of the type string, expected int64]"#,
+        ),
+        (
+            r#"{"status":{"labelSelector":3}}"#,
+            r#"[status.labelSelector: Invalid value: "integer": labelSelector in body must be of type string: "integer", .status.labelSelector: Invalid value: "": .status.labelSelector accessor error: 3 is of the type int64, expected string]"#,
+        ),
+        (
+            // Pruned first: a string's schema has no properties to keep.
+            r#"{"status":{"labelSelector":{"a":[1,true]}}}"#,
+            r#"[status.labelSelector: Invalid value: "object": labelSelector in body must be of type string: "object", .status.labelSelector: Invalid value: "": .status.labelSelector accessor error: map[] is of the type map[string]interface {}, expected string]"#,
+        ),
+        (
+            r#"{"status":"x"}"#,
+            r#"[status: Invalid value: "string":  in body must be of type object: "string", .status.replicas: Invalid value: 0: .status.replicas accessor error: x is of the type string, expected map[string]interface{}, .status.labelSelector: Invalid value: "": .status.labelSelector accessor error: x is of the type string, expected map[string]interface{}]"#,
+        ),
+    ];
+    for (body, want) in cases {
+        let (status, got) = server
+            .send(
+                server
+                    .http
+                    .patch(server.url(&format!("{CT}/status")))
+                    .header("content-type", "application/merge-patch+json")
+                    .body(body),
+            )
+            .await;
+        assert_eq!(status, 422, "{got}");
+        assert_eq!(got["message"], format!("{prefix}{want}"), "{body}");
+        assert_eq!(got["details"]["kind"], "CronTab");
+    }
+}

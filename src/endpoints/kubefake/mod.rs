@@ -8,12 +8,13 @@
 //!
 //! [`serve`] is a plain dispatch table, one line per route, to one file per feature:
 //! [`faults`], [`requests`], [`snapshots`] (snapshots, restore, reset) and [`dump`], the last
-//! two over [`crate::tooling`].
+//! two over [`crate::tooling`]; [`ui`], the live view, a page over all of them.
 
 pub mod dump;
 pub mod faults;
 pub mod requests;
 pub mod snapshots;
+pub mod ui;
 
 use std::sync::Arc;
 
@@ -69,6 +70,7 @@ pub async fn serve(
         ("POST", ["snapshots", id, "restore"]) => snapshots::restore(state, id).await,
         ("POST", ["reset"]) => snapshots::reset(state).await,
         ("GET", ["dump"]) => dump::get(state, req),
+        ("GET", ["ui", rest @ ..]) => ui::get(req, rest),
         _ => Err(no_route(req)),
     }
 }

@@ -28,6 +28,7 @@ use crate::context::Context;
 use crate::error::{field, ApiError, StatusCause};
 use crate::registry::apiextensions::ScaleSubresource;
 use crate::registry::strategy::{bump_generation, Strategy};
+use crate::schema::gofmt::{go_type, go_v, GoNum};
 use crate::schema::Schema;
 
 /// Strategy for one served version of a CRD.
@@ -286,27 +287,50 @@ fn openapi_definition(crd: &Crd, v: &Version) -> OpenApiDefinition {
     }
 }
 
+/// `unstructured.NestedFieldNoCopy` along a scale path (`.spec.replicas`): the value there, or
+/// `None` when a field on the way is absent (or the value is null); a value on the way that is
+/// not an object is the accessor's error.
+fn nested<'a>(obj: &'a Value, path: &str) -> Result<Option<&'a Value>, String> {
+    let fields: Vec<&str> = path.trim_start_matches('.').split('.').collect();
+    let mut val = obj;
+    for (i, f) in fields.iter().enumerate() {
+        match val {
+            Value::Null => return Ok(None),
+            Value::Object(m) => match m.get(*f) {
+                Some(v) => val = v,
+                None => return Ok(None),
+            },
+            other => {
+                return Err(format!(
+                    ".{} accessor error: {} is of the type {}, expected map[string]interface{{}}",
+                    fields[..=i].join("."),
+                    go_v(other),
+                    go_type(other)
+                ))
+            }
+        }
+    }
+    Ok(Some(val).filter(|v| !v.is_null()))
+}
+
+/// The accessor's error for a value of the wrong type (`NestedInt64`, `NestedString`).
+fn accessor_error(path: &str, v: &Value, expected: &str) -> String {
+    format!(
+        ".{} accessor error: {} is of the type {}, expected {expected}",
+        path.trim_start_matches('.'),
+        go_v(v),
+        go_type(v)
+    )
+}
+
+/// `unstructured.NestedInt64`.
 fn nested_i64(obj: &Value, path: &str) -> Result<Option<i64>, String> {
-    let found = path
-        .split('.')
-        .filter(|s| !s.is_empty())
-        .try_fold(obj, |v, seg| v.get(seg));
-    match found {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => v.as_i64().map(Some).ok_or_else(|| {
-            format!(
-                "{} accessor error: {} is of the type {}, expected int64",
-                path.trim_start_matches('.'),
-                v,
-                match v {
-                    Value::String(_) => "string",
-                    Value::Bool(_) => "bool",
-                    Value::Number(_) => "float64",
-                    Value::Array(_) => "[]interface {}",
-                    _ => "map[string]interface {}",
-                }
-            )
-        }),
+    match nested(obj, path)? {
+        None => Ok(None),
+        Some(v) => match GoNum::of(v) {
+            Some(GoNum::Int(i)) => Ok(Some(i)),
+            _ => Err(accessor_error(path, v, "int64")),
+        },
     }
 }
 
@@ -338,12 +362,14 @@ impl CustomResourceStrategy {
         }
         if status {
             if let Some(sel) = &scale.label_selector_path {
-                let found = sel
-                    .split('.')
-                    .filter(|s| !s.is_empty())
-                    .try_fold(obj, |v, seg| v.get(seg));
-                if let Some(v) = found.filter(|v| !v.is_null() && !v.is_string()) {
-                    errs.push(field::invalid(sel, v, "must be a string"));
+                // `NestedString`; the error shows the string it did not get.
+                let err = match nested(obj, sel) {
+                    Ok(Some(v)) if !v.is_string() => Some(accessor_error(sel, v, "string")),
+                    Ok(_) => None,
+                    Err(e) => Some(e),
+                };
+                if let Some(e) = err {
+                    errs.push(field::invalid(sel, &json!(""), &e));
                 }
             }
         }

@@ -511,7 +511,7 @@ fn validate_versions(versions: &[Version]) -> Vec<StatusCause> {
         match schema {
             None => errs.push(field::required(
                 &format!("spec.versions[{i}].schema.openAPIV3Schema"),
-                "schemas are required",
+                "",
             )),
             Some(schema) => {
                 let status = versions[i]
@@ -534,7 +534,7 @@ fn validate_versions(versions: &[Version]) -> Vec<StatusCause> {
                 for j in 1..versions.len() {
                     errs.push(field::required(
                         &format!("spec.versions[{j}].schema.openAPIV3Schema"),
-                        "schemas are required",
+                        "",
                     ));
                 }
             }
