@@ -11,6 +11,10 @@ go = open("tests/envtest/serve/serve_test.go").read()
 snippets = {
     "tests/clients/javascript/test/quickstart.test.mjs":
         open("tests/clients/javascript/test/quickstart.test.mjs").read(),
+    "tests/clients/javascript/vitest/quickstart.test.mjs":
+        open("tests/clients/javascript/vitest/quickstart.test.mjs").read(),
+    "tests/clients/javascript/jest/quickstart.test.mjs":
+        open("tests/clients/javascript/jest/quickstart.test.mjs").read(),
     "tests/clients/java/src/test/java/dev/kubefake/QuickstartTest.java":
         open("tests/clients/java/src/test/java/dev/kubefake/QuickstartTest.java").read(),
     "tests/envtest/serve/serve_test.go (startKubefake)":

@@ -163,6 +163,15 @@ impl Context {
         }
     }
 
+    /// The same context, its writes recorded in managedFields under `manager`: the name the
+    /// real component's requests carry (the first segment of its user agent, as
+    /// `kube-controller-manager`), so objects written by kubefake's controllers show the
+    /// entries a real cluster shows.
+    pub fn managed_by(mut self, manager: &str) -> Context {
+        self.field_manager = Some(manager.to_string());
+        self
+    }
+
     /// Raises a `Warning` header for this request (each distinct text once; truncated as the
     /// apiserver's warning recorder truncates, see [`Warnings`]).
     pub fn warn(&self, message: impl Into<String>) {

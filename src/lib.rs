@@ -73,7 +73,8 @@
 //!   context, drained before the response. [`controllers::simulated`] (opt-in) is the rest of
 //!   a small cluster: nodes, scheduler, kubelets and the workload controllers (Deployments,
 //!   ReplicaSets, Jobs, CronJobs, StatefulSets, DaemonSets), one file each.
-//! - [`discovery`]: the discovery and OpenAPI documents, rendered once per catalog.
+//! - [`discovery`]: the discovery and OpenAPI documents, rendered once per catalog (the
+//!   built-in kinds' catalog once per process, its servers sharing it but for `/api`).
 //! - [`metrics`]: the request counters and latency histograms `/metrics` serves, recorded by
 //!   [`endpoints::handle`] with atomics on label combinations interned once.
 //! - [`endpoints::kubefake`]: kubefake's own HTTP API under `/kubefake/v1/` (a dispatch
@@ -673,7 +674,10 @@ impl ServerHandle {
         &self.state.requests
     }
 
-    /// A kube-rs `Config` for this server (default namespace `default`).
+    /// A kube-rs `Config` for this server (default namespace `default`). Its trusted roots
+    /// are the server's CA only, or none on plain HTTP: kube-rs builds a TLS configuration for
+    /// every client, even one that never does TLS, and without roots it loads the operating
+    /// system's trust store, some 150 certificates parsed per client (26 ms in a debug build).
     #[cfg(feature = "kube")]
     pub fn kube_config(&self) -> kube::Config {
         let mut config = match self.url.parse() {
@@ -681,11 +685,12 @@ impl ServerHandle {
             Err(_) => unreachable!("the server URL is always a valid URI"),
         };
         config.auth_info.token = Some(self.admin_token.clone().into());
-        if let Some(pem) = &self.ca_pem {
+        let roots = self.ca_pem.as_deref().map_or_else(Vec::new, |pem| {
             use rustls_pki_types::pem::PemObject;
             let ders = rustls_pki_types::CertificateDer::pem_slice_iter(pem.as_bytes());
-            config.root_cert = Some(ders.flatten().map(|d| d.to_vec()).collect());
-        }
+            ders.flatten().map(|d| d.to_vec()).collect()
+        });
+        config.root_cert = Some(roots);
         config
     }
 

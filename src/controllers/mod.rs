@@ -214,11 +214,15 @@ fn process<'a>(state: &'a State, ctx: &'a Context, work: Work) -> BoxFuture<'a, 
                     .await
             }
             Work::Owner(uid) => {
-                let ctx = ctx.for_controller("generic-garbage-collector");
+                let ctx = ctx
+                    .for_controller("generic-garbage-collector")
+                    .managed_by(CONTROLLER_MANAGER);
                 garbage_collector::process_owner(state, &ctx, &uid).await
             }
             Work::Dependent(gr, key) => {
-                let ctx = ctx.for_controller("generic-garbage-collector");
+                let ctx = ctx
+                    .for_controller("generic-garbage-collector")
+                    .managed_by(CONTROLLER_MANAGER);
                 garbage_collector::process_dependent(state, &ctx, &gr, &key).await
             }
             Work::StorageProtection(gr, key) => {
@@ -227,7 +231,8 @@ fn process<'a>(state: &'a State, ctx: &'a Context, work: Work) -> BoxFuture<'a, 
                 } else {
                     "pv-protection-controller"
                 };
-                storage_protection::reconcile(state, &ctx.for_controller(name), &gr, &key).await
+                let ctx = ctx.for_controller(name).managed_by(CONTROLLER_MANAGER);
+                storage_protection::reconcile(state, &ctx, &gr, &key).await
             }
             Work::PolicyStatus(name) => policy_status::reconcile(state, &name),
             Work::Simulated(sim) => simulated::process(state, ctx, sim).await,
@@ -236,20 +241,28 @@ fn process<'a>(state: &'a State, ctx: &'a Context, work: Work) -> BoxFuture<'a, 
                 clusterrole_aggregation::reconcile(state, &ctx).await
             }
             Work::ServiceAccounts(ns) => {
-                let ctx = ctx.for_controller(serviceaccounts::CONTROLLER);
+                let ctx = ctx
+                    .for_controller(serviceaccounts::CONTROLLER)
+                    .managed_by(CONTROLLER_MANAGER);
                 serviceaccounts::reconcile(state, &ctx, &ns).await
             }
             Work::RootCaCert(ns) => {
-                let ctx = ctx.for_controller(root_ca_publisher::CONTROLLER);
+                let ctx = ctx
+                    .for_controller(root_ca_publisher::CONTROLLER)
+                    .managed_by(CONTROLLER_MANAGER);
                 root_ca_publisher::reconcile(state, &ctx, &ns).await
             }
             Work::PodServices(pod) => ctx.work().push(service_pods::work_for_pod(state, &pod)),
             Work::Endpoints(service) => {
-                let ctx = ctx.for_controller(endpoints::CONTROLLER);
+                let ctx = ctx
+                    .for_controller(endpoints::CONTROLLER)
+                    .managed_by(CONTROLLER_MANAGER);
                 endpoints::reconcile(state, &ctx, &service).await
             }
             Work::EndpointSlices(service) => {
-                let ctx = ctx.for_controller(endpointslice::CONTROLLER);
+                let ctx = ctx
+                    .for_controller(endpointslice::CONTROLLER)
+                    .managed_by(CONTROLLER_MANAGER);
                 endpointslice::reconcile(state, &ctx, &service).await
             }
         }

@@ -29,22 +29,25 @@ pub struct Aggregated {
     pub etag: String,
 }
 
-/// Every discovery document of one registry snapshot.
+/// Every discovery document of one registry snapshot. Cheap to clone (the documents are shared
+/// bytes and maps behind `Arc`s): the servers of a process that serve only the built-in kinds
+/// share one rendering, each with its own `/api` (which names its address).
+#[derive(Clone)]
 pub struct Documents {
     /// `GET /api`.
     pub api: Bytes,
     /// `GET /apis`.
     pub apis: Bytes,
     /// `GET /api/v1` and `GET /apis/{g}/{v}`, keyed by (group, version).
-    pub resource_lists: HashMap<(String, String), Bytes>,
+    pub resource_lists: Arc<HashMap<(String, String), Bytes>>,
     /// `GET /apis/{g}`.
-    pub groups: HashMap<String, Bytes>,
+    pub groups: Arc<HashMap<String, Bytes>>,
     /// Aggregated `/api`.
     pub aggregated_api: Aggregated,
     /// Aggregated `/apis`.
     pub aggregated_apis: Aggregated,
     /// `/openapi/v2` and `/openapi/v3`.
-    pub openapi: super::openapi::OpenApi,
+    pub openapi: Arc<super::openapi::OpenApi>,
 }
 
 fn bytes(v: &Value) -> Bytes {
@@ -189,11 +192,7 @@ impl Documents {
             resource_lists.insert((g.clone(), v.clone()), bytes(&doc));
         }
 
-        let api = bytes(&json!({
-            "kind": "APIVersions",
-            "versions": ["v1"],
-            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}],
-        }));
+        let api = api_versions(server_address);
         let group_docs: Vec<Value> = groups.iter().map(group_doc).collect();
         let apis =
             bytes(&json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": group_docs}));
@@ -228,13 +227,34 @@ impl Documents {
                 .collect(),
         );
         Documents {
-            openapi: super::openapi::OpenApi::render(resources, super::GIT_VERSION),
+            openapi: Arc::new(super::openapi::OpenApi::render(
+                resources,
+                super::GIT_VERSION,
+            )),
             api,
             apis,
-            resource_lists,
-            groups: groups_map,
+            resource_lists: Arc::new(resource_lists),
+            groups: Arc::new(groups_map),
             aggregated_api,
             aggregated_apis,
         }
     }
+
+    /// These documents as a server listening on `server_address` serves them: only `/api`
+    /// names the address, so this costs one small document, not a rendering.
+    pub fn for_server(&self, server_address: &str) -> Documents {
+        Documents {
+            api: api_versions(server_address),
+            ..self.clone()
+        }
+    }
+}
+
+/// `GET /api`: the legacy group's versions and the address clients reach the server at.
+fn api_versions(server_address: &str) -> Bytes {
+    bytes(&json!({
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}],
+    }))
 }

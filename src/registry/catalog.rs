@@ -6,7 +6,7 @@
 //! requests only read the current one.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::discovery::documents::Documents;
 pub use crate::registry::resource::{storage_version_hash, ApiResource};
@@ -105,6 +105,7 @@ impl Registry {
             HashMap::new();
         let mut by_group_version: BTreeMap<(String, String), Vec<Arc<ApiResource>>> =
             BTreeMap::new();
+        let custom_is_empty = custom.is_empty();
         for r in builtin.iter().cloned().chain(custom) {
             by_gvr
                 .entry(r.group.clone())
@@ -121,7 +122,17 @@ impl Registry {
         for list in by_group_version.values_mut() {
             list.sort_by(|a, b| a.plural.cmp(&b.plural));
         }
-        let documents = Documents::render(&groups, &by_group_version, server_address);
+        let documents = if custom_is_empty && crate::registry::builtin::is_builtin_set(builtin) {
+            // Every server of the process serves the same built-in catalog until a CRD comes:
+            // the first renders its documents (the most costly part of a start), the others
+            // share them.
+            static BUILTIN: OnceLock<Documents> = OnceLock::new();
+            BUILTIN
+                .get_or_init(|| Documents::render(&groups, &by_group_version, server_address))
+                .for_server(server_address)
+        } else {
+            Documents::render(&groups, &by_group_version, server_address)
+        };
         Registry {
             by_gvr,
             groups,

@@ -698,3 +698,53 @@ async fn controllers_writes_carry_the_real_managers(#[future(awt)] server: TestS
         "{going}"
     );
 }
+
+/// kube-controller-manager's other controllers write as `kube-controller-manager` too: the
+/// root CA publisher's `kube-root-ca.crt` owns its `data` and its description annotation, the Endpoints controller its
+/// subsets; the default ServiceAccount, created with nothing but its name, has no entry (an
+/// Update that owns no field records none).
+#[rstest]
+#[tokio::test]
+async fn controller_manager_writes_carry_its_manager(#[future(awt)] server: TestServer) {
+    use k8s_openapi::api::core::v1::{ConfigMap, Endpoints, Namespace, Service, ServiceAccount};
+    let namespaces: kube::Api<Namespace> = kube::Api::all(server.client.clone());
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "owned"}})).expect("ns");
+    namespaces
+        .create(&Default::default(), &ns)
+        .await
+        .expect("namespace");
+    let cms: kube::Api<ConfigMap> = kube::Api::namespaced(server.client.clone(), "owned");
+    let ca = serde_json::to_value(cms.get("kube-root-ca.crt").await.expect("ca")).expect("json");
+    assert_eq!(
+        managers(&ca),
+        vec![(
+            "kube-controller-manager".into(),
+            "Update".into(),
+            String::new(),
+            vec!["f:data".into(), "f:metadata".into()]
+        )],
+        "{ca}"
+    );
+    let sas: kube::Api<ServiceAccount> = kube::Api::namespaced(server.client.clone(), "owned");
+    let sa = serde_json::to_value(sas.get("default").await.expect("sa")).expect("json");
+    assert_eq!(managers(&sa), vec![], "{sa}");
+
+    let services: kube::Api<Service> = kube::Api::namespaced(server.client.clone(), "owned");
+    let svc: Service = serde_json::from_value(json!({
+        "metadata": {"name": "web"},
+        "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}
+    }))
+    .expect("service");
+    services
+        .create(&Default::default(), &svc)
+        .await
+        .expect("service");
+    let endpoints: kube::Api<Endpoints> = kube::Api::namespaced(server.client.clone(), "owned");
+    let ep = serde_json::to_value(endpoints.get("web").await.expect("endpoints")).expect("json");
+    let controller: Vec<_> = managers(&ep)
+        .into_iter()
+        .filter(|m| m.0 == "kube-controller-manager")
+        .collect();
+    assert_eq!(controller.len(), 1, "{ep}");
+    assert_eq!(controller[0].1, "Update", "{ep}");
+}

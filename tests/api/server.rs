@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, ListParams, WatchParams};
 use rstest::rstest;
 
-use crate::harness::{server, TestServer};
+use crate::harness::{server, server_with, TestServer};
 
 #[rstest]
 #[tokio::test]
@@ -102,6 +102,76 @@ async fn builder_preloads_crds_and_objects() {
         .expect("preloaded object");
     assert_eq!(ct.spec.image, "my-awesome-cron-image");
     handle.shutdown().await;
+}
+
+/// The servers of a process share the built-in kinds' discovery and OpenAPI documents (the
+/// first one renders them): each still names its own address, and a CRD served by one shows
+/// in its documents only.
+#[tokio::test]
+async fn servers_share_built_in_documents_but_not_their_address_or_crds() {
+    let dir = env!("CARGO_MANIFEST_DIR");
+    let first = server_with(kubefake::Server::builder()).await;
+    let second = server_with(kubefake::Server::builder()).await;
+    let with_crd =
+        server_with(kubefake::Server::builder().crds(format!("{dir}/fixtures/crds"))).await;
+    for s in [&first, &second, &with_crd] {
+        let (status, api) = s.get("/api").await;
+        assert_eq!(status, 200);
+        assert_eq!(
+            api["serverAddressByClientCIDRs"][0]["serverAddress"],
+            s.handle.addr().to_string()
+        );
+    }
+    let groups = |apis: &Value| -> Vec<String> {
+        let groups = apis["groups"].as_array().cloned().unwrap_or_default();
+        groups
+            .iter()
+            .filter_map(|g| g["name"].as_str().map(str::to_string))
+            .collect()
+    };
+    let (_, first_apis) = first.get("/apis").await;
+    let (_, second_apis) = second.get("/apis").await;
+    let (_, crd_apis) = with_crd.get("/apis").await;
+    assert_eq!(first_apis, second_apis);
+    assert!(!groups(&first_apis).contains(&"stable.example.com".to_string()));
+    assert!(groups(&crd_apis).contains(&"stable.example.com".to_string()));
+    let (status, _) = with_crd.get("/apis/stable.example.com/v1").await;
+    assert_eq!(status, 200);
+    let (status, _) = second.get("/apis/stable.example.com/v1").await;
+    assert_eq!(status, 404);
+    let (_, index) = second.get("/openapi/v3").await;
+    assert!(index["paths"].get("apis/stable.example.com/v1").is_none());
+    let (_, index) = with_crd.get("/openapi/v3").await;
+    assert!(index["paths"].get("apis/stable.example.com/v1").is_some());
+}
+
+/// `kube_config()` trusts the server's CA alone, or nothing over plain HTTP (so that kube-rs
+/// does not load the system's trust store for every client), and its clients work both ways.
+#[tokio::test]
+async fn kube_config_trusts_only_the_server_ca() {
+    for builder in [
+        kubefake::Server::builder(),
+        kubefake::Server::builder().https(),
+    ] {
+        let handle = builder.start().await.expect("server starts");
+        let config = handle.kube_config();
+        let roots = config.root_cert.clone().expect("roots are set");
+        let expected = if handle.ca_pem().is_some() { 1 } else { 0 };
+        assert_eq!(roots.len(), expected, "{}", handle.url());
+        let client = handle.client().expect("client");
+        let namespaces: Api<Namespace> = Api::all(client);
+        namespaces
+            .get("kube-system")
+            .await
+            .expect("reachable through client()");
+        let namespaces: Api<Namespace> =
+            Api::all(kube::Client::try_from(config).expect("client from the config"));
+        namespaces
+            .get("default")
+            .await
+            .expect("reachable through kube_config()");
+        handle.shutdown().await;
+    }
 }
 
 #[tokio::test]

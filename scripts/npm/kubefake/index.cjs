@@ -125,4 +125,43 @@ async function startKubefake(options = {}) {
   };
 }
 
-module.exports = { startKubefake, binaryPath, platformPackage };
+/**
+ * One server for a suite, with any test runner's suite hooks: started in `beforeAll`, stopped
+ * in `afterAll`. Returns a handle to it, usable in tests and in hooks declared after this call
+ * (Vitest and Jest run `beforeAll` hooks in declaration order). `kubefake/vitest` and
+ * `kubefake/jest` call this with their runner's hooks; with Node's test runner, pass
+ * `{ beforeAll: before, afterAll: after }`. `hookTimeoutMs`, when given, is passed to the hooks
+ * as Vitest and Jest take it (their defaults, 10 s and 5 s, are too short for a loaded machine).
+ */
+function useKubefakeWith({ beforeAll, afterAll, hookTimeoutMs }, options = {}) {
+  if (typeof beforeAll !== 'function' || typeof afterAll !== 'function') {
+    throw new TypeError('useKubefakeWith needs the test runner\'s beforeAll and afterAll');
+  }
+  let server;
+  const current = () => {
+    if (!server) {
+      throw new Error('the kubefake server is not running: use it in a test, or in a hook ' +
+        'declared after useKubefake(), not at the top level of the file');
+    }
+    return server;
+  };
+  const timeout = hookTimeoutMs === undefined ? [] : [hookTimeoutMs];
+  beforeAll(async () => { server = await startKubefake(options); }, ...timeout);
+  afterAll(async () => {
+    const running = server;
+    server = undefined;
+    if (running) await running.stop();
+  }, ...timeout);
+  return {
+    get url() { return current().url; },
+    get kubeconfig() { return current().kubeconfig; },
+    kubeConfig() { return current().kubeConfig(); },
+  };
+}
+
+// What the Vitest and Jest hooks may take: the start's own timeout and a margin to stop.
+function hookTimeout(options = {}) {
+  return (options.timeoutMs ?? 30000) + 10000;
+}
+
+module.exports = { startKubefake, useKubefakeWith, hookTimeout, binaryPath, platformPackage };

@@ -31,6 +31,26 @@ export interface Kubefake {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
+/** The server of a suite, as `useKubefake()` returns it: usable once `beforeAll` has run. */
+export interface KubefakeFixture {
+  /** The server's URL. */
+  readonly url: string;
+  /** The path of the kubeconfig the server wrote. */
+  readonly kubeconfig: string;
+  /** A KubeConfig loaded from that file (needs @kubernetes/client-node). */
+  kubeConfig(): KubeConfig;
+}
+
+/** A test runner's suite hooks, as `useKubefakeWith` takes them. */
+export interface SuiteHooks {
+  beforeAll(fn: () => Promise<void>, timeoutMs?: number): unknown;
+  afterAll(fn: () => Promise<void>, timeoutMs?: number): unknown;
+  /** Passed to both hooks when given (Vitest and Jest take a timeout as second argument). */
+  hookTimeoutMs?: number;
+}
+
+/** One server for a suite: started in `beforeAll`, stopped in `afterAll`. */
+export function useKubefakeWith(hooks: SuiteHooks, options?: StartOptions): KubefakeFixture;
 /** Starts `kubefake serve` on a free port; resolves once it is ready. */
 export function startKubefake(options?: StartOptions): Promise<Kubefake>;
 /** The kubefake binary this package runs. */

@@ -46,7 +46,9 @@ pub async fn reconcile(state: &State, ctx: &Context, key: &ObjectKey) {
         return;
     }
     let deploy = deploy.value.clone();
-    let ctx = ctx.for_controller("deployment-controller");
+    let ctx = ctx
+        .for_controller("deployment-controller")
+        .managed_by(crate::controllers::CONTROLLER_MANAGER);
     let uid = meta_str(&deploy, "uid");
     let owned: Vec<Value> = snapshot
         .list(&replicasets(), Some(&key.namespace))

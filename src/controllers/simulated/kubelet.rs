@@ -80,7 +80,9 @@ pub async fn sync(state: &State, ctx: &Context, key: &ObjectKey) {
     let Some(node) = node.filter(|n| !node_name.is_empty() && is_simulated(&n.value)) else {
         return;
     };
-    let ctx = ctx.for_controller(&format!("system:node:{node_name}"));
+    let ctx = ctx
+        .for_controller(&format!("system:node:{node_name}"))
+        .managed_by("kubelet");
     if pod.is_deleting() {
         terminate(state, &ctx, key, &pod.value).await;
         return;
@@ -138,7 +140,9 @@ pub async fn finish_due(state: &State, ctx: &Context, key: &ObjectKey) {
         return;
     }
     let node = pod.value["spec"]["nodeName"].as_str().unwrap_or("");
-    let ctx = ctx.for_controller(&format!("system:node:{node}"));
+    let ctx = ctx
+        .for_controller(&format!("system:node:{node}"))
+        .managed_by("kubelet");
     let (behaviour, duration) = behaviour(&pod.value);
     let time = now();
     super::write_status(state, &ctx, &pods(), key, &|p: &mut Value| {

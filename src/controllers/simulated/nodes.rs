@@ -37,7 +37,7 @@ pub async fn create(state: &State, ctx: &Context, simulation: &Simulation) {
     else {
         return;
     };
-    let ctx = ctx.for_controller("kubelet");
+    let ctx = ctx.for_controller("kubelet").managed_by("kubelet");
     for (index, node) in simulation.nodes.iter().enumerate() {
         let created = match rest::create(state, &ctx, &node_res, "", node_object(node, index)).await
         {
@@ -65,7 +65,7 @@ pub async fn heartbeat(state: &State, ctx: &Context, node: &str) {
     if snapshot.get(&nodes(), &ObjectKey::new("", node)).is_none() {
         return;
     }
-    let ctx = ctx.for_controller("kubelet");
+    let ctx = ctx.for_controller("kubelet").managed_by("kubelet");
     let key = ObjectKey::new("kube-node-lease", node);
     super::write_object(state, &ctx, &leases(), &key, &|lease: &mut Value| {
         lease["spec"]["renewTime"] = json!(micro_now());

@@ -46,7 +46,9 @@ pub async fn schedule(state: &State, ctx: &Context, key: &ObjectKey) -> bool {
         .map(|(_, n)| n.value.clone())
         .collect();
     let usage = usage(&snapshot);
-    let ctx = ctx.for_controller("default-scheduler");
+    let ctx = ctx
+        .for_controller("default-scheduler")
+        .managed_by("kube-scheduler");
     match pick_node(&pod.value, &all_nodes, &usage) {
         Ok(node) => {
             let Some(res) = resource(state, &pods()) else {

@@ -58,7 +58,9 @@ pub async fn reconcile(state: &State, ctx: &Context, key: &ObjectKey) {
         return;
     };
     let set = stored.value.clone();
-    let ctx = ctx.for_controller(CONTROLLER);
+    let ctx = ctx
+        .for_controller(CONTROLLER)
+        .managed_by(crate::controllers::CONTROLLER_MANAGER);
     let uid = meta_str(&set, "uid");
     let owned: Vec<Value> = snapshot
         .list(&pods(), Some(&key.namespace))

@@ -90,6 +90,14 @@ pub fn resources() -> &'static [Arc<ApiResource>] {
     &RESOURCES
 }
 
+/// Whether `kinds` are exactly the built-in resources (the same `Arc`s, in order): what a
+/// server serves before any CRD or kind of a test's own, whose catalog's documents the
+/// servers of a process can share.
+pub fn is_builtin_set(kinds: &[Arc<ApiResource>]) -> bool {
+    let builtin = resources();
+    kinds.len() == builtin.len() && kinds.iter().zip(builtin).all(|(a, b)| Arc::ptr_eq(a, b))
+}
+
 /// (group, version, kind) -> OpenAPI definition name, from the published schemas.
 static DEFINITIONS: LazyLock<HashMap<(String, String, String), String>> = LazyLock::new(|| {
     let mut out = HashMap::new();
@@ -220,6 +228,25 @@ impl Kind {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rstest::rstest;
+
+    /// Only the built-in resources themselves, in their order, share the process's rendering.
+    #[rstest]
+    #[case::the_builtin_set(resources().to_vec(), true)]
+    #[case::nothing(Vec::new(), false)]
+    #[case::one_kind_fewer(resources()[1..].to_vec(), false)]
+    #[case::one_kind_more(resources().iter().chain(&resources()[..1]).cloned().collect(), false)]
+    #[case::reordered(resources().iter().rev().cloned().collect(), false)]
+    #[case::equal_but_rebuilt(
+        std::iter::once(Arc::new(KINDS[0]())).chain(resources()[1..].iter().cloned()).collect(),
+        false
+    )]
+    fn is_builtin_set_knows_the_builtin_arcs(
+        #[case] kinds: Vec<Arc<ApiResource>>,
+        #[case] expected: bool,
+    ) {
+        assert_eq!(is_builtin_set(&kinds), expected);
+    }
 
     #[test]
     fn every_kind_is_in_the_published_definitions() {
