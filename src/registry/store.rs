@@ -533,7 +533,7 @@ async fn prepare_update(
     old: &Value,
 ) -> Result<Value, ApiError> {
     place_in_request(res, namespace, name, &mut obj)?;
-    res.strategy.decode(&mut obj, ctx)?;
+    res.strategy.decode_update(&mut obj, old, ctx)?;
     let attrs = attributes(
         state,
         ctx,

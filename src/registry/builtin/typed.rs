@@ -80,6 +80,21 @@ impl Strategy for Typed {
         self.inner.decode(obj, ctx)
     }
 
+    /// managedFields equal to the stored object's (a patch or an apply that kept them, a PUT
+    /// that sends back what it read) were typed when they were stored, or written by the
+    /// server in typed form, and typing is idempotent: they are set aside while the rest is
+    /// decoded instead of being walked and copied again on every write.
+    fn decode_update(&self, obj: &mut Value, old: &Value, ctx: &Context) -> Result<(), ApiError> {
+        let kept = take_stored_managed_fields(obj, old);
+        self.decode(obj, ctx)?;
+        if let Some(managed) = kept {
+            if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.insert("managedFields".into(), managed);
+            }
+        }
+        Ok(())
+    }
+
     fn name_rule(&self) -> NameRule {
         self.inner.name_rule()
     }
@@ -160,5 +175,76 @@ impl Strategy for Typed {
 
     fn after_remove(&self, obj: &StoredObject) -> Vec<Work> {
         self.inner.after_remove(obj)
+    }
+}
+
+/// Takes `metadata.managedFields` out of an update's new object when they are the stored
+/// object's, non-empty (an empty list is dropped by the decode, so it is never set aside).
+fn take_stored_managed_fields(obj: &mut Value, old: &Value) -> Option<Value> {
+    let stored = old
+        .get("metadata")?
+        .get("managedFields")
+        .filter(|m| m.as_array().is_some_and(|a| !a.is_empty()))?;
+    let meta = obj.get_mut("metadata")?.as_object_mut()?;
+    if meta.get("managedFields") != Some(stored) {
+        return None;
+    }
+    meta.remove("managedFields")
+}
+
+#[cfg(test)]
+mod tests {
+    use rstest::rstest;
+    use serde_json::{json, Value};
+
+    use super::take_stored_managed_fields;
+
+    fn entry(manager: &str) -> Value {
+        json!({"manager": manager, "operation": "Update", "apiVersion": "v1",
+               "time": "2026-01-01T00:00:00Z", "fieldsType": "FieldsV1",
+               "fieldsV1": {"f:data": {"f:a": {}}}})
+    }
+
+    fn with_managed(managed: Option<Value>) -> Value {
+        let mut meta = json!({"name": "a"});
+        if let Some(m) = managed {
+            meta["managedFields"] = m;
+        }
+        json!({"metadata": meta, "data": {"a": "1"}})
+    }
+
+    #[rstest]
+    #[case::unchanged(Some(json!([entry("a")])), Some(json!([entry("a")])), true)]
+    #[case::changed(Some(json!([entry("a")])), Some(json!([entry("b")])), false)]
+    #[case::added(Some(json!([entry("a")])), Some(json!([entry("a"), entry("b")])), false)]
+    #[case::cleared(Some(json!([entry("a")])), Some(json!([])), false)]
+    #[case::left_out(Some(json!([entry("a")])), None, false)]
+    #[case::none_stored(None, Some(json!([entry("a")])), false)]
+    #[case::both_empty(Some(json!([])), Some(json!([])), false)]
+    #[case::both_null(Some(Value::Null), Some(Value::Null), false)]
+    fn stored_managed_fields_are_set_aside_only_when_unchanged(
+        #[case] stored: Option<Value>,
+        #[case] sent: Option<Value>,
+        #[case] set_aside: bool,
+    ) {
+        let old = with_managed(stored);
+        let mut obj = with_managed(sent.clone());
+        let taken = take_stored_managed_fields(&mut obj, &old);
+        assert_eq!(taken.is_some(), set_aside);
+        if set_aside {
+            assert_eq!(taken, sent);
+            assert!(obj["metadata"].get("managedFields").is_none());
+            assert_eq!(obj["metadata"]["name"], "a");
+        } else {
+            assert_eq!(obj, with_managed(sent));
+        }
+    }
+
+    #[test]
+    fn a_body_without_metadata_is_left_alone() {
+        let old = with_managed(Some(json!([entry("a")])));
+        let mut obj = json!("not an object");
+        assert!(take_stored_managed_fields(&mut obj, &old).is_none());
+        assert_eq!(obj, json!("not an object"));
     }
 }
