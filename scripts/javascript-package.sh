@@ -61,7 +61,7 @@ done
 check "SIGTERM to npx's process group stops the server" "port closed, stopped" \
   "$still, $(grep -c 'kubefake.*stopped' "$work/npx.out" | sed 's/^1$/stopped/')"
 
-for suite in test vitest jest; do cp -r "$tests/$suite" "$work/app/$suite"; done
+for suite in test vitest jest shared; do cp -r "$tests/$suite" "$work/app/$suite"; done
 # run_suite NAME COMMAND...: runs one runner's suite with Node 22 and the repository's CRDs.
 run_suite() {
   local name=$1
