@@ -495,14 +495,7 @@ async fn mutating_policies_reinvoke_if_needed() {
 
 #[tokio::test]
 async fn authorizer_asks_rbac_about_the_requests_user() {
-    let bob = kubefake::UserInfo {
-        name: "bob".into(),
-        ..kubefake::UserInfo::default()
-    };
-    let builder = kubefake::Server::builder()
-        .authorization_mode(kubefake::AuthorizationMode::Rbac)
-        .token("bob-token", bob);
-    let server = crate::harness::server_with(builder).await;
+    let server = crate::harness::rbac_server_with_user("bob", &[], "bob-token").await;
     // Only those who may delete secrets here may create ConfigMaps marked `sensitive`;
     // a ServiceAccount is asked about by name, and the request's own resource too.
     policy(&server, "guard", json!({"validations": [

@@ -508,15 +508,7 @@ async fn match_conditions_select_in_cel() {
 
 #[tokio::test]
 async fn match_conditions_ask_the_authorizer() {
-    let bob = kubefake::UserInfo {
-        name: "bob".into(),
-        groups: vec!["writers".into()],
-        ..kubefake::UserInfo::default()
-    };
-    let builder = kubefake::Server::builder()
-        .authorization_mode(kubefake::AuthorizationMode::Rbac)
-        .token("bob-token", bob);
-    let server = crate::harness::server_with(builder).await;
+    let server = crate::harness::rbac_server_with_user("bob", &["writers"], "bob-token").await;
     let (hook, seen) = start(|review| answer(review, json!({"allowed": true}))).await;
     // Only writes by those who may not read secrets are sent to the webhook.
     let condition = json!({"matchConditions": [{"name": "not-secret-readers",

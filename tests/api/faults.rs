@@ -6,11 +6,11 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ListParams, PostParams};
-use kubefake::{AuthorizationMode, Fault};
+use kubefake::Fault;
 use rstest::rstest;
 use serde_json::{json, Value};
 
-use crate::harness::{api_error, server, server_with, token_http, TestServer};
+use crate::harness::{api_error, server, token_http, TestServer};
 
 fn configmap(name: &str) -> ConfigMap {
     serde_json::from_value(json!({"metadata": {"name": name}, "data": {"k": "v"}}))
@@ -382,15 +382,9 @@ async fn user_agent_globs_and_field_managers(#[future] server: TestServer) {
 #[rstest]
 #[tokio::test]
 async fn under_rbac_only_masters_may() {
-    let jane = kubefake::UserInfo {
-        name: "jane".into(),
-        groups: vec!["system:authenticated".into()],
-        ..kubefake::UserInfo::default()
-    };
-    let builder = kubefake::Server::builder()
-        .authorization_mode(AuthorizationMode::Rbac)
-        .token("jane-token", jane);
-    let server = server_with(builder).await;
+    let server =
+        crate::harness::rbac_server_with_user("jane", &["system:authenticated"], "jane-token")
+            .await;
     let jane = token_http(&server.handle, "Bearer jane-token");
     for path in ["/kubefake/v1/faults", "/kubefake/v1/requests"] {
         let resp = jane.get(server.url(path)).send().await.expect("answered");

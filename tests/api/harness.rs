@@ -152,6 +152,20 @@ pub async fn server_with(builder: kubefake::ServerBuilder) -> TestServer {
     }
 }
 
+/// A fresh server under RBAC that also knows `token` as the user `name` in `groups`, a user
+/// bound to nothing until the test binds it (the kubeconfig's admin stays privileged).
+pub async fn rbac_server_with_user(name: &str, groups: &[&str], token: &str) -> TestServer {
+    let user = kubefake::UserInfo {
+        name: name.into(),
+        groups: groups.iter().map(|g| g.to_string()).collect(),
+        ..kubefake::UserInfo::default()
+    };
+    let builder = kubefake::Server::builder()
+        .authorization_mode(kubefake::AuthorizationMode::Rbac)
+        .token(token, user);
+    server_with(builder).await
+}
+
 /// A reqwest client that authenticates as the kubeconfig's admin, as every kubeconfig user
 /// does (and trusts the server's CA when it serves HTTPS).
 pub fn admin_http(handle: &kubefake::ServerHandle) -> reqwest::Client {

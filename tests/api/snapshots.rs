@@ -402,15 +402,12 @@ async fn a_snapshot_can_be_forgotten(#[future(awt)] server: TestServer) {
 
 #[tokio::test]
 async fn under_rbac_only_the_privileged_group_may_use_it() {
-    let user = kubefake::UserInfo {
-        name: "admin-by-role".into(),
-        groups: vec!["system:authenticated".into()],
-        ..kubefake::UserInfo::default()
-    };
-    let builder = kubefake::Server::builder()
-        .authorization_mode(kubefake::AuthorizationMode::Rbac)
-        .token("user-token", user);
-    let server = server_with(builder).await;
+    let server = crate::harness::rbac_server_with_user(
+        "admin-by-role",
+        &["system:authenticated"],
+        "user-token",
+    )
+    .await;
     let binding = json!({"metadata": {"name": "admin-by-role"},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
                     "name": "cluster-admin"},

@@ -5,11 +5,10 @@
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, PostParams};
-use kubefake::AuthorizationMode;
 use rstest::rstest;
 use serde_json::{json, Value};
 
-use crate::harness::{server, server_with, token_http, TestServer};
+use crate::harness::{server, token_http, TestServer};
 
 /// A client that shows redirects instead of following them.
 fn no_redirects() -> reqwest::Client {
@@ -148,15 +147,9 @@ async fn browsers_host_names(#[future] server: TestServer, #[case] host: &str, #
 #[rstest]
 #[tokio::test]
 async fn under_rbac_only_masters_may_open_it() {
-    let jane = kubefake::UserInfo {
-        name: "jane".into(),
-        groups: vec!["system:authenticated".into()],
-        ..kubefake::UserInfo::default()
-    };
-    let builder = kubefake::Server::builder()
-        .authorization_mode(AuthorizationMode::Rbac)
-        .token("jane-token", jane);
-    let server = server_with(builder).await;
+    let server =
+        crate::harness::rbac_server_with_user("jane", &["system:authenticated"], "jane-token")
+            .await;
     let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRoleBinding", "metadata": {"name": "jane-cluster-admin"},
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
