@@ -214,15 +214,11 @@ fn process<'a>(state: &'a State, ctx: &'a Context, work: Work) -> BoxFuture<'a, 
                     .await
             }
             Work::Owner(uid) => {
-                let ctx = ctx
-                    .for_controller("generic-garbage-collector")
-                    .managed_by(CONTROLLER_MANAGER);
+                let ctx = kcm(ctx, "generic-garbage-collector");
                 garbage_collector::process_owner(state, &ctx, &uid).await
             }
             Work::Dependent(gr, key) => {
-                let ctx = ctx
-                    .for_controller("generic-garbage-collector")
-                    .managed_by(CONTROLLER_MANAGER);
+                let ctx = kcm(ctx, "generic-garbage-collector");
                 garbage_collector::process_dependent(state, &ctx, &gr, &key).await
             }
             Work::StorageProtection(gr, key) => {
@@ -231,7 +227,7 @@ fn process<'a>(state: &'a State, ctx: &'a Context, work: Work) -> BoxFuture<'a, 
                 } else {
                     "pv-protection-controller"
                 };
-                let ctx = ctx.for_controller(name).managed_by(CONTROLLER_MANAGER);
+                let ctx = kcm(ctx, name);
                 storage_protection::reconcile(state, &ctx, &gr, &key).await
             }
             Work::PolicyStatus(name) => policy_status::reconcile(state, &name),
@@ -241,32 +237,31 @@ fn process<'a>(state: &'a State, ctx: &'a Context, work: Work) -> BoxFuture<'a, 
                 clusterrole_aggregation::reconcile(state, &ctx).await
             }
             Work::ServiceAccounts(ns) => {
-                let ctx = ctx
-                    .for_controller(serviceaccounts::CONTROLLER)
-                    .managed_by(CONTROLLER_MANAGER);
+                let ctx = kcm(ctx, serviceaccounts::CONTROLLER);
                 serviceaccounts::reconcile(state, &ctx, &ns).await
             }
             Work::RootCaCert(ns) => {
-                let ctx = ctx
-                    .for_controller(root_ca_publisher::CONTROLLER)
-                    .managed_by(CONTROLLER_MANAGER);
+                let ctx = kcm(ctx, root_ca_publisher::CONTROLLER);
                 root_ca_publisher::reconcile(state, &ctx, &ns).await
             }
             Work::PodServices(pod) => ctx.work().push(service_pods::work_for_pod(state, &pod)),
             Work::Endpoints(service) => {
-                let ctx = ctx
-                    .for_controller(endpoints::CONTROLLER)
-                    .managed_by(CONTROLLER_MANAGER);
+                let ctx = kcm(ctx, endpoints::CONTROLLER);
                 endpoints::reconcile(state, &ctx, &service).await
             }
             Work::EndpointSlices(service) => {
-                let ctx = ctx
-                    .for_controller(endpointslice::CONTROLLER)
-                    .managed_by(CONTROLLER_MANAGER);
+                let ctx = kcm(ctx, endpointslice::CONTROLLER);
                 endpointslice::reconcile(state, &ctx, &service).await
             }
         }
     })
+}
+
+/// The context of one of kube-controller-manager's controllers: its identity, its writes
+/// recorded in managedFields as `kube-controller-manager`, as the real ones are.
+pub(crate) fn kcm(ctx: &Context, controller: &str) -> Context {
+    ctx.for_controller(controller)
+        .managed_by(CONTROLLER_MANAGER)
 }
 
 /// Runs `work` after `delay` (as its own server-side request), unless the server has stopped

@@ -50,9 +50,7 @@ pub async fn reconcile(state: &State, ctx: &Context, key: &ObjectKey) {
         return;
     };
     let cronjob = stored.value.clone();
-    let ctx = ctx
-        .for_controller(CONTROLLER)
-        .managed_by(crate::controllers::CONTROLLER_MANAGER);
+    let ctx = crate::controllers::kcm(ctx, CONTROLLER);
     let uid = meta_str(&cronjob, "uid");
     let children: Vec<Value> = snapshot
         .list(&jobs(), Some(&key.namespace))

@@ -75,9 +75,7 @@ pub async fn reconcile(state: &State, ctx: &Context, key: &ObjectKey) {
         return;
     }
     let ds = stored.value.clone();
-    let ctx = ctx
-        .for_controller(CONTROLLER)
-        .managed_by(crate::controllers::CONTROLLER_MANAGER);
+    let ctx = crate::controllers::kcm(ctx, CONTROLLER);
     let uid = meta_str(&ds, "uid");
     let revisions = history::owned(&snapshot, &key.namespace, uid);
     let Some((hash, old)) = current_revision(state, &ctx, &ds, &revisions).await else {

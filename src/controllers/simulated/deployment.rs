@@ -46,9 +46,7 @@ pub async fn reconcile(state: &State, ctx: &Context, key: &ObjectKey) {
         return;
     }
     let deploy = deploy.value.clone();
-    let ctx = ctx
-        .for_controller("deployment-controller")
-        .managed_by(crate::controllers::CONTROLLER_MANAGER);
+    let ctx = crate::controllers::kcm(ctx, "deployment-controller");
     let uid = meta_str(&deploy, "uid");
     let owned: Vec<Value> = snapshot
         .list(&replicasets(), Some(&key.namespace))

@@ -57,9 +57,7 @@ fn jobs() -> GroupResource {
 /// Reconciles one Job (`syncJob`).
 pub async fn reconcile(state: &State, ctx: &Context, key: &ObjectKey) {
     let snapshot = state.store.snapshot();
-    let ctx = ctx
-        .for_controller(CONTROLLER)
-        .managed_by(crate::controllers::CONTROLLER_MANAGER);
+    let ctx = crate::controllers::kcm(ctx, CONTROLLER);
     let Some(stored) = snapshot.get(&jobs(), key) else {
         release_orphans(state, &ctx, &snapshot, key).await;
         return;

@@ -36,9 +36,7 @@ pub async fn reconcile(state: &State, ctx: &Context, workload: Workload, key: &O
     } else {
         "replication-controller"
     };
-    let ctx = ctx
-        .for_controller(name)
-        .managed_by(crate::controllers::CONTROLLER_MANAGER);
+    let ctx = crate::controllers::kcm(ctx, name);
     let uid = meta_str(&owner, "uid");
     let mut active: Vec<_> = owned_pod_objects(&snapshot, &key.namespace, uid)
         .into_iter()

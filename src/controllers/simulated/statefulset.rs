@@ -58,9 +58,7 @@ pub async fn reconcile(state: &State, ctx: &Context, key: &ObjectKey) {
         return;
     };
     let set = stored.value.clone();
-    let ctx = ctx
-        .for_controller(CONTROLLER)
-        .managed_by(crate::controllers::CONTROLLER_MANAGER);
+    let ctx = crate::controllers::kcm(ctx, CONTROLLER);
     let uid = meta_str(&set, "uid");
     let owned: Vec<Value> = snapshot
         .list(&pods(), Some(&key.namespace))
