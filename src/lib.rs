@@ -793,8 +793,8 @@ impl ServerHandle {
     }
 
     /// Returns to the state [`ServerBuilder::start`] left: the bootstrap objects, the preloaded
-    /// CRDs and objects, no fault rule, an empty request log. Costs what changed since, far less than starting a new server: one
-    /// server per suite, a reset per test.
+    /// CRDs and objects, no fault rule, an empty request log. Costs what changed since, far
+    /// less than starting a new server: one server per suite, a reset per test.
     pub async fn reset(&self) -> Result<Restored, SnapshotError> {
         tooling::snapshots::reset(self.fake("reset")?).await
     }

@@ -6,9 +6,10 @@
 //! The request path only renders the line (when the log is on) and hands it to a bounded
 //! channel; a thread of its own wakes every [`FLUSH_INTERVAL`], writes what waits through a
 //! buffer and flushes, so disk I/O never runs on the runtime's threads and a request wakes no
-//! thread (a wake-up per request, on a busy 2-CPU machine, cost a GET a third of its rate). When the channel is full (a disk
-//! slower than the requests), lines are dropped and counted, as the apiserver's buffered
-//! backend drops events, rather than slowing the server. Off, it costs one `Option` check.
+//! thread (a wake-up per request, on a busy 2-CPU machine, cost a GET a third of its rate).
+//! When the channel is full (a disk slower than the requests), lines are dropped and counted,
+//! as the apiserver's buffered backend drops events, rather than slowing the server. Off, it
+//! costs one `Option` check.
 //!
 //! Differences from a real apiserver: `objectRef` is the request path's (a create's has no
 //! `name`: the apiserver takes it from the decoded body); `responseStatus` carries the code
