@@ -13,6 +13,11 @@ use clap::{Parser, Subcommand};
 use kubefake::tooling::remote::Remote;
 use warp::Filter;
 
+/// With feature `jemalloc`: an allocator that gives freed memory back (see Cargo.toml).
+#[cfg(feature = "jemalloc")]
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 #[derive(Parser)]
 #[command(
     name = "kubefake",

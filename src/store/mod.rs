@@ -363,6 +363,7 @@ impl Txn {
         let rv = self.snap.rv + 1;
         self.snap.rv = rv;
         let last = prev.restamped(rv, rv)?;
+        prev.forget_tree();
         self.events.push(Event::new(
             rv,
             EventType::Deleted,
@@ -554,7 +555,13 @@ impl Store {
         self.current.store(snap.clone());
         let last = writer.checkpoints.back().map_or(0, |c| c.rv);
         if writer.history_limit > 0 && snap.rv >= last + CHECKPOINT_EVERY {
-            writer.checkpoints.push_back(snap.clone());
+            // Past states serve lists only: the uid indexes (random keys, so each write
+            // copies several of their nodes) are not kept with them.
+            writer.checkpoints.push_back(Arc::new(Snapshot {
+                rv: snap.rv,
+                tables: snap.tables.clone(),
+                ..Snapshot::default()
+            }));
         }
         for event in txn.events {
             if writer.history_limit > 0 {
@@ -572,7 +579,8 @@ impl Store {
 
     /// The state exactly at `rv` (for `resourceVersionMatch=Exact` and continue tokens): the
     /// first checkpoint at or after it (else the current state) with the history's events
-    /// after `rv` undone, newest first, each putting back the state it replaced.
+    /// after `rv` undone, newest first, each putting back the state it replaced. A past
+    /// state is for listing: its uid and owner indexes may be incomplete.
     pub fn snapshot_at(&self, rv: u64) -> Result<Arc<Snapshot>, AtError> {
         let writer = self.writer.lock();
         let current = self.current.load_full();

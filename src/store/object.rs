@@ -3,12 +3,13 @@
 //!
 //! The tree costs several times the bytes (serde_json's maps are B-tree nodes of about 600
 //! bytes however few keys they hold), so the trees a store keeps are bounded: its
-//! [`TreeWindow`] holds the trees of the states most recently written or read, and a state
-//! only points at its tree. The next write of an object, a controller reacting to it, the
-//! authorizer reading the same roles again all find the tree there; a state whose tree the
-//! window let go parses its bytes again (as the real apiserver decodes what it reads from
-//! etcd) and the window takes that tree in. So the memory a store holds stays close to the
-//! bytes it serves, plus the window's bound.
+//! [`TreeWindow`] lists the states whose trees were most recently made (by a write or by a
+//! read) and takes the oldest ones' trees away past its bound; a deleted state's tree goes
+//! at once. The next write of an object, a controller reacting to it, the authorizer reading
+//! the same roles again all find the tree there; a state whose tree is gone parses its bytes
+//! again (as the real apiserver decodes what it reads from etcd) and the window counts it
+//! in. So the memory a store holds stays close to the bytes it serves, plus the window's
+//! bound.
 
 use std::collections::VecDeque;
 use std::ops::Deref;
@@ -28,8 +29,8 @@ use crate::error::ApiError;
 pub struct StoredObject {
     /// The object as stored (storage version, `metadata.resourceVersion` set), serialised.
     pub json: Bytes,
-    /// The parsed `json`: its own (a dry run's), or the one the window holds for it.
-    tree: Mutex<TreeSlot>,
+    /// The parsed `json`, while it is kept (always for a state outside a store).
+    tree: Arc<TreeCell>,
     /// Where this state's trees are kept (none for states outside a store).
     window: Option<Arc<TreeWindow>>,
     /// The resourceVersion of the write that produced this state.
@@ -50,18 +51,12 @@ pub struct StoredObject {
 /// How many versions of one object state are kept serialised (a CRD rarely serves more).
 const MAX_ENCODINGS: usize = 4;
 
-/// Where a state finds its tree.
-#[derive(Debug)]
-enum TreeSlot {
-    /// Its own, for as long as the state lives.
-    Owned(Arc<Value>),
-    /// The one its store's window holds, while the window does.
-    Kept(Weak<Value>),
-}
+/// A state's tree while it is kept: the state owns it, the window may take it away.
+type TreeCell = Mutex<Option<Arc<Value>>>;
 
-/// The trees a store keeps: those of the states most recently written or read, at most
-/// [`TREE_WINDOW_TREES`] of them standing for at most [`TREE_WINDOW_BYTES`] of JSON; the
-/// oldest go first.
+/// Which trees a store keeps: those last made (by a write, or by a read that parsed), at most
+/// [`TREE_WINDOW_TREES`] of them standing for at most [`TREE_WINDOW_BYTES`] of JSON; past
+/// either bound the oldest are taken from their states.
 #[derive(Debug, Default)]
 pub struct TreeWindow {
     trees: Mutex<WindowTrees>,
@@ -69,7 +64,7 @@ pub struct TreeWindow {
 
 #[derive(Debug, Default)]
 struct WindowTrees {
-    trees: VecDeque<(Arc<Value>, usize)>,
+    trees: VecDeque<(Weak<TreeCell>, usize)>,
     bytes: usize,
 }
 
@@ -83,21 +78,25 @@ pub const TREE_WINDOW_BYTES: usize = 2 << 20;
 pub const TREE_WINDOW_TREES: usize = 1024;
 
 impl TreeWindow {
-    /// Keeps `tree` (of a state `size` bytes long); the oldest go past the bound.
-    fn admit(&self, tree: Arc<Value>, size: usize) {
+    /// Counts in the tree just put in `cell` (of a state `size` bytes long); the oldest go
+    /// past the bound.
+    fn admit(&self, cell: &Arc<TreeCell>, size: usize) {
         let mut w = self.trees.lock();
-        w.trees.push_back((tree, size));
+        w.trees.push_back((Arc::downgrade(cell), size));
         w.bytes += size;
         while (w.bytes > TREE_WINDOW_BYTES || w.trees.len() > TREE_WINDOW_TREES)
             && w.trees.len() > 1
         {
-            if let Some((_, size)) = w.trees.pop_front() {
+            if let Some((old, size)) = w.trees.pop_front() {
                 w.bytes -= size;
+                if let Some(cell) = old.upgrade() {
+                    *cell.lock() = None;
+                }
             }
         }
     }
 
-    /// How many trees the window holds.
+    /// How many trees the window counts (some may be gone already, with their states).
     pub fn len(&self) -> usize {
         self.trees.lock().trees.len()
     }
@@ -175,10 +174,7 @@ impl StoredObject {
         json.shrink_to_fit();
         let json = Bytes::from(json);
         let mut obj = StoredObject::from_parts(value, json, rv);
-        if let TreeSlot::Owned(tree) = &*obj.tree.get_mut() {
-            window.admit(tree.clone(), obj.json.len());
-            *obj.tree.get_mut() = TreeSlot::Kept(Arc::downgrade(tree));
-        }
+        window.admit(&obj.tree, obj.json.len());
         obj.window = Some(window.clone());
         Ok(Arc::new(obj))
     }
@@ -195,7 +191,7 @@ impl StoredObject {
         };
         Ok(Arc::new(StoredObject {
             json,
-            tree: Mutex::new(TreeSlot::Kept(Weak::new())),
+            tree: Arc::default(),
             window: self.window.clone(),
             rv,
             origin,
@@ -212,7 +208,7 @@ impl StoredObject {
         let owners = super::owner_uids(&value).map(Arc::from).collect();
         StoredObject {
             json,
-            tree: Mutex::new(TreeSlot::Owned(Arc::new(value))),
+            tree: Arc::new(Mutex::new(Some(Arc::new(value)))),
             window: None,
             rv,
             origin: rv,
@@ -224,9 +220,9 @@ impl StoredObject {
 
     /// The object's JSON tree: the one kept for it, else parsed from its bytes (which this
     /// store wrote, so the parse cannot fail but for a bug, reported as an empty object rather
-    /// than a panic) and handed to the window.
+    /// than a panic) and kept, counted in by the window.
     pub fn value(&self) -> Tree {
-        if let Some(tree) = self.kept_tree() {
+        if let Some(tree) = self.tree.lock().clone() {
             return Tree(tree);
         }
         let tree = Arc::new(serde_json::from_slice(&self.json).unwrap_or_else(|e| {
@@ -234,22 +230,23 @@ impl StoredObject {
             Value::Object(Default::default())
         }));
         if let Some(window) = &self.window {
-            *self.tree.lock() = TreeSlot::Kept(Arc::downgrade(&tree));
-            window.admit(tree.clone(), self.json.len());
+            *self.tree.lock() = Some(tree.clone());
+            window.admit(&self.tree, self.json.len());
         }
         Tree(tree)
     }
 
-    fn kept_tree(&self) -> Option<Arc<Value>> {
-        match &*self.tree.lock() {
-            TreeSlot::Owned(tree) => Some(tree.clone()),
-            TreeSlot::Kept(tree) => tree.upgrade(),
-        }
+    /// Whether this state's tree is at hand.
+    pub fn has_tree(&self) -> bool {
+        self.tree.lock().is_some()
     }
 
-    /// Whether this state's tree is at hand (its own, or still in the window).
-    pub fn has_tree(&self) -> bool {
-        self.kept_tree().is_some()
+    /// Lets this state's tree go (a deleted object's: only watchers' selectors may still
+    /// read it, and parse it then).
+    pub(super) fn forget_tree(&self) {
+        if self.window.is_some() {
+            *self.tree.lock() = None;
+        }
     }
 
     /// `metadata.uid`, without a parse.
@@ -352,7 +349,7 @@ mod tests {
         )
         .expect("stored");
         assert!(obj.has_tree());
-        window.trees.lock().trees.clear();
+        obj.forget_tree();
         assert!(!obj.has_tree());
         assert_eq!(obj.value()["metadata"]["resourceVersion"], "3");
         assert_eq!(obj.uid(), Some("u1"));
