@@ -5,7 +5,9 @@
 //! categories, subresources and schemas from here instead of retyping them.
 //!
 //! Everything is embedded in the binary and decoded once per process, on first use: a server
-//! start touches none of it until a request (or the catalog) needs it.
+//! start touches none of it until a request (or the catalog) needs it. The schemas come split
+//! by `build.rs`, one JSON text per definition, each decoded when first needed: a kind's
+//! schema costs the definitions it uses, not the whole file.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -16,7 +18,10 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 const DISCOVERY: &str = include_str!("../../data/k8s-1.36/discovery.json");
-const SCHEMAS: &str = include_str!("../../data/k8s-1.36/schemas.json");
+/// The tables `build.rs` makes of `schemas.json`.
+mod generated {
+    include!(concat!(env!("OUT_DIR"), "/k8s_schemas.rs"));
+}
 const OPENAPI_INDEX: &str = include_str!("../../data/k8s-1.36/openapi/index.json");
 
 /// The gzip-compressed OpenAPI v3 documents, by file name.
@@ -170,11 +175,47 @@ pub fn discovery() -> &'static Discovery {
     &DISCOVERY_DATA
 }
 
-static SCHEMA_COMPONENTS: LazyLock<Map<String, Value>> =
-    LazyLock::new(|| serde_json::from_str(SCHEMAS).unwrap_or_default());
+/// One component schema by definition name (`io.k8s.api.core.v1.Pod`), with `$ref`s to
+/// others: decoded when first asked for, each definition on its own.
+pub fn schema_component(name: &str) -> Option<&'static Value> {
+    static DECODED: LazyLock<Vec<OnceLock<Value>>> = LazyLock::new(|| {
+        std::iter::repeat_with(OnceLock::new)
+            .take(generated::COMPONENTS.len())
+            .collect()
+    });
+    let i = generated::COMPONENTS
+        .binary_search_by(|(n, _)| (*n).cmp(name))
+        .ok()?;
+    let (_, text) = generated::COMPONENTS[i];
+    Some(DECODED[i].get_or_init(|| {
+        // build.rs cut the text out of a file that parsed; it cannot fail at run time.
+        serde_json::from_str(text).unwrap_or_else(|e| {
+            tracing::error!(error = %e, name, "an embedded schema does not parse");
+            Value::Null
+        })
+    }))
+}
 
-/// The structural schemas of every type of the built-in group-versions, by definition name
-/// (`io.k8s.api.core.v1.Pod`), with `$ref`s to each other (decoded on first use).
+/// The OpenAPI definition name of a built-in kind (`io.k8s.api.apps.v1.Deployment`), as the
+/// schemas' `x-kubernetes-group-version-kind` publish it.
+pub fn definition_name(group: &str, version: &str, kind: &str) -> Option<&'static str> {
+    let table = generated::KIND_DEFINITIONS;
+    let i = table
+        .binary_search_by(|(g, v, k, _)| (*g, *v, *k).cmp(&(group, version, kind)))
+        .ok()?;
+    Some(table[i].3)
+}
+
+static SCHEMA_COMPONENTS: LazyLock<Map<String, Value>> = LazyLock::new(|| {
+    generated::COMPONENTS
+        .iter()
+        .filter_map(|(name, _)| Some((name.to_string(), schema_component(name)?.clone())))
+        .collect()
+});
+
+/// The structural schemas of every type of the built-in group-versions, by definition name,
+/// with `$ref`s to each other, as one map (decoded on first use: what needs every definition,
+/// `/openapi/v2` and strategic merge patches).
 pub fn schema_components() -> &'static Map<String, Value> {
     &SCHEMA_COMPONENTS
 }
@@ -253,6 +294,17 @@ mod tests {
         assert!(subs.contains(&"status") && subs.contains(&"eviction"));
         assert!(d.group_rank("apps") < d.group_rank("batch"));
         assert!(schema_components().contains_key("io.k8s.api.apps.v1.Deployment"));
+        assert_eq!(schema_components().len(), generated::COMPONENTS.len());
+        assert_eq!(
+            schema_component("io.k8s.api.apps.v1.Deployment"),
+            schema_components().get("io.k8s.api.apps.v1.Deployment")
+        );
+        assert!(schema_component("io.k8s.api.apps.v1.NoSuchThing").is_none());
+        assert_eq!(
+            definition_name("apps", "v1", "Deployment"),
+            Some("io.k8s.api.apps.v1.Deployment")
+        );
+        assert_eq!(definition_name("apps", "v1", "NoSuchKind"), None);
         assert_eq!(openapi_documents().len(), OPENAPI_FILES.len());
         let core = openapi_documents()
             .iter()

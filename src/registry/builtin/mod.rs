@@ -12,7 +12,6 @@ pub mod data;
 pub mod schema;
 pub mod typed;
 
-use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
 use super::apiextensions::ScaleSubresource;
@@ -98,26 +97,7 @@ pub fn is_builtin_set(kinds: &[Arc<ApiResource>]) -> bool {
     kinds.len() == builtin.len() && kinds.iter().zip(builtin).all(|(a, b)| Arc::ptr_eq(a, b))
 }
 
-/// (group, version, kind) -> OpenAPI definition name, from the published schemas.
-static DEFINITIONS: LazyLock<HashMap<(String, String, String), String>> = LazyLock::new(|| {
-    let mut out = HashMap::new();
-    for (name, schema) in data::schema_components() {
-        let gvks = schema["x-kubernetes-group-version-kind"].as_array();
-        for gvk in gvks.into_iter().flatten() {
-            let part = |k: &str| gvk[k].as_str().unwrap_or("").to_string();
-            out.entry((part("group"), part("version"), part("kind")))
-                .or_insert_with(|| name.clone());
-        }
-    }
-    out
-});
-
-/// The OpenAPI definition name of a built-in kind (`io.k8s.api.apps.v1.Deployment`).
-pub fn definition_name(group: &str, version: &str, kind: &str) -> Option<&'static str> {
-    DEFINITIONS
-        .get(&(group.to_string(), version.to_string(), kind.to_string()))
-        .map(String::as_str)
-}
+pub use data::definition_name;
 
 /// A built-in kind, started from its published discovery facts. See the module documentation.
 pub struct Kind {

@@ -1,5 +1,5 @@
 //! The structural schema of a built-in kind, compiled from the published component schemas
-//! ([`data::schema_components`]): `$ref`s inlined, the types Go marshals by hand given the
+//! ([`data::schema_component`]): `$ref`s inlined, the types Go marshals by hand given the
 //! structural form the schema pipeline understands (`IntOrString` and `Quantity` are
 //! int-or-string, objects without declared fields such as `RawExtension` keep unknown fields),
 //! and recursive types (`JSONSchemaProps`) cut where they recur.
@@ -66,10 +66,9 @@ impl LazySchema {
 
 /// Compiles a built-in definition's structural schema.
 pub fn compile(definition: &str) -> Option<Schema> {
-    let components = data::schema_components();
-    let root = components.get(definition)?;
+    let root = data::schema_component(definition)?;
     let mut stack = vec![definition.to_string()];
-    let inlined = inline(root, components, &mut stack);
+    let inlined = inline(root, &mut stack);
     Some(Schema::compile(&inlined))
 }
 
@@ -83,16 +82,16 @@ fn reference(schema: &Map<String, Value>) -> Option<&str> {
 }
 
 /// A schema with every reference replaced by its (inlined) target.
-fn inline(schema: &Value, components: &Map<String, Value>, stack: &mut Vec<String>) -> Value {
+fn inline(schema: &Value, stack: &mut Vec<String>) -> Value {
     let Some(obj) = schema.as_object() else {
         return schema.clone();
     };
     if let Some(name) = reference(obj) {
-        let mut out = match components.get(name) {
+        let mut out = match data::schema_component(name) {
             _ if stack.iter().any(|s| s == name) => preserve_unknown(),
             Some(target) => {
                 stack.push(name.to_string());
-                let inlined = inline(target, components, stack);
+                let inlined = inline(target, stack);
                 stack.pop();
                 inlined
             }
@@ -104,7 +103,7 @@ fn inline(schema: &Value, components: &Map<String, Value>, stack: &mut Vec<Strin
                 .iter()
                 .filter(|(k, _)| !matches!(k.as_str(), "allOf" | "$ref"))
             {
-                out.insert(k.clone(), inline(v, components, stack));
+                out.insert(k.clone(), inline(v, stack));
             }
         }
         return out;
@@ -116,10 +115,10 @@ fn inline(schema: &Value, components: &Map<String, Value>, stack: &mut Vec<Strin
                 v.as_object()
                     .into_iter()
                     .flatten()
-                    .map(|(name, s)| (name.clone(), inline(s, components, stack)))
+                    .map(|(name, s)| (name.clone(), inline(s, stack)))
                     .collect(),
             ),
-            "items" | "additionalProperties" if v.is_object() => inline(v, components, stack),
+            "items" | "additionalProperties" if v.is_object() => inline(v, stack),
             _ => v.clone(),
         };
         out.insert(k.clone(), value);
