@@ -34,7 +34,6 @@
 //! element of the Go kind. The generator checks that every message's Go type is derivable.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::sync::{LazyLock, OnceLock};
 
 /// How deeply messages (Go structs) may nest before an input is refused. Shared by the
@@ -54,14 +53,14 @@ pub const FIXED32: u8 = 5;
 /// The embedded table, for code that wants to parse it again (the benchmark).
 pub const SOURCE: &str = include_str!("../data/k8s-1.36/protobuf.table");
 
-/// The table, indexed on first use, its messages parsed as they are first walked: the one
-/// every caller shares.
-pub static TABLE: LazyLock<Table> = LazyLock::new(|| match Table::index(SOURCE) {
-    Ok(t) => t,
-    // The embedded file is generated and checked whole by the unit tests (`Table::parse`); it
-    // cannot fail at run time.
-    Err(e) => panic!("the embedded type table is invalid: {e}"),
-});
+/// Where `build.rs` found the embedded table's messages and kinds.
+mod generated {
+    include!(concat!(env!("OUT_DIR"), "/k8s_table_index.rs"));
+}
+
+/// The table, its messages parsed as they are first walked: the one every caller shares.
+/// `build.rs` indexed it; the unit tests parse and check it whole (`Table::parse`).
+pub static TABLE: LazyLock<Table> = LazyLock::new(|| Table::embedded(SOURCE));
 
 /// Index of a message in [`Table::messages`]: fields refer to messages by it, so that the
 /// table is a flat vector without pointers.
@@ -72,8 +71,8 @@ pub type MsgId = u32;
 pub struct Table {
     /// All messages, indexed by [`MsgId`], each parsed on first use.
     messages: Vec<Entry>,
-    /// Kind -> (apiVersion, message).
-    kinds: HashMap<&'static str, Vec<(&'static str, MsgId)>>,
+    /// (Kind, apiVersion, message), sorted by kind and apiVersion.
+    kinds: Cow<'static, [(&'static str, &'static str, MsgId)]>,
 }
 
 /// A message of the table: its name and its field lines, parsed when first asked for.
@@ -262,11 +261,13 @@ pub enum Mode {
 impl Table {
     /// The message of a kind (apiVersion, Kind), if it is a built-in kind.
     pub fn kind(&self, api_version: &str, kind: &str) -> Option<MsgId> {
-        let versions = self.kinds.get(kind)?;
-        versions
-            .iter()
-            .find(|(v, _)| *v == api_version)
-            .map(|(_, id)| *id)
+        let i = self
+            .kinds
+            .partition_point(|&(k, v, _)| (k, v) < (kind, api_version));
+        match self.kinds.get(i) {
+            Some(&(k, v, id)) if (k, v) == (kind, api_version) => Some(id),
+            _ => None,
+        }
     }
 
     /// A message by index. Indexes come from the table itself, so they are always in range.
@@ -402,7 +403,7 @@ impl Table {
     /// message is parsed by [`Table::message`] on first use.
     pub fn index(text: &'static str) -> Result<Table, String> {
         let mut messages: Vec<Entry> = Vec::with_capacity(1200);
-        let mut kinds: HashMap<&'static str, Vec<(&'static str, MsgId)>> = HashMap::new();
+        let mut kinds: Vec<(&'static str, &'static str, MsgId)> = Vec::new();
         // Where the last message's lines start, and where the current line starts and ends.
         let (mut body, mut offset) = (0, 0);
         for (n, raw) in text.split_inclusive('\n').enumerate() {
@@ -433,8 +434,7 @@ impl Table {
                     .ok_or_else(|| err("K before M"))?;
                 let mut parts = rest.split(' ');
                 let kind = parts.next().ok_or_else(|| err("no kind"))?;
-                let list = kinds.entry(kind).or_default();
-                list.extend(parts.map(|v| (v, id as MsgId)));
+                kinds.extend(parts.map(|v| (kind, v, id as MsgId)));
             } else if !line.is_empty() && !line.starts_with('#') && messages.is_empty() {
                 return Err(err("field before M"));
             }
@@ -442,7 +442,33 @@ impl Table {
         if let Some(last) = messages.last_mut() {
             last.body = &text[body..];
         }
-        Ok(Table { messages, kinds })
+        kinds.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        Ok(Table {
+            messages,
+            kinds: Cow::Owned(kinds),
+        })
+    }
+
+    /// The embedded table from the index `build.rs` made of it: no line is read until its
+    /// message is first walked.
+    fn embedded(text: &'static str) -> Table {
+        let messages = generated::MESSAGES
+            .iter()
+            .map(|&(header, body, end, line)| {
+                let header = text.get(header..body).unwrap_or("").trim_end_matches('\n');
+                Entry {
+                    name: header.split(' ').nth(2).unwrap_or(""),
+                    header,
+                    body: text.get(body..end).unwrap_or(""),
+                    line,
+                    message: OnceLock::new(),
+                }
+            })
+            .collect();
+        Table {
+            messages,
+            kinds: Cow::Borrowed(generated::KINDS),
+        }
     }
 
     /// Parses and checks one message from its lines.
@@ -808,7 +834,19 @@ mod tests {
     #[test]
     fn the_embedded_table_parses_whole_and_lazily_alike() {
         let whole = Table::parse(SOURCE).expect("the embedded table is valid");
-        let lazy = Table::index(SOURCE).expect("indexes");
+        let lazy = Table::embedded(SOURCE);
+        assert_eq!(
+            whole.kinds, lazy.kinds,
+            "build.rs indexes kinds as Table::index does"
+        );
+        for (a, b) in whole.messages.iter().zip(&lazy.messages) {
+            let parts = |e: &Entry| (e.name, e.header, e.body, e.line);
+            assert_eq!(
+                parts(a),
+                parts(b),
+                "build.rs indexes messages as Table::index does"
+            );
+        }
         assert_eq!(whole.message_count(), lazy.message_count());
         assert!(lazy.messages.iter().all(|e| e.message.get().is_none()));
         for id in (0..whole.message_count() as MsgId).rev() {
