@@ -206,6 +206,17 @@ pub fn definition_name(group: &str, version: &str, kind: &str) -> Option<&'stati
     Some(table[i].3)
 }
 
+/// The definition names of every built-in kind (each once, sorted).
+pub fn kind_definition_names() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = generated::KIND_DEFINITIONS
+        .iter()
+        .map(|&(_, _, _, name)| name)
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
 static SCHEMA_COMPONENTS: LazyLock<Map<String, Value>> = LazyLock::new(|| {
     generated::COMPONENTS
         .iter()

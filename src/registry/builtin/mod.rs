@@ -118,7 +118,7 @@ pub fn kind(group: &str, version: &str, plural: &str, strategy: Arc<dyn Strategy
         &group_version,
         kind_name,
         version,
-        schema.clone(),
+        name,
     ));
     let mut builder = ResourceBuilder::new(group, version, plural, kind_name, strategy);
     if let Some(info) = info {
