@@ -454,15 +454,13 @@ impl Table {
     fn embedded(text: &'static str) -> Table {
         let messages = generated::MESSAGES
             .iter()
-            .map(|&(header, body, end, line)| {
-                let header = text.get(header..body).unwrap_or("").trim_end_matches('\n');
-                Entry {
-                    name: header.split(' ').nth(2).unwrap_or(""),
-                    header,
-                    body: text.get(body..end).unwrap_or(""),
-                    line,
-                    message: OnceLock::new(),
-                }
+            .map(|&(name, header, body, end, line)| Entry {
+                name,
+                // The `M` line without its newline.
+                header: text.get(header..body.saturating_sub(1)).unwrap_or(""),
+                body: text.get(body..end).unwrap_or(""),
+                line,
+                message: OnceLock::new(),
             })
             .collect();
         Table {
