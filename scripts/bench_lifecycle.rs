@@ -55,7 +55,7 @@ async fn create(server: &kubefake::ServerHandle, ns: &str, obj: Value) -> String
     let stored = kubefake::registry::store::create(state, &ctx, &res, ns, obj)
         .await
         .expect("create");
-    stored.value["metadata"]["uid"]
+    stored.value()["metadata"]["uid"]
         .as_str()
         .unwrap_or("")
         .to_string()

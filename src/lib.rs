@@ -64,8 +64,9 @@
 //!   (`x-kubernetes-validations`), [`apply`] (server-side apply and managedFields, pure; the
 //!   other versions a manager wrote through are answered by [`registry::field_managers`]).
 //! - [`store`]: objects, the one write path, the global resourceVersion, watch fan-out, the
-//!   event history and snapshots for consistent lists; [`store::selector`] label and field
-//!   selectors.
+//!   event history and snapshots for consistent lists; [`store::StoredObject`] (in
+//!   `store/object.rs`) is one object state, its bytes always and its JSON tree only while a
+//!   bounded window of recent trees holds it; [`store::selector`] label and field selectors.
 //! - [`controllers`]: what kube-controller-manager and apiextensions-apiserver would run: CRD
 //!   establishing and cleanup, namespace lifecycle, the garbage collector, the storage
 //!   protection finalizers, ClusterRole aggregation, ValidatingAdmissionPolicy status, each
@@ -111,6 +112,8 @@
 //!   lives with the kind.
 //! - No client can hold the server: shutdown takes about a second whatever clients do, and a
 //!   client that does not send or does not read is dropped after a bounded time.
+//! - Memory follows the data: a stored state is its bytes plus small indexes; parsed trees,
+//!   the watch history and its checkpoints are each bounded.
 
 pub mod admission;
 pub mod apply;

@@ -277,7 +277,7 @@ impl State {
         let gr = GroupResource::new(apiextensions::GROUP, "customresourcedefinitions");
         let crds: Vec<Arc<Crd>> = snap
             .list(&gr, None)
-            .filter_map(|(_, o)| Crd::from_value(&o.value))
+            .filter_map(|(_, o)| Crd::from_value(&o.value()))
             .map(Arc::new)
             .collect();
         let previous = self.registry.load_full();

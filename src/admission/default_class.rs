@@ -43,10 +43,11 @@ fn newest_default(store: &Store, classes: &GroupResource, annotations: &[&str]) 
         .filter(|(_, c)| {
             annotations
                 .iter()
-                .any(|a| annotation(&c.value, a) == Some(&json!("true")))
+                .any(|a| annotation(&c.value(), a) == Some(&json!("true")))
         })
         .map(|(k, c)| {
-            let created = c.value["metadata"]["creationTimestamp"]
+            let config = c.value();
+            let created = config["metadata"]["creationTimestamp"]
                 .as_str()
                 .unwrap_or("");
             (created.to_string(), k.name.clone())

@@ -54,7 +54,7 @@ impl Mutating for MutatingPolicies {
                 "mutatingadmissionpolicybindings",
             );
             let if_needed =
-                |inv: &Invocation| inv.0.value["spec"]["reinvocationPolicy"] == "IfNeeded";
+                |inv: &Invocation| inv.0.value()["spec"]["reinvocationPolicy"] == "IfNeeded";
             let mut invocations = invocations(attrs, &snap, kinds, Some(object));
             if attrs.ctx.reinvocation().reinvoking {
                 // The chain's second run: the IfNeeded policies the first invoked, once each,
@@ -116,7 +116,7 @@ const PLUGIN: &str = "MutatingAdmissionPolicy";
 /// A policy invocation's identity across the chain's two runs: policy and binding.
 fn id(inv: &Invocation) -> String {
     let name = |o: &StoredObject| {
-        o.value["metadata"]["name"]
+        o.value()["metadata"]["name"]
             .as_str()
             .unwrap_or("")
             .to_string()
@@ -134,12 +134,18 @@ async fn run_invocation(
 ) -> Result<bool, ApiError> {
     let (policy, binding, target) = inv;
     let Some(target) = target else {
-        return run_binding(&policy.value, &binding.value, attrs, snap, object);
+        return run_binding(&policy.value(), &binding.value(), attrs, snap, object);
     };
     let converted = Converted::new(attrs, target, Some(object)).await?;
     let as_target = converted.attributes(attrs, target);
     let mut seen = converted.object.clone().unwrap_or(Value::Null);
-    let ran = run_binding(&policy.value, &binding.value, &as_target, snap, &mut seen)?;
+    let ran = run_binding(
+        &policy.value(),
+        &binding.value(),
+        &as_target,
+        snap,
+        &mut seen,
+    )?;
     if Some(&seen) != converted.object.as_ref() {
         *object = target.codec.convert_to(seen, &attrs.resource.codec).await?;
     }

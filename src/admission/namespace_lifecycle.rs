@@ -53,7 +53,7 @@ impl Validating for NamespaceLifecycle {
         let ns = state
             .get(&namespaces_gr(), &ObjectKey::new("", namespace))
             .ok_or_else(|| ApiError::not_found("", "namespaces", namespace))?;
-        if ns.value["status"]["phase"] != "Terminating" {
+        if ns.value()["status"]["phase"] != "Terminating" {
             return Ok(());
         }
         let res = attrs.resource;

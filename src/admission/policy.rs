@@ -70,7 +70,7 @@ impl Validating for ValidatingPolicies {
             );
             let mut denials = Vec::new();
             for (policy, binding, target) in invocations(attrs, &snap, kinds, object) {
-                let (p, b) = (&policy.value, &binding.value);
+                let (p, b) = (&policy.value(), &binding.value());
                 let Some(target) = target else {
                     apply_binding(p, b, attrs, &snap, object, &mut denials);
                     continue;
@@ -111,13 +111,13 @@ pub(super) fn invocations(
     let bindings = GroupResource::new(EXEMPT_GROUP, kinds.1);
     let mut out = Vec::new();
     for (_, policy) in snap.list(&policies, None) {
-        let constraints = &policy.value["spec"]["matchConstraints"];
+        let constraints = &policy.value()["spec"]["matchConstraints"];
         let Some(target) = matched_version(constraints, attrs, snap, object) else {
             continue;
         };
-        let name = &policy.value["metadata"]["name"];
+        let name = &policy.value()["metadata"]["name"];
         for (_, binding) in snap.list(&bindings, None) {
-            let spec = &binding.value["spec"];
+            let spec = &binding.value()["spec"];
             if spec["policyName"] != *name {
                 continue;
             }
@@ -304,15 +304,15 @@ pub(super) fn params(
         }
         (Some(name), false) => snap
             .get(&res.gr, &ObjectKey::new(namespace, name))
-            .map(|o| o.value.clone())
+            .map(|o| o.value().clone())
             .into_iter()
             .collect(),
         (None, true) => snap
             .list(&res.gr, Some(namespace))
             .filter(|(_, o)| {
-                selector_or_all(&param_ref["selector"], &o.value["metadata"]["labels"])
+                selector_or_all(&param_ref["selector"], &o.value()["metadata"]["labels"])
             })
-            .map(|(_, o)| o.value.clone())
+            .map(|(_, o)| o.value().clone())
             .collect(),
         (None, false) => return Err("one of name or selector must be provided".into()),
     };
@@ -601,7 +601,7 @@ pub(super) fn namespace_object(attrs: &Attributes<'_>, snap: &Snapshot) -> Value
         &GroupResource::new("", "namespaces"),
         &ObjectKey::new("", attrs.namespace),
     )
-    .map_or(Value::Null, |ns| ns.value.clone())
+    .map_or(Value::Null, |ns| ns.value().clone())
 }
 
 /// The refusal of the first denial: `admission.NewForbidden` with the decision's reason and

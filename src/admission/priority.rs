@@ -140,11 +140,12 @@ fn find_class(attrs: &Attributes<'_>, name: &str) -> Option<(i64, Option<String>
         .store
         .snapshot()
         .get(&classes_gr(), &ObjectKey::new("", name))?;
-    let policy = stored.value["preemptionPolicy"]
+    let stored_tree = stored.value();
+    let policy = stored_tree["preemptionPolicy"]
         .as_str()
         .unwrap_or("PreemptLowerPriority");
     Some((
-        stored.value["value"].as_i64().unwrap_or(0),
+        stored.value()["value"].as_i64().unwrap_or(0),
         Some(policy.to_string()),
     ))
 }
@@ -154,8 +155,8 @@ fn default_priority(attrs: &Attributes<'_>) -> (String, i64, Option<String>) {
     let snapshot = attrs.store.snapshot();
     let default = snapshot
         .list(&classes_gr(), None)
-        .filter(|(_, c)| c.value["globalDefault"] == true)
-        .map(|(_, c)| c.value.clone())
+        .filter(|(_, c)| c.value()["globalDefault"] == true)
+        .map(|(_, c)| c.value().clone())
         .min_by_key(|c| c["value"].as_i64().unwrap_or(0));
     match default {
         Some(c) => (

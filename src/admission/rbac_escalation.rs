@@ -238,7 +238,7 @@ fn role_ref_rules(
         &ObjectKey::new(ns, name),
     );
     match role {
-        Some(role) => Ok(PolicyRule::list(&role.value["rules"])),
+        Some(role) => Ok(PolicyRule::list(&role.value()["rules"])),
         None => Err(ApiError::not_found(GROUP, resource, name)),
     }
 }

@@ -99,7 +99,7 @@ fn account(attrs: &Attributes<'_>, pod: &Value, name: &str) -> Result<Value, Api
     }
     let key = ObjectKey::new(ns, name);
     match snapshot.get(&GroupResource::new("", "serviceaccounts"), &key) {
-        Some(sa) => Ok(sa.value.clone()),
+        Some(sa) => Ok(sa.value().clone()),
         None => {
             let why = format!(
                 "error looking up service account {ns}/{name}: serviceaccount \"{name}\" not found"

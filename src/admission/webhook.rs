@@ -98,17 +98,17 @@ async fn selected_hooks(
         return Ok(Vec::new());
     }
     let gr = GroupResource::new(EXEMPT_GROUP, resource);
-    let mut configs: Vec<_> = snap.list(&gr, None).map(|(_, o)| o.clone()).collect();
+    let mut configs: Vec<_> = snap.list(&gr, None).map(|(_, o)| o.value()).collect();
     configs.sort_by(|a, b| {
-        a.value["metadata"]["name"]
+        a["metadata"]["name"]
             .as_str()
-            .cmp(&b.value["metadata"]["name"].as_str())
+            .cmp(&b["metadata"]["name"].as_str())
     });
     let mut selected = Vec::new();
     let mut hooks: Vec<(&str, &Value)> = Vec::new();
-    for c in &configs {
-        let name = c.value["metadata"]["name"].as_str().unwrap_or("");
-        let each = c.value["webhooks"].as_array().into_iter().flatten();
+    for config in &configs {
+        let name = config["metadata"]["name"].as_str().unwrap_or("");
+        let each = config["webhooks"].as_array().into_iter().flatten();
         hooks.extend(each.map(|h| (name, h)));
     }
     for (config, hook) in hooks {
@@ -298,7 +298,7 @@ pub(super) fn namespace_labels(
     }
     let key = crate::store::ObjectKey::new("", attrs.namespace);
     snap.get(&GroupResource::new("", "namespaces"), &key)
-        .map_or(Value::Null, |ns| ns.value["metadata"]["labels"].clone())
+        .map_or(Value::Null, |ns| ns.value()["metadata"]["labels"].clone())
 }
 
 /// One rule (`RuleWithOperations`) against the request: operation, group, version,

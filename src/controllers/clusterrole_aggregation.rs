@@ -41,8 +41,8 @@ pub async fn reconcile(state: &State, ctx: &Context) {
         .store
         .snapshot()
         .list(&cluster_roles(), None)
-        .filter(|(_, role)| is_aggregated(&role.value))
-        .map(|(_, role)| meta_str(&role.value, "name").to_string())
+        .filter(|(_, role)| is_aggregated(&role.value()))
+        .map(|(_, role)| meta_str(&role.value(), "name").to_string())
         .collect();
     for name in aggregated {
         sync(state, ctx, &res, &name).await;
@@ -61,22 +61,22 @@ async fn sync(state: &State, ctx: &Context, res: &ApiResource, name: &str) {
     let Some(role) = snapshot.get(&cluster_roles(), &ObjectKey::new("", name)) else {
         return;
     };
-    if !is_aggregated(&role.value) {
+    if !is_aggregated(&role.value()) {
         return;
     }
-    let listed: Vec<_> = snapshot.list(&cluster_roles(), None).collect();
-    let roles: Vec<(&str, &Value)> = listed
-        .iter()
-        .map(|(_, r)| (meta_str(&r.value, "name"), &r.value))
+    let listed: Vec<_> = snapshot
+        .list(&cluster_roles(), None)
+        .map(|(_, r)| r.value())
         .collect();
-    let rules = match aggregate(&role.value, &roles) {
+    let roles: Vec<(&str, &Value)> = listed.iter().map(|r| (meta_str(r, "name"), &**r)).collect();
+    let rules = match aggregate(&role.value(), &roles) {
         Ok(rules) => rules,
         Err(selector) => {
             tracing::warn!(clusterrole = %name, %selector, "an aggregationRule selector does not parse");
             return;
         }
     };
-    if same_rules(&rules, &role.value["rules"]) {
+    if same_rules(&rules, &role.value()["rules"]) {
         return;
     }
     apply_rules(state, ctx, res, name, rules).await;

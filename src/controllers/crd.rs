@@ -38,15 +38,15 @@ pub async fn reconcile(state: &State, ctx: &Context, name: &str) {
             .view()
             .list(&gr, None)
             .filter(|(k, _)| k.name != name)
-            .filter_map(|(_, o)| Crd::from_value(&o.value))
+            .filter_map(|(_, o)| Crd::from_value(&o.value()))
             .collect();
-        let mut obj = current.value.clone();
+        let mut obj = current.value().clone();
         reconcile_names(&mut obj, &others);
-        if obj != current.value {
+        if obj != current.value() {
             super::record_status_update(
                 res.as_deref(),
                 APISERVER_MANAGER,
-                &current.value,
+                &current.value(),
                 &mut obj,
             );
             txn.put(&gr, key.clone(), obj)?;
@@ -56,7 +56,7 @@ pub async fn reconcile(state: &State, ctx: &Context, name: &str) {
     state.refresh_registry();
     match deleting {
         Ok(Some(crd))
-            if finalizers(&crd.value)
+            if finalizers(&crd.value())
                 .iter()
                 .any(|f| f == CLEANUP_FINALIZER) =>
         {
@@ -84,13 +84,13 @@ fn update_crd(state: &State, name: &str, change: impl Fn(&mut Value)) -> Result<
         let Some(current) = txn.view().get(&crds_gr(), &key) else {
             return Ok(());
         };
-        let mut obj = current.value.clone();
+        let mut obj = current.value().clone();
         change(&mut obj);
-        if obj != current.value {
+        if obj != current.value() {
             super::record_status_update(
                 res.as_deref(),
                 APISERVER_MANAGER,
-                &current.value,
+                &current.value(),
                 &mut obj,
             );
             txn.put(&crds_gr(), key, obj)?;
@@ -105,7 +105,7 @@ async fn clean_up(state: &State, ctx: &Context, name: &str) -> Result<(), ApiErr
         .store
         .snapshot()
         .get(&crds_gr(), &ObjectKey::new("", name))
-        .and_then(|o| Crd::from_value(&o.value))
+        .and_then(|o| Crd::from_value(&o.value()))
     else {
         return Ok(());
     };
@@ -199,7 +199,7 @@ fn release(
         let Some(current) = txn.view().get(&crds_gr(), &key) else {
             return Ok(None);
         };
-        let mut obj = current.value.clone();
+        let mut obj = current.value().clone();
         set_condition(&mut obj, "Terminating", "False", reason, message);
         let left: Vec<Value> = finalizers(&obj)
             .into_iter()

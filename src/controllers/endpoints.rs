@@ -52,21 +52,22 @@ pub async fn reconcile(state: &State, ctx: &Context, service: &ObjectKey) {
         }
         return;
     };
-    let Some(selector) = managed_selector(&svc.value) else {
+    let svc_tree = svc.value();
+    let Some(selector) = managed_selector(&svc_tree) else {
         return;
     };
     let pods = selected_pods(&snapshot, &service.namespace, selector);
-    let subsets = desired_subsets(&svc.value, &pods);
-    let labels = desired_labels(&svc.value);
+    let subsets = desired_subsets(&svc.value(), &pods);
+    let labels = desired_labels(&svc.value());
     let current = snapshot.get(&endpoints_gr(), service);
     drop(snapshot);
     if current
         .as_ref()
-        .is_some_and(|c| up_to_date(&c.value, &subsets, &labels))
+        .is_some_and(|c| up_to_date(&c.value(), &subsets, &labels))
     {
         return;
     }
-    let time = trigger_time(&svc.value, &pods);
+    let time = trigger_time(&svc.value(), &pods);
     let write = |obj: &mut Value| {
         set_subsets(obj, &subsets);
         crate::registry::object_meta::meta_mut(obj).insert("labels".into(), json!(labels));
@@ -131,7 +132,8 @@ fn desired_subsets(svc: &Value, pods: &[Arc<StoredObject>]) -> Vec<Value> {
     let ports: &[Value] = svc["spec"]["ports"].as_array().map_or(&[], Vec::as_slice);
     let headless = svc["spec"]["clusterIP"] == "None";
     let mut entries = Vec::new();
-    for pod in pods.iter().map(|p| &p.value) {
+    for pod in pods.iter().map(|p| p.value()) {
+        let pod = &*pod;
         if !may_be_endpoint(pod, publish) {
             continue;
         }
@@ -305,7 +307,7 @@ mod tests {
             "ports": [{"name": "web", "port": 80, "targetPort": "http", "protocol": "TCP"},
                       {"name": "admin", "port": 81, "targetPort": "admin", "protocol": "TCP"}]}),
         );
-        let mut with_admin = pod("a", "10.0.0.1", true, json!({})).value.clone();
+        let mut with_admin = pod("a", "10.0.0.1", true, json!({})).value().clone();
         with_admin["spec"]["containers"][0]["ports"] = json!([
             {"name": "http", "containerPort": 8080, "protocol": "TCP"},
             {"name": "admin", "containerPort": 9999, "protocol": "TCP"}]);

@@ -68,13 +68,14 @@ pub async fn reconcile(state: &State, ctx: &Context, service: &ObjectKey) {
     let Some(svc) = snapshot.get(&services_gr(), service) else {
         return;
     };
-    let Some(selector) = managed_selector(&svc.value) else {
+    let svc_tree = svc.value();
+    let Some(selector) = managed_selector(&svc_tree) else {
         return;
     };
     let pods = selected_pods(&snapshot, &service.namespace, selector);
     let existing = managed_slices(&snapshot, service);
     let zone = |node: &str| node_zone(&snapshot, node);
-    let steps = plan(&svc.value, &pods, &existing, &zone);
+    let steps = plan(&svc.value(), &pods, &existing, &zone);
     drop(snapshot);
     if steps.is_empty() {
         return;
@@ -82,7 +83,7 @@ pub async fn reconcile(state: &State, ctx: &Context, service: &ObjectKey) {
     let Some(res) = state.registry().by_group_resource(&slices_gr()) else {
         return;
     };
-    let svc = &svc.value;
+    let svc = &svc.value();
     let labels = desired_labels(svc);
     let time = trigger_time(svc, &pods);
     let fill = |slice: &mut Value, d: &Desired| {
@@ -125,12 +126,12 @@ fn managed_slices(snapshot: &Snapshot, service: &ObjectKey) -> Vec<Value> {
     snapshot
         .list(&slices_gr(), Some(&service.namespace))
         .filter(|(_, s)| {
-            let labels = &s.value["metadata"]["labels"];
+            let labels = &s.value()["metadata"]["labels"];
             labels[SERVICE_NAME_LABEL] == *service.name.as_str()
                 && labels[SLICE_MANAGED_BY] == SLICE_CONTROLLER
                 && !s.is_deleting()
         })
-        .map(|(_, s)| s.value.clone())
+        .map(|(_, s)| s.value().clone())
         .collect()
 }
 
@@ -138,7 +139,7 @@ fn managed_slices(snapshot: &Snapshot, service: &ObjectKey) -> Vec<Value> {
 fn node_zone(snapshot: &Snapshot, node: &str) -> Option<String> {
     let key = ObjectKey::new("", node);
     let obj = snapshot.get(&GroupResource::new("", "nodes"), &key)?;
-    obj.value["metadata"]["labels"][ZONE_LABEL]
+    obj.value()["metadata"]["labels"][ZONE_LABEL]
         .as_str()
         .filter(|z| !z.is_empty())
         .map(str::to_string)
@@ -262,7 +263,8 @@ fn desired_slices(
     zone: &dyn Fn(&str) -> Option<String>,
 ) -> Vec<Desired> {
     let mut groups: Vec<(Value, Vec<Value>)> = Vec::new();
-    for pod in pods.iter().map(|p| &p.value) {
+    for pod in pods.iter().map(|p| p.value()) {
+        let pod = &*pod;
         if !may_be_endpoint(pod, true) {
             continue;
         }
@@ -391,7 +393,7 @@ mod tests {
     #[test]
     fn endpoints_carry_conditions_and_sort_by_address() {
         let svc = service();
-        let mut terminating = pod("c", "10.0.0.3", true).value.clone();
+        let mut terminating = pod("c", "10.0.0.3", true).value().clone();
         terminating["metadata"]["deletionTimestamp"] = json!("2024-01-01T00:00:00Z");
         let pods = [
             pod("b", "10.0.0.2", false),

@@ -53,10 +53,10 @@ fn owner_state(state: &State, dependent_ns: &str, reference: &Value) -> OwnerSta
     }
     let key = ObjectKey::new(if res.namespaced { dependent_ns } else { "" }, name);
     match state.store.snapshot().get(&res.gr, &key) {
-        Some(owner) if meta_str(&owner.value, "uid") == uid => {
+        Some(owner) if meta_str(&owner.value(), "uid") == uid => {
             let deleting = owner.is_deleting();
             if deleting
-                && finalizers(&owner.value)
+                && finalizers(&owner.value())
                     .iter()
                     .any(|f| f == FOREGROUND_FINALIZER)
             {
@@ -78,7 +78,7 @@ pub async fn process_dependent(state: &State, ctx: &Context, gr: &GroupResource,
     let Some(res) = state.registry().by_group_resource(gr) else {
         return;
     };
-    let refs: Vec<Value> = obj.value["metadata"]["ownerReferences"]
+    let refs: Vec<Value> = obj.value()["metadata"]["ownerReferences"]
         .as_array()
         .cloned()
         .unwrap_or_default();
@@ -113,9 +113,10 @@ pub async fn process_dependent(state: &State, ctx: &Context, gr: &GroupResource,
     if obj.is_deleting() {
         return;
     }
-    let own_uid = meta_str(&obj.value, "uid");
+    let tree = obj.value();
+    let own_uid = meta_str(&tree, "uid");
     let has_dependents = !state.store.snapshot().dependents_of(own_uid).is_empty();
-    let existing = finalizers(&obj.value);
+    let existing = finalizers(&obj.value());
     let propagation = if waiting > 0 && has_dependents {
         Propagation::Foreground
     } else if existing.iter().any(|f| f == ORPHAN_FINALIZER) {
@@ -168,7 +169,7 @@ pub async fn process_owner(state: &State, ctx: &Context, uid: &str) {
     let Some(res) = state.registry().by_group_resource(&gr) else {
         return;
     };
-    let held_by = finalizers(&owner.value);
+    let held_by = finalizers(&owner.value());
     if held_by.iter().any(|f| f == ORPHAN_FINALIZER) {
         for (dgr, dkey) in &dependents {
             let Some(dres) = state.registry().by_group_resource(dgr) else {
@@ -199,7 +200,7 @@ pub async fn process_owner(state: &State, ctx: &Context, uid: &str) {
         let snap = state.store.snapshot();
         let blocked = dependents.iter().any(|(dgr, dkey)| {
             snap.get(dgr, dkey).is_some_and(|d| {
-                d.value["metadata"]["ownerReferences"]
+                d.value()["metadata"]["ownerReferences"]
                     .as_array()
                     .is_some_and(|refs| {
                         refs.iter()

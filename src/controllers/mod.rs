@@ -331,15 +331,16 @@ pub async fn after_commit(
     res: &ApiResource,
     obj: &Arc<StoredObject>,
 ) {
-    let name = meta_str(&obj.value, "name");
+    let tree = obj.value();
+    let name = meta_str(&tree, "name");
     let mut work = res.strategy.after_commit(obj);
     if obj.is_deleting() {
-        let uid = meta_str(&obj.value, "uid");
+        let uid = meta_str(&tree, "uid");
         work.push(Work::Owner(uid.to_string()));
     }
-    if owner_uids(&obj.value).next().is_some() {
+    if owner_uids(&tree).next().is_some() {
         let ns = if res.namespaced {
-            meta_str(&obj.value, "namespace")
+            meta_str(&tree, "namespace")
         } else {
             ""
         };
@@ -357,9 +358,10 @@ pub async fn after_remove(
     obj: &Arc<StoredObject>,
 ) {
     let mut work = res.strategy.after_remove(obj);
-    work.push(Work::Owner(meta_str(&obj.value, "uid").to_string()));
-    work.extend(owner_uids(&obj.value).map(|uid| Work::Owner(uid.to_string())));
-    let ns = meta_str(&obj.value, "namespace");
+    work.push(Work::Owner(meta_str(&obj.value(), "uid").to_string()));
+    work.extend(owner_uids(&obj.value()).map(|uid| Work::Owner(uid.to_string())));
+    let tree = obj.value();
+    let ns = meta_str(&tree, "namespace");
     if !ns.is_empty() && res.namespaced && namespace::is_terminating(state, ns) {
         work.push(Work::Namespace(ns.to_string()));
     }

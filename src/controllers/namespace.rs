@@ -72,7 +72,7 @@ async fn delete_content(state: &State, ctx: &Context, name: &str) -> Result<(), 
             *remaining
                 .entry(crate::error::qualified(&res.group, &res.plural))
                 .or_default() += 1;
-            for f in finalizers(&obj.value) {
+            for f in finalizers(&obj.value()) {
                 *held.entry(f).or_default() += 1;
             }
         }
@@ -85,7 +85,7 @@ async fn delete_content(state: &State, ctx: &Context, name: &str) -> Result<(), 
         let Some(ns) = txn.view().get(&namespaces_gr(), &key) else {
             return Ok(());
         };
-        let mut obj = ns.value.clone();
+        let mut obj = ns.value().clone();
         set_conditions(&mut obj, &remaining, &held);
         if done {
             let spec_finalizers: Vec<Value> = obj["spec"]["finalizers"]
@@ -103,13 +103,13 @@ async fn delete_content(state: &State, ctx: &Context, name: &str) -> Result<(), 
                 return Ok(());
             }
         }
-        if obj != ns.value {
+        if obj != ns.value() {
             // kube-controller-manager's UpdateStatus (the finalize step only removes the
             // `spec.finalizers` entry, which a status write never owns).
             super::record_status_update(
                 namespaces.as_deref(),
                 super::CONTROLLER_MANAGER,
-                &ns.value,
+                &ns.value(),
                 &mut obj,
             );
             txn.put(&namespaces_gr(), key, obj)?;

@@ -39,17 +39,17 @@ pub fn reconcile(state: &State, name: &str) {
         let Some(current) = txn.view().get(&policies(), &key) else {
             return Ok(());
         };
-        let generation = current.value["metadata"]["generation"]
+        let generation = current.value()["metadata"]["generation"]
             .as_i64()
             .unwrap_or(0);
-        let observed = current.value["status"]["observedGeneration"]
+        let observed = current.value()["status"]["observedGeneration"]
             .as_i64()
             .unwrap_or(0);
         if generation <= observed {
             return Ok(());
         }
-        let warnings = type_check(&current.value, &registry);
-        let mut obj = current.value.clone();
+        let warnings = type_check(&current.value(), &registry);
+        let mut obj = current.value().clone();
         let mut checking = json!({});
         if !warnings.is_empty() {
             checking["expressionWarnings"] = json!(warnings);

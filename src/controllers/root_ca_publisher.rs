@@ -86,7 +86,7 @@ pub async fn reconcile(state: &State, ctx: &Context, namespace: &str) {
             create_logged(state, ctx, &res, namespace, published(namespace, ca)).await;
         }
         None => {}
-        Some(cm) if up_to_date(&cm.value, ca) => {}
+        Some(cm) if up_to_date(&cm.value(), ca) => {}
         Some(_) => {
             let why = "restoring kube-root-ca.crt";
             edit(state, ctx, &res, &key, why, &|cm: &mut Value| {

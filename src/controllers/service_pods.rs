@@ -74,7 +74,7 @@ pub fn selected_pods(
 ) -> Vec<Arc<StoredObject>> {
     snapshot
         .list(&pods_gr(), Some(namespace))
-        .filter(|(_, p)| selects(selector, &p.value["metadata"]["labels"]))
+        .filter(|(_, p)| selects(selector, &p.value()["metadata"]["labels"]))
         .map(|(_, p)| p.clone())
         .collect()
 }
@@ -203,7 +203,7 @@ pub fn trigger_time(svc: &Value, pods: &[Arc<StoredObject>]) -> Option<String> {
     let created = parse(&svc["metadata"]["creationTimestamp"]);
     let transitions = pods
         .iter()
-        .filter_map(|p| ready_condition(&p.value).and_then(|c| parse(&c["lastTransitionTime"])));
+        .filter_map(|p| ready_condition(&p.value()).and_then(|c| parse(&c["lastTransitionTime"])));
     created
         .into_iter()
         .chain(transitions)
@@ -232,7 +232,7 @@ pub fn work_for_pod(state: &State, pod: &ObjectKey) -> Vec<Work> {
     let ns = pod.namespace.as_str();
     let mut services = snapshot
         .list(&services_gr(), Some(ns))
-        .filter(|(_, s)| managed_selector(&s.value).is_some())
+        .filter(|(_, s)| managed_selector(&s.value()).is_some())
         .peekable();
     if services.peek().is_none() {
         return Vec::new();
@@ -242,13 +242,13 @@ pub fn work_for_pod(state: &State, pod: &ObjectKey) -> Vec<Work> {
     let mut work = Vec::new();
     for (key, svc) in services {
         let selected = current.as_ref().is_some_and(|p| {
-            managed_selector(&svc.value)
-                .is_some_and(|sel| selects(sel, &p.value["metadata"]["labels"]))
+            managed_selector(&svc.value())
+                .is_some_and(|sel| selects(sel, &p.value()["metadata"]["labels"]))
         });
         let listed = in_slices.contains(key.name.as_str())
             || snapshot
                 .get(&endpoints_gr(), key)
-                .is_some_and(|e| endpoints_list(&e.value, &pod.name));
+                .is_some_and(|e| endpoints_list(&e.value(), &pod.name));
         if selected || listed {
             work.push(Work::Endpoints(key.clone()));
             work.push(Work::EndpointSlices(key.clone()));
@@ -269,17 +269,22 @@ fn endpoints_list(endpoints: &Value, pod: &str) -> bool {
 }
 
 /// The Services whose controller-managed slices have an endpoint whose target is the pod.
-fn services_whose_slices_list<'a>(snapshot: &'a Snapshot, pod: &'a ObjectKey) -> HashSet<&'a str> {
+fn services_whose_slices_list(snapshot: &Snapshot, pod: &ObjectKey) -> HashSet<String> {
     snapshot
         .list(&slices_gr(), Some(&pod.namespace))
-        .filter(|(_, s)| s.value["metadata"]["labels"][SLICE_MANAGED_BY] == SLICE_CONTROLLER)
+        .filter(|(_, s)| s.value()["metadata"]["labels"][SLICE_MANAGED_BY] == SLICE_CONTROLLER)
         .filter(|(_, s)| {
-            let endpoints = s.value["endpoints"].as_array().into_iter().flatten();
+            let slice = s.value();
+            let endpoints = slice["endpoints"].as_array().into_iter().flatten();
             endpoints
                 .into_iter()
                 .any(|e| e["targetRef"]["kind"] == "Pod" && e["targetRef"]["name"] == *pod.name)
         })
-        .filter_map(|(_, s)| s.value["metadata"]["labels"][SERVICE_NAME_LABEL].as_str())
+        .filter_map(|(_, s)| {
+            s.value()["metadata"]["labels"][SERVICE_NAME_LABEL]
+                .as_str()
+                .map(str::to_string)
+        })
         .collect()
 }
 

@@ -39,11 +39,11 @@ pub async fn reconcile(state: &State, ctx: &Context, gr: &GroupResource, key: &O
     let (finalizer, in_use) = if *gr == claims_gr() {
         (PVC_PROTECTION, claim_in_use(&snapshot, key))
     } else if *gr == volumes_gr() {
-        (PV_PROTECTION, obj.value["status"]["phase"] == "Bound")
+        (PV_PROTECTION, obj.value()["status"]["phase"] == "Bound")
     } else {
         return;
     };
-    if in_use || !finalizers(&obj.value).iter().any(|f| f == finalizer) {
+    if in_use || !finalizers(&obj.value()).iter().any(|f| f == finalizer) {
         return;
     }
     let Some(res) = state.registry().by_group_resource(gr) else {
@@ -57,7 +57,7 @@ fn claim_in_use(snapshot: &Snapshot, key: &ObjectKey) -> bool {
     let pods = GroupResource::new("", "pods");
     snapshot
         .list(&pods, Some(&key.namespace))
-        .any(|(_, pod)| pod_uses_claim(&pod.value, &key.name))
+        .any(|(_, pod)| pod_uses_claim(&pod.value(), &key.name))
 }
 
 /// `podUsesPVCForDeletion`: only a scheduled pod holds a claim (the kubelet refuses to start

@@ -27,7 +27,7 @@ use serde_json::{json, Value};
 
 use crate::error::ApiError;
 use crate::registry::strategy::Strategy;
-use crate::store::StoredObject;
+use crate::store::{StoredObject, Tree};
 
 /// Converts objects of one resource between its versions.
 pub trait Converter: Send + Sync {
@@ -115,7 +115,7 @@ impl Codec {
     /// Whether a stored object is in another version than this one: the storage version, or
     /// the one it was stored in before the storage version changed.
     fn converts(&self, obj: &StoredObject) -> bool {
-        obj.value["apiVersion"].as_str() != Some(self.api_version.as_str())
+        obj.value()["apiVersion"].as_str() != Some(self.api_version.as_str())
     }
 
     fn needs_defaults(&self, obj: &StoredObject) -> bool {
@@ -162,11 +162,11 @@ impl Codec {
     /// converted fields): converted, pruned against this version's schema, then defaulted.
     /// Only the objects in another version go to the converter, in one batch.
     pub async fn from_storage(&self, objs: &[Arc<StoredObject>]) -> Result<Vec<Value>, ApiError> {
-        let mut out: Vec<Value> = objs.iter().map(|o| o.value.clone()).collect();
+        let mut out: Vec<Value> = objs.iter().map(|o| o.value().clone()).collect();
         let to_convert: Vec<Value> = objs
             .iter()
             .filter(|o| self.converts(o))
-            .map(|o| o.value.clone())
+            .map(|o| o.value().clone())
             .collect();
         if !to_convert.is_empty() {
             let count = to_convert.len();
@@ -194,18 +194,13 @@ impl Codec {
         Ok(out)
     }
 
-    /// One stored object as this version shows it, borrowed when it reads as stored (the
-    /// common case: updates and deletes then copy nothing).
-    pub async fn view<'a>(
-        &self,
-        obj: &'a Arc<StoredObject>,
-    ) -> Result<std::borrow::Cow<'a, Value>, ApiError> {
+    /// One stored object as this version shows it, the stored tree itself when it reads as
+    /// stored (the common case: updates and deletes then copy nothing).
+    pub async fn view(&self, obj: &Arc<StoredObject>) -> Result<Tree, ApiError> {
         if self.is_identity_for(obj) {
-            return Ok(std::borrow::Cow::Borrowed(&obj.value));
+            return Ok(obj.value());
         }
-        self.from_storage_one(obj)
-            .await
-            .map(std::borrow::Cow::Owned)
+        self.from_storage_one(obj).await.map(Tree::from)
     }
 
     /// One stored object as this version shows it.
@@ -385,7 +380,7 @@ mod tests {
         let v = codec.from_storage_one(&obj).await.expect("reads");
         assert_eq!(v["spec"]["defaulted"], true);
         assert!(
-            obj.value["spec"].is_null(),
+            obj.value()["spec"].is_null(),
             "the stored object is unchanged"
         );
     }

@@ -38,7 +38,7 @@ pub async fn delete_collection(
         .store
         .snapshot()
         .list(&res.gr, filter.namespace.as_deref())
-        .filter(|(k, o)| filter.matches(k, &o.value))
+        .filter(|(k, o)| filter.matches(k, o))
         .map(|(k, _)| k.clone())
         .collect();
     let mut deleted = Vec::new();

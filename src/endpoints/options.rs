@@ -16,7 +16,7 @@ use crate::filters::request_info::RequestInfo;
 use crate::registry::store::{DeleteOptions, Propagation};
 use crate::registry::strategy::FieldValidation;
 use crate::store::selector::{FieldSelector, LabelSelector};
-use crate::store::ObjectKey;
+use crate::store::{ObjectKey, StoredObject};
 
 /// `resourceVersionMatch`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -414,17 +414,23 @@ impl Filter {
         })
     }
 
-    /// Whether an object passes every restriction.
-    pub fn matches(&self, key: &ObjectKey, obj: &Value) -> bool {
-        self.namespace
+    /// Whether an object passes every restriction. Only selectors look into the object, so a
+    /// filter without them never needs its tree.
+    pub fn matches(&self, key: &ObjectKey, obj: &StoredObject) -> bool {
+        let in_scope = self
+            .namespace
             .as_ref()
             .is_none_or(|ns| &key.namespace == ns)
-            && self.name.as_ref().is_none_or(|n| &key.name == n)
-            && (self.labels.is_empty()
-                || self
-                    .labels
-                    .matches(obj["metadata"].get("labels").and_then(Value::as_object)))
-            && (self.fields.is_empty() || self.fields.matches(obj))
+            && self.name.as_ref().is_none_or(|n| &key.name == n);
+        if !in_scope || (self.labels.is_empty() && self.fields.is_empty()) {
+            return in_scope;
+        }
+        let obj = obj.value();
+        (self.labels.is_empty()
+            || self
+                .labels
+                .matches(obj["metadata"].get("labels").and_then(Value::as_object)))
+            && (self.fields.is_empty() || self.fields.matches(&obj))
     }
 }
 

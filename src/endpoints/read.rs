@@ -28,7 +28,7 @@ pub async fn get(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
         if only.list {
             return Err(only.wrong_shape(&ep.res, false));
         }
-        let body = serde_json::to_vec(&only.partial(&obj.value)).map_err(ApiError::internal)?;
+        let body = serde_json::to_vec(&only.partial(&obj.value())).map_err(ApiError::internal)?;
         return ep.respond_json(StatusCode::OK, Bytes::from(body));
     }
     if let Some(include) = ep.output.table {
@@ -92,7 +92,11 @@ pub async fn list(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
 
 /// A page as a `PartialObjectMetadataList` (typed: no `continue` when there is no next page).
 fn metadata_list(only: MetadataOnly, page: &Page) -> Bytes {
-    let items: Vec<Value> = page.items.iter().map(|o| only.partial(&o.value)).collect();
+    let items: Vec<Value> = page
+        .items
+        .iter()
+        .map(|o| only.partial(&o.value()))
+        .collect();
     let mut meta = json!({"resourceVersion": page.meta.rv.to_string()});
     if let Some(c) = &page.meta.continue_token {
         meta["continue"] = json!(c);
@@ -133,7 +137,7 @@ async fn read_page(
     };
     let mut matching = snap
         .list_after(&res.gr, filter.namespace.as_deref(), after)
-        .filter(|(k, o)| filter.matches(k, &o.value));
+        .filter(|(k, o)| filter.matches(k, o));
     let mut items = Vec::new();
     let mut last = None;
     for (key, obj) in matching.by_ref() {

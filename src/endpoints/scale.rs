@@ -50,7 +50,7 @@ pub async fn serve(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
             write(ep, &apply).await?
         }
     };
-    let scale = scale::to_scale(cfg, &updated.value)?;
+    let scale = scale::to_scale(cfg, &updated.value())?;
     ep.respond_json(StatusCode::OK, Bytes::from(scale.to_string()))
 }
 

@@ -197,7 +197,7 @@ async fn object_frame(
 ) -> Result<Bytes, ApiError> {
     let codec = &req.resource.codec;
     if let Some(only) = req.metadata {
-        let partial = serde_json::to_vec(&only.partial(&obj.value)).unwrap_or_default();
+        let partial = serde_json::to_vec(&only.partial(&obj.value())).unwrap_or_default();
         return Ok(frame(req.format, kind.as_str(), &partial));
     }
     match &req.table {
@@ -219,7 +219,7 @@ fn translate(req: &WatchRequest, event: &Event) -> Option<(EventType, Arc<Stored
     if event.resource != req.resource.gr {
         return None;
     }
-    let matches = |o: &StoredObject| req.filter.matches(&event.key, &o.value);
+    let matches = |o: &StoredObject| req.filter.matches(&event.key, o);
     let now = matches(&event.object);
     let before = event.prev.as_deref().is_some_and(matches);
     let kind = match event.kind {
@@ -339,7 +339,7 @@ impl Watcher {
         let ns = self.req.filter.namespace.as_deref();
         let objects: Vec<Arc<StoredObject>> = snap
             .list(&self.req.resource.gr, ns)
-            .filter(|(k, o)| self.req.filter.matches(k, &o.value))
+            .filter(|(k, o)| self.req.filter.matches(k, o))
             .map(|(_, o)| o.clone())
             .collect();
         drop(snap);

@@ -388,14 +388,14 @@ pub async fn update(
         let mut obj = res.codec.to_storage(obj).await?;
         // A write that changes nothing is not a write: no new resourceVersion, no event.
         meta_mut(&mut obj).insert("resourceVersion".into(), json!(old.rv.to_string()));
-        if obj == old.value {
+        if obj == old.value() {
             return Ok(old);
         }
         if ctx.dry_run {
             let mut obj = obj;
             let view = state.store.snapshot();
             res.strategy
-                .allocate(&view, &mut obj, Some(&old.value), true)?;
+                .allocate(&view, &mut obj, Some(&old.value()), true)?;
             return Ok(Arc::new(dry_run_object(obj, old.rv)));
         }
         // `ShouldDeleteDuringUpdate`: no finalizers left and no grace period running.
@@ -413,7 +413,7 @@ pub async fn update(
             } else {
                 let mut obj = obj;
                 res.strategy
-                    .allocate(txn.view(), &mut obj, Some(&old.value), false)?;
+                    .allocate(txn.view(), &mut obj, Some(&old.value()), false)?;
                 txn.put(&res.gr, key.clone(), obj).map(|o| Some((o, false)))
             }
         })?;
@@ -665,7 +665,7 @@ pub async fn delete(
     loop {
         let old = get(state, res, namespace, name)?;
         let (uid, rv) = (opts.uid.as_deref(), opts.resource_version.as_deref());
-        check_preconditions(&res.group, &res.kind, name, &old.value, uid, rv)?;
+        check_preconditions(&res.group, &res.kind, name, &old.value(), uid, rv)?;
         let old_view = res.codec.view(&old).await?;
         let attrs = attributes(
             state,
@@ -681,17 +681,17 @@ pub async fn delete(
         state.admission.validate(&attrs, None).await?;
         // A terminating object stays until its finalizers and its grace period are done; a
         // DELETE with no grace period left (a kubelet's) ends the latter.
-        let ends_grace = opts.grace_period_seconds == Some(0) && !has_finalizers(res, &old.value);
-        if is_deleting(&old.value) && !ends_grace {
+        let ends_grace = opts.grace_period_seconds == Some(0) && !has_finalizers(res, &old.value());
+        if is_deleting(&old.value()) && !ends_grace {
             return Ok(Deleted::Pending(old));
         }
         let grace = match state.options.simulation {
-            Some(_) if !is_deleting(&old.value) => res
+            Some(_) if !is_deleting(&old.value()) => res
                 .strategy
-                .graceful_delete(&old.value, opts.grace_period_seconds),
+                .graceful_delete(&old.value(), opts.grace_period_seconds),
             _ => None,
         };
-        let (obj, graceful) = prepare_delete(res, &old.value, opts, grace);
+        let (obj, graceful) = prepare_delete(res, &old.value(), opts, grace);
         if ctx.dry_run {
             let out = Arc::new(dry_run_object(obj, old.rv));
             return Ok(if graceful {
@@ -813,25 +813,26 @@ fn prepare_delete(
 /// The object's state after the controllers reacted to a write (a CRD they established, say), or
 /// the written state when they removed it.
 fn latest(state: &State, res: &ApiResource, written: Arc<StoredObject>) -> Arc<StoredObject> {
-    let ns = meta_str(&written.value, "namespace");
+    let written_tree = written.value();
+    let ns = meta_str(&written_tree, "namespace");
     let key = ObjectKey::new(
         if res.namespaced { ns } else { "" },
-        meta_str(&written.value, "name"),
+        meta_str(&written.value(), "name"),
     );
     match state.store.snapshot().get(&res.gr, &key) {
-        Some(now) if meta_str(&now.value, "uid") == meta_str(&written.value, "uid") => now,
+        Some(now) if meta_str(&now.value(), "uid") == meta_str(&written.value(), "uid") => now,
         _ => written,
     }
 }
 
 /// The `Status` a DELETE returns when the object is gone at once.
 pub fn deleted_status(res: &ApiResource, obj: &StoredObject) -> Value {
-    let mut details = json!({"name": meta_str(&obj.value, "name")});
+    let mut details = json!({"name": meta_str(&obj.value(), "name")});
     if !res.group.is_empty() {
         details["group"] = json!(res.group);
     }
     details["kind"] = json!(res.plural);
-    details["uid"] = json!(meta_str(&obj.value, "uid"));
+    details["uid"] = json!(meta_str(&obj.value(), "uid"));
     json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details})
 }
 

@@ -11,7 +11,10 @@
 //! The closure runs no I/O and no `.await`; everything expensive (decoding, validation) happens
 //! before it, with an optimistic-concurrency check inside it.
 
+mod object;
 pub mod selector;
+
+pub use object::{StoredObject, Tree, TreeWindow, TREE_WINDOW_BYTES, TREE_WINDOW_TREES};
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -60,97 +63,6 @@ impl ObjectKey {
             namespace: namespace.to_string(),
             name: name.to_string(),
         }
-    }
-}
-
-/// One stored object: the JSON tree and its serialisation, made once per write so that reads and
-/// watch fan-out never serialise again.
-#[derive(Debug)]
-pub struct StoredObject {
-    /// The object as stored (storage version, `metadata.resourceVersion` set).
-    pub value: Value,
-    /// `value` serialised.
-    pub json: Bytes,
-    /// The resourceVersion of the write that produced this state.
-    pub rv: u64,
-    /// The resourceVersion of the write that produced this content: `rv`, except for a state a
-    /// [`Txn::restore`] brought back, which takes a new `rv` but keeps its origin, so that
-    /// restoring the same snapshot again sees it unchanged and rewrites nothing.
-    origin: u64,
-    /// Serialisations of this state in other versions, by codec (see
-    /// [`crate::conversion::Codec`]): each version is converted and serialised once.
-    encodings: Mutex<Vec<(u64, Bytes)>>,
-}
-
-/// How many versions of one object state are kept serialised (a CRD rarely serves more).
-const MAX_ENCODINGS: usize = 4;
-
-/// Two states are the same when the same write produced their content (see `origin`): what
-/// [`Txn::restore`] compares, without looking at the objects.
-impl PartialEq for StoredObject {
-    fn eq(&self, other: &Self) -> bool {
-        self.origin == other.origin
-    }
-}
-
-impl StoredObject {
-    fn new(value: Value, rv: u64) -> Result<Arc<Self>, ApiError> {
-        Self::with_origin(value, rv, rv)
-    }
-
-    fn with_origin(mut value: Value, rv: u64, origin: u64) -> Result<Arc<Self>, ApiError> {
-        match value.get_mut("metadata").and_then(Value::as_object_mut) {
-            Some(meta) => {
-                meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
-            }
-            None => return Err(ApiError::internal("object without metadata")),
-        }
-        let json = Bytes::from(serde_json::to_vec(&value).map_err(ApiError::internal)?);
-        let mut obj = StoredObject::from_parts(value, json, rv);
-        obj.origin = origin;
-        Ok(Arc::new(obj))
-    }
-
-    /// An object state from its parts (dry runs build the state they would have stored).
-    pub fn from_parts(value: Value, json: Bytes, rv: u64) -> StoredObject {
-        StoredObject {
-            value,
-            json,
-            rv,
-            origin: rv,
-            encodings: Mutex::new(Vec::new()),
-        }
-    }
-
-    /// The cached serialisation of this state for a codec.
-    pub fn cached_encoding(&self, codec: u64) -> Option<Bytes> {
-        self.encodings
-            .lock()
-            .iter()
-            .find(|(k, _)| *k == codec)
-            .map(|(_, b)| b.clone())
-    }
-
-    /// Caches the serialisation of this state for a codec (the oldest goes when full).
-    pub fn cache_encoding(&self, codec: u64, bytes: Bytes) {
-        let mut cache = self.encodings.lock();
-        if cache.iter().any(|(k, _)| *k == codec) {
-            return;
-        }
-        if cache.len() == MAX_ENCODINGS {
-            cache.remove(0);
-        }
-        cache.push((codec, bytes));
-    }
-
-    /// `metadata` of the object (always present).
-    pub fn metadata(&self) -> &Value {
-        &self.value["metadata"]
-    }
-
-    /// Whether the object is being deleted (`metadata.deletionTimestamp` is set).
-    pub fn is_deleting(&self) -> bool {
-        self.metadata().get("deletionTimestamp").is_some()
     }
 }
 
@@ -300,9 +212,10 @@ impl Snapshot {
         }
         let entry: Location = Arc::new((gr.clone(), key.clone()));
         if let Some(old) = &prev {
-            let uid = old.value["metadata"]["uid"].as_str().unwrap_or("");
-            self.by_uid.remove(uid);
-            for owner in owner_uids(&old.value) {
+            if let Some(uid) = &old.uid {
+                self.by_uid.remove(uid);
+            }
+            for owner in old.owners.iter() {
                 if let Some(set) = self.dependents.get_mut(owner) {
                     set.remove(&entry);
                     if set.is_empty() {
@@ -312,12 +225,12 @@ impl Snapshot {
             }
         }
         if let Some(obj) = &new {
-            if let Some(uid) = obj.value["metadata"]["uid"].as_str() {
-                self.by_uid.insert(Arc::from(uid), entry.clone());
+            if let Some(uid) = &obj.uid {
+                self.by_uid.insert(uid.clone(), entry.clone());
             }
-            for owner in owner_uids(&obj.value) {
+            for owner in obj.owners.iter() {
                 self.dependents
-                    .entry(Arc::from(owner))
+                    .entry(owner.clone())
                     .or_default()
                     .insert(entry.clone());
             }
@@ -405,6 +318,7 @@ impl Snapshot {
 pub struct Txn {
     snap: Snapshot,
     events: Vec<Arc<Event>>,
+    window: Arc<TreeWindow>,
 }
 
 impl Txn {
@@ -421,7 +335,7 @@ impl Txn {
         value: Value,
     ) -> Result<Arc<StoredObject>, ApiError> {
         let rv = self.snap.rv + 1;
-        let obj = StoredObject::new(value, rv)?;
+        let obj = StoredObject::new(value, rv, &self.window)?;
         let prev = self.snap.apply(gr, &key, Some(obj.clone()));
         self.snap.rv = rv;
         let kind = if prev.is_some() {
@@ -448,7 +362,7 @@ impl Txn {
         };
         let rv = self.snap.rv + 1;
         self.snap.rv = rv;
-        let last = StoredObject::new(prev.value.clone(), rv)?;
+        let last = prev.restamped(rv, rv)?;
         self.events.push(Event::new(
             rv,
             EventType::Deleted,
@@ -512,7 +426,7 @@ impl Txn {
         then: &StoredObject,
     ) -> Result<(), ApiError> {
         let rv = self.snap.rv + 1;
-        let obj = StoredObject::with_origin(then.value.clone(), rv, then.origin)?;
+        let obj = then.restamped(rv, then.origin)?;
         let prev = self.snap.apply(gr, key, Some(obj.clone()));
         self.snap.rv = rv;
         let kind = if prev.is_some() {
@@ -533,9 +447,11 @@ struct WriterState {
     /// The serialised size of what `history` holds ([`Event::weight`]) and its bound.
     history_bytes: usize,
     history_bytes_limit: usize,
-    /// Committed snapshots covering the history: the oldest is at or before the oldest
-    /// resumable resourceVersion. Persistent maps make each one cost only what its write changed.
-    snapshots: VecDeque<Arc<Snapshot>>,
+    /// Checkpoints: a committed snapshot every [`CHECKPOINT_EVERY`] resourceVersions within
+    /// the history. An earlier state is the next checkpoint (or the current state) with the
+    /// events after it undone, so a rebuild undoes at most that many; keeping every write's
+    /// snapshot instead would hold the tree nodes each write copied (kilobytes per write).
+    checkpoints: VecDeque<Arc<Snapshot>>,
 }
 
 impl WriterState {
@@ -563,6 +479,9 @@ impl WriterState {
     }
 }
 
+/// How many resourceVersions apart the history's checkpoints are.
+const CHECKPOINT_EVERY: u64 = 64;
+
 /// Why the state at a resourceVersion cannot be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AtError {
@@ -577,6 +496,8 @@ pub struct Store {
     current: ArcSwap<Snapshot>,
     writer: Mutex<WriterState>,
     events: broadcast::Sender<Arc<Event>>,
+    /// The trees of the states most recently written or read (see [`StoredObject`]).
+    window: Arc<TreeWindow>,
 }
 
 impl Store {
@@ -592,9 +513,10 @@ impl Store {
                 history_limit,
                 history_bytes: 0,
                 history_bytes_limit: DEFAULT_HISTORY_BYTES,
-                snapshots: VecDeque::from([empty]),
+                checkpoints: VecDeque::new(),
             }),
             events,
+            window: Arc::default(),
         }
     }
 
@@ -622,6 +544,7 @@ impl Store {
         let mut txn = Txn {
             snap: Snapshot::clone(&self.current.load()),
             events: Vec::new(),
+            window: self.window.clone(),
         };
         let out = f(&mut txn)?;
         if txn.events.is_empty() {
@@ -629,8 +552,9 @@ impl Store {
         }
         let snap = Arc::new(txn.snap);
         self.current.store(snap.clone());
-        if writer.history_limit > 0 {
-            writer.snapshots.push_back(snap.clone());
+        let last = writer.checkpoints.back().map_or(0, |c| c.rv);
+        if writer.history_limit > 0 && snap.rv >= last + CHECKPOINT_EVERY {
+            writer.checkpoints.push_back(snap.clone());
         }
         for event in txn.events {
             if writer.history_limit > 0 {
@@ -640,14 +564,15 @@ impl Store {
             let _ = self.events.send(event);
         }
         let oldest = writer.oldest_rv(snap.rv);
-        while writer.snapshots.len() > 1 && writer.snapshots[1].rv <= oldest {
-            writer.snapshots.pop_front();
+        while writer.checkpoints.front().is_some_and(|c| c.rv < oldest) {
+            writer.checkpoints.pop_front();
         }
         Ok(out)
     }
 
-    /// The state exactly at `rv` (for `resourceVersionMatch=Exact` and continue tokens), rebuilt
-    /// from the nearest kept snapshot and the events after it.
+    /// The state exactly at `rv` (for `resourceVersionMatch=Exact` and continue tokens): the
+    /// first checkpoint at or after it (else the current state) with the history's events
+    /// after `rv` undone, newest first, each putting back the state it replaced.
     pub fn snapshot_at(&self, rv: u64) -> Result<Arc<Snapshot>, AtError> {
         let writer = self.writer.lock();
         let current = self.current.load_full();
@@ -658,21 +583,25 @@ impl Store {
             return Err(AtError::TooLarge(current.rv));
         }
         let oldest = writer.oldest_rv(current.rv);
-        let base = writer.snapshots.iter().rev().find(|s| s.rv <= rv);
-        let Some(base) = base.filter(|_| rv >= oldest) else {
+        if rv < oldest {
             return Err(AtError::TooOld(oldest));
+        }
+        let base = match writer.checkpoints.iter().find(|c| c.rv >= rv) {
+            Some(c) => c.clone(),
+            None => current,
         };
         if base.rv == rv {
-            return Ok(base.clone());
+            return Ok(base);
         }
-        let mut snap = Snapshot::clone(base);
+        let mut snap = Snapshot::clone(&base);
         for event in writer
             .history
             .iter()
-            .filter(|e| e.rv > base.rv && e.rv <= rv)
+            .rev()
+            .skip_while(|e| e.rv > base.rv)
+            .take_while(|e| e.rv > rv)
         {
-            let new = (event.kind != EventType::Deleted).then(|| event.object.clone());
-            snap.apply(&event.resource, &event.key, new);
+            snap.apply(&event.resource, &event.key, event.prev.clone());
         }
         snap.rv = rv;
         Ok(Arc::new(snap))
@@ -749,7 +678,7 @@ mod tests {
             .collect();
         assert_eq!(in_a, ["y", "z"]);
         let y = snap.get(&gr, &ObjectKey::new("a", "y")).expect("y");
-        assert_eq!(y.value["metadata"]["resourceVersion"], "3");
+        assert_eq!(y.value()["metadata"]["resourceVersion"], "3");
     }
 
     #[test]
@@ -855,6 +784,42 @@ mod tests {
     }
 
     #[test]
+    fn every_kept_state_rebuilds_across_checkpoints() {
+        let store = Store::new(300, 16);
+        let gr = GroupResource::new("g", "things");
+        let mut states = vec![(0, Vec::new())];
+        for i in 0..400u64 {
+            let name = format!("o{}", i % 7);
+            store
+                .write(|t| match i % 3 {
+                    2 => t.remove(&gr, &ObjectKey::new("", &name)).map(|_| ()),
+                    _ => t
+                        .put(&gr, ObjectKey::new("", &name), obj("", &name))
+                        .map(|_| ()),
+                })
+                .expect("write");
+            let snap = store.snapshot();
+            let seen = snap
+                .list(&gr, None)
+                .map(|(k, o)| (k.name.clone(), o.rv))
+                .collect::<Vec<_>>();
+            states.push((snap.rv, seen));
+        }
+        let oldest = store.oldest_rv();
+        assert!(oldest > 0, "the history was trimmed");
+        for (rv, want) in states.iter().filter(|(rv, _)| *rv >= oldest) {
+            let snap = store.snapshot_at(*rv).expect("kept");
+            let got: Vec<_> = snap
+                .list(&gr, None)
+                .map(|(k, o)| (k.name.clone(), o.rv))
+                .collect();
+            assert_eq!(&got, want, "state at {rv}");
+            assert_eq!(snap.rv, *rv);
+        }
+        assert!(store.writer.lock().checkpoints.len() <= 300 / CHECKPOINT_EVERY as usize + 1);
+    }
+
+    #[test]
     fn list_after_a_key_within_a_namespace() {
         let store = Store::new(16, 16);
         let gr = GroupResource::new("g", "things");
@@ -953,7 +918,7 @@ mod tests {
         assert_eq!(kept.rv, 1, "unchanged objects keep their state");
         let back = now.get(&gr, &ObjectKey::new("", "removed")).expect("back");
         assert_eq!(
-            back.value["metadata"]["resourceVersion"],
+            back.value()["metadata"]["resourceVersion"],
             (rv + 3).to_string()
         );
         let again = store.write(|t| t.restore(&then)).expect("restore again");
@@ -975,7 +940,7 @@ mod tests {
         let deleted = rx.try_recv().expect("deleted");
         assert_eq!(added.kind, EventType::Added);
         assert_eq!(deleted.kind, EventType::Deleted);
-        assert_eq!(deleted.object.value["metadata"]["resourceVersion"], "2");
+        assert_eq!(deleted.object.value()["metadata"]["resourceVersion"], "2");
         assert_eq!(store.snapshot().count(&gr), 0);
     }
 }

@@ -71,9 +71,9 @@ pub fn render(snap: &Snapshot, filter: &DumpFilter) -> Result<String, DumpError>
     for gr in tables {
         for (key, obj) in snap.list(gr, filter.namespace.as_deref()) {
             let shown = if filter.managed_fields {
-                serde_saphyr::to_string(&obj.value)
+                serde_saphyr::to_string(&obj.value())
             } else {
-                serde_saphyr::to_string(&without_managed_fields(&obj.value))
+                serde_saphyr::to_string(&without_managed_fields(&obj.value()))
             };
             let yaml = shown.map_err(|e| {
                 let name = format!("{}/{}/{}", gr.resource, key.namespace, key.name);

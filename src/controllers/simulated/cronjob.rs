@@ -49,13 +49,13 @@ pub async fn reconcile(state: &State, ctx: &Context, key: &ObjectKey) {
     let Some(stored) = snapshot.get(&cronjobs(), key) else {
         return;
     };
-    let cronjob = stored.value.clone();
+    let cronjob = stored.value().clone();
     let ctx = crate::controllers::kcm(ctx, CONTROLLER);
     let uid = meta_str(&cronjob, "uid");
     let children: Vec<Value> = snapshot
         .list(&jobs(), Some(&key.namespace))
-        .filter(|(_, j)| controlled_by(&j.value, uid))
-        .map(|(_, j)| j.value.clone())
+        .filter(|(_, j)| controlled_by(&j.value(), uid))
+        .map(|(_, j)| j.value().clone())
         .collect();
     let plan = plan(&cronjob, &children, Utc::now());
     for name in &plan.delete {
@@ -106,13 +106,13 @@ async fn create_job(
     let ns = meta_str(cronjob, "namespace");
     let job = job_from_template(cronjob, name, scheduled);
     match rest::create(state, ctx, &res, ns, job).await {
-        Ok(created) => Some(created.value.clone()),
+        Ok(created) => Some(created.value().clone()),
         Err(e) if e.code == 409 => {
             let existing = state
                 .store
                 .snapshot()
                 .get(&jobs(), &ObjectKey::new(ns, name))?
-                .value
+                .value()
                 .clone();
             let ours = controlled_by(&existing, meta_str(cronjob, "uid"));
             let listed = in_active(&cronjob["status"], meta_str(&existing, "uid"));

@@ -55,7 +55,7 @@ pub async fn reconcile_all(state: &State, ctx: &Context) {
         .snapshot()
         .list(&daemonsets(), None)
         .map(|(_, d)| {
-            let key = super::key_of(&d.value);
+            let key = super::key_of(&d.value());
             crate::controllers::Work::Simulated(super::Sim::Workload(
                 super::Workload::DaemonSet,
                 key,
@@ -74,7 +74,7 @@ pub async fn reconcile(state: &State, ctx: &Context, key: &ObjectKey) {
     if stored.is_deleting() {
         return;
     }
-    let ds = stored.value.clone();
+    let ds = stored.value().clone();
     let ctx = crate::controllers::kcm(ctx, CONTROLLER);
     let uid = meta_str(&ds, "uid");
     let revisions = history::owned(&snapshot, &key.namespace, uid);
@@ -112,7 +112,7 @@ pub async fn reconcile(state: &State, ctx: &Context, key: &ObjectKey) {
 fn node_list(snapshot: &Snapshot) -> Vec<Value> {
     snapshot
         .list(&nodes(), None)
-        .map(|(_, n)| n.value.clone())
+        .map(|(_, n)| n.value().clone())
         .collect()
 }
 
@@ -120,8 +120,8 @@ fn daemon_pods(snapshot: &Snapshot, ds: &Value) -> Vec<Value> {
     let uid = meta_str(ds, "uid");
     snapshot
         .list(&pods(), Some(meta_str(ds, "namespace")))
-        .filter(|(_, p)| controlled_by(&p.value, uid))
-        .map(|(_, p)| p.value.clone())
+        .filter(|(_, p)| controlled_by(&p.value(), uid))
+        .map(|(_, p)| p.value().clone())
         .collect()
 }
 

@@ -45,13 +45,13 @@ pub async fn reconcile(state: &State, ctx: &Context, key: &ObjectKey) {
     if deploy.is_deleting() {
         return;
     }
-    let deploy = deploy.value.clone();
+    let deploy = deploy.value().clone();
     let ctx = crate::controllers::kcm(ctx, "deployment-controller");
     let uid = meta_str(&deploy, "uid");
     let owned: Vec<Value> = snapshot
         .list(&replicasets(), Some(&key.namespace))
-        .filter(|(_, rs)| controlled_by(&rs.value, uid) && !rs.is_deleting())
-        .map(|(_, rs)| rs.value.clone())
+        .filter(|(_, rs)| controlled_by(&rs.value(), uid) && !rs.is_deleting())
+        .map(|(_, rs)| rs.value().clone())
         .collect();
     let template = &deploy["spec"]["template"];
     let (mut new, old): (Vec<Value>, Vec<Value>) = owned
@@ -102,7 +102,7 @@ async fn ensure_new(
             let res = resource(state, &replicasets())?;
             let ns = meta_str(deploy, "namespace");
             match rest::create(state, ctx, &res, ns, rs).await {
-                Ok(created) => Some(created.value.clone()),
+                Ok(created) => Some(created.value().clone()),
                 Err(e) => {
                     tracing::warn!(error = %e, "creating a deployment's replica set");
                     None
@@ -114,7 +114,9 @@ async fn ensure_new(
 
 fn current(state: &State, key: &ObjectKey) -> Option<Value> {
     let snapshot = state.store.snapshot();
-    snapshot.get(&replicasets(), key).map(|rs| rs.value.clone())
+    snapshot
+        .get(&replicasets(), key)
+        .map(|rs| rs.value().clone())
 }
 
 /// The ReplicaSet a Deployment's template makes, with no replicas yet (the rollout scales it).
@@ -264,17 +266,17 @@ async fn write_deployment_status(
     let Some(deploy) = snapshot.get(&deployments(), key) else {
         return;
     };
-    let uid = meta_str(&deploy.value, "uid").to_string();
+    let uid = meta_str(&deploy.value(), "uid").to_string();
     let all: Vec<Value> = snapshot
         .list(&replicasets(), Some(&key.namespace))
-        .filter(|(_, rs)| controlled_by(&rs.value, &uid))
-        .map(|(_, rs)| rs.value.clone())
+        .filter(|(_, rs)| controlled_by(&rs.value(), &uid))
+        .map(|(_, rs)| rs.value().clone())
         .collect();
     let new = new.and_then(|n| {
         let name = meta_str(n, "name");
         all.iter().find(|rs| meta_str(rs, "name") == name).cloned()
     });
-    let status = compute_status(&deploy.value, &all, new.as_ref(), paused);
+    let status = compute_status(&deploy.value(), &all, new.as_ref(), paused);
     let rev = new
         .as_ref()
         .map(revision)

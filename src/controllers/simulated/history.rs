@@ -32,8 +32,8 @@ pub fn revisions() -> GroupResource {
 pub fn owned(snapshot: &Snapshot, namespace: &str, uid: &str) -> Vec<Value> {
     let mut out: Vec<Value> = snapshot
         .list(&revisions(), Some(namespace))
-        .filter(|(_, r)| controlled_by(&r.value, uid) && !r.is_deleting())
-        .map(|(_, r)| r.value.clone())
+        .filter(|(_, r)| controlled_by(&r.value(), uid) && !r.is_deleting())
+        .map(|(_, r)| r.value().clone())
         .collect();
     out.sort_by_key(number);
     out
@@ -106,11 +106,11 @@ pub async fn create(state: &State, ctx: &Context, revision: Value) -> Option<Val
     let ns = meta_str(&revision, "namespace").to_string();
     let name = meta_str(&revision, "name").to_string();
     match rest::create(state, ctx, &res, &ns, revision).await {
-        Ok(created) => Some(created.value.clone()),
+        Ok(created) => Some(created.value().clone()),
         Err(e) if e.code == 409 => {
             let snapshot = state.store.snapshot();
             let existing = snapshot.get(&revisions(), &ObjectKey::new(&ns, &name))?;
-            Some(existing.value.clone())
+            Some(existing.value().clone())
         }
         Err(e) => {
             tracing::warn!(error = %e, revision = %name, "creating a controller revision");

@@ -62,15 +62,15 @@ pub async fn reconcile(state: &State, ctx: &Context, key: &ObjectKey) {
         release_orphans(state, &ctx, &snapshot, key).await;
         return;
     };
-    let job = stored.value.clone();
+    let job = stored.value().clone();
     if job["spec"]["managedBy"].as_str().unwrap_or(MANAGED_BY) != MANAGED_BY {
         return;
     }
     let uid = meta_str(&job, "uid");
     let owned: Vec<Value> = snapshot
         .list(&pods(), Some(&key.namespace))
-        .filter(|(_, p)| controlled_by(&p.value, uid))
-        .map(|(_, p)| p.value.clone())
+        .filter(|(_, p)| controlled_by(&p.value(), uid))
+        .map(|(_, p)| p.value().clone())
         .collect();
     if is_finished(&job) {
         // A finished Job's pods keep no finalizer (those deleted with it among them).
@@ -87,7 +87,7 @@ pub async fn reconcile(state: &State, ctx: &Context, key: &ObjectKey) {
 async fn release_orphans(state: &State, ctx: &Context, snapshot: &Snapshot, key: &ObjectKey) {
     let orphans: Vec<Value> = snapshot
         .list(&pods(), Some(&key.namespace))
-        .map(|(_, p)| p.value.clone())
+        .map(|(_, p)| p.value().clone())
         .filter(|p| {
             tracked(p)
                 && controller_ref(p).is_some_and(|r| {

@@ -75,28 +75,29 @@ pub async fn sync(state: &State, ctx: &Context, key: &ObjectKey) {
     let Some(pod) = snapshot.get(&pods(), key) else {
         return;
     };
-    let node_name = pod.value["spec"]["nodeName"].as_str().unwrap_or("");
+    let pod_tree = pod.value();
+    let node_name = pod_tree["spec"]["nodeName"].as_str().unwrap_or("");
     let node = snapshot.get(&nodes(), &ObjectKey::new("", node_name));
-    let Some(node) = node.filter(|n| !node_name.is_empty() && is_simulated(&n.value)) else {
+    let Some(node) = node.filter(|n| !node_name.is_empty() && is_simulated(&n.value())) else {
         return;
     };
     let ctx = ctx
         .for_controller(&format!("system:node:{node_name}"))
         .managed_by("kubelet");
     if pod.is_deleting() {
-        terminate(state, &ctx, key, &pod.value).await;
+        terminate(state, &ctx, key, &pod.value()).await;
         return;
     }
-    if pod.value["status"]["phase"] != "Pending" && !pod.value["status"]["phase"].is_null() {
+    if pod.value()["status"]["phase"] != "Pending" && !pod.value()["status"]["phase"].is_null() {
         return;
     }
-    let ip = if pod.value["spec"]["hostNetwork"] == true {
-        internal_ip(&node.value).unwrap_or("").to_string()
+    let ip = if pod.value()["spec"]["hostNetwork"] == true {
+        internal_ip(&node.value()).unwrap_or("").to_string()
     } else {
-        free_ip(&snapshot, &node.value)
+        free_ip(&snapshot, &node.value())
     };
-    let host = internal_ip(&node.value).unwrap_or("").to_string();
-    let (behaviour, duration) = behaviour(&pod.value);
+    let host = internal_ip(&node.value()).unwrap_or("").to_string();
+    let (behaviour, duration) = behaviour(&pod.value());
     let time = now();
     super::write_status(state, &ctx, &pods(), key, &|p: &mut Value| {
         if p["status"]["phase"] != "Pending" && !p["status"]["phase"].is_null() {
@@ -136,14 +137,15 @@ pub async fn finish_due(state: &State, ctx: &Context, key: &ObjectKey) {
     let Some(pod) = snapshot.get(&pods(), key) else {
         return;
     };
-    if pod.value["status"]["phase"] != "Running" || pod.is_deleting() {
+    if pod.value()["status"]["phase"] != "Running" || pod.is_deleting() {
         return;
     }
-    let node = pod.value["spec"]["nodeName"].as_str().unwrap_or("");
+    let pod_tree = pod.value();
+    let node = pod_tree["spec"]["nodeName"].as_str().unwrap_or("");
     let ctx = ctx
         .for_controller(&format!("system:node:{node}"))
         .managed_by("kubelet");
-    let (behaviour, duration) = behaviour(&pod.value);
+    let (behaviour, duration) = behaviour(&pod.value());
     let time = now();
     super::write_status(state, &ctx, &pods(), key, &|p: &mut Value| {
         if p["status"]["phase"] != "Running" {
@@ -159,7 +161,7 @@ pub async fn finish_due(state: &State, ctx: &Context, key: &ObjectKey) {
     })
     .await;
     if behaviour == Behaviour::CrashLoop {
-        let restarts = pod.value["status"]["containerStatuses"][0]["restartCount"]
+        let restarts = pod.value()["status"]["containerStatuses"][0]["restartCount"]
             .as_u64()
             .unwrap_or(0);
         let next = back_off(duration, u32::try_from(restarts + 1).unwrap_or(16));
@@ -204,8 +206,8 @@ fn free_ip(snapshot: &Snapshot, node: &Value) -> String {
     let name = node["metadata"]["name"].as_str().unwrap_or("");
     let used: std::collections::HashSet<String> = snapshot
         .list(&pods(), None)
-        .filter(|(_, p)| p.value["spec"]["nodeName"] == name)
-        .filter_map(|(_, p)| p.value["status"]["podIP"].as_str().map(String::from))
+        .filter(|(_, p)| p.value()["spec"]["nodeName"] == name)
+        .filter_map(|(_, p)| p.value()["status"]["podIP"].as_str().map(String::from))
         .collect();
     (2..255)
         .map(|i| format!("{prefix}.{i}"))

@@ -233,10 +233,10 @@ pub async fn process(state: &State, ctx: &Context, sim: Sim) {
 /// The work a committed pod causes: its own next step, and its controller's reconcile (and,
 /// once it finished, another chance for the pods that did not fit).
 pub fn pod_changed(pod: &StoredObject) -> Vec<Work> {
-    let key = key_of(&pod.value);
+    let key = key_of(&pod.value());
     let mut work = vec![Work::Simulated(Sim::Pod(key))];
-    work.extend(owner_work(&pod.value));
-    if kubelet::finished(&pod.value) {
+    work.extend(owner_work(&pod.value()));
+    if kubelet::finished(&pod.value()) {
         work.push(Work::Simulated(Sim::RetryUnschedulable));
     }
     work
@@ -244,8 +244,11 @@ pub fn pod_changed(pod: &StoredObject) -> Vec<Work> {
 
 /// The work a committed or removed workload causes: its own reconcile and its controller's.
 pub fn workload_changed(workload: Workload, obj: &StoredObject) -> Vec<Work> {
-    let mut work = vec![Work::Simulated(Sim::Workload(workload, key_of(&obj.value)))];
-    work.extend(owner_work(&obj.value));
+    let mut work = vec![Work::Simulated(Sim::Workload(
+        workload,
+        key_of(&obj.value()),
+    ))];
+    work.extend(owner_work(&obj.value()));
     work
 }
 
@@ -313,7 +316,7 @@ pub fn owned_pod_objects(
 ) -> Vec<std::sync::Arc<StoredObject>> {
     snapshot
         .list(&pods(), Some(namespace))
-        .filter(|(_, p)| controlled_by(&p.value, uid) && !p.is_deleting())
+        .filter(|(_, p)| controlled_by(&p.value(), uid) && !p.is_deleting())
         .map(|(_, p)| p.clone())
         .collect()
 }
@@ -322,8 +325,8 @@ pub fn owned_pod_objects(
 pub fn owned_pods(snapshot: &Snapshot, namespace: &str, uid: &str) -> Vec<Value> {
     snapshot
         .list(&pods(), Some(namespace))
-        .filter(|(_, p)| controlled_by(&p.value, uid) && !p.is_deleting())
-        .map(|(_, p)| p.value.clone())
+        .filter(|(_, p)| controlled_by(&p.value(), uid) && !p.is_deleting())
+        .map(|(_, p)| p.value().clone())
         .collect()
 }
 
@@ -443,7 +446,7 @@ pub async fn write_status_at(
     let source = UpdateSource::Patch(&patch);
     let target = Target::Part(part);
     match rest::update(state, ctx, &res, &key.namespace, &key.name, target, source).await {
-        Ok(written) => Some(written.value.clone()),
+        Ok(written) => Some(written.value().clone()),
         Err(e) => {
             if e.code != 404 && e.code != 409 {
                 tracing::warn!(error = %e, object = %key.name, controller = %ctx.user.name, "writing a status");
@@ -479,7 +482,7 @@ async fn write(
     let Some(current) = current else {
         return;
     };
-    let mut probe = current.value.clone();
+    let mut probe = current.value().clone();
     if !change(&mut probe) {
         return;
     }

@@ -47,7 +47,7 @@ pub async fn create(state: &State, ctx: &Context, simulation: &Simulation) {
                 continue;
             }
         };
-        let lease = lease_object(&created.value);
+        let lease = lease_object(&created.value());
         if let Err(e) = rest::create(state, &ctx, &lease_res, "kube-node-lease", lease).await {
             tracing::warn!(error = %e, node = %node.name, "creating a node lease");
         }

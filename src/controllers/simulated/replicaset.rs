@@ -30,7 +30,7 @@ pub async fn reconcile(state: &State, ctx: &Context, workload: Workload, key: &O
     if owner.is_deleting() {
         return;
     }
-    let owner = owner.value.clone();
+    let owner = owner.value().clone();
     let name = if workload == Workload::ReplicaSet {
         "replicaset-controller"
     } else {
@@ -40,7 +40,7 @@ pub async fn reconcile(state: &State, ctx: &Context, workload: Workload, key: &O
     let uid = meta_str(&owner, "uid");
     let mut active: Vec<_> = owned_pod_objects(&snapshot, &key.namespace, uid)
         .into_iter()
-        .filter(|p| !super::kubelet::finished(&p.value))
+        .filter(|p| !super::kubelet::finished(&p.value()))
         .collect();
     let wanted = owner["spec"]["replicas"].as_i64().unwrap_or(1).max(0) as usize;
     if active.len() == wanted {
@@ -65,9 +65,9 @@ pub async fn reconcile(state: &State, ctx: &Context, workload: Workload, key: &O
             .await;
         }
     } else if active.len() > wanted {
-        active.sort_by_key(|p| deletion_rank(&p.value));
+        active.sort_by_key(|p| deletion_rank(&p.value()));
         for pod in active.iter().take(active.len() - wanted) {
-            delete(state, &ctx, &pods(), &super::key_of(&pod.value)).await;
+            delete(state, &ctx, &pods(), &super::key_of(&pod.value())).await;
         }
     }
     update_status(state, &ctx, workload, key, None).await;
@@ -139,15 +139,18 @@ async fn update_status(
     let Some(owner) = snapshot.get(&gr, key) else {
         return;
     };
-    let uid = meta_str(&owner.value, "uid");
+    let owner_tree = owner.value();
+    let uid = meta_str(&owner_tree, "uid");
     let active: Vec<_> = read.unwrap_or_else(|| {
         owned_pod_objects(&snapshot, &key.namespace, uid)
             .into_iter()
-            .filter(|p| !super::kubelet::finished(&p.value))
+            .filter(|p| !super::kubelet::finished(&p.value()))
             .collect()
     });
-    let min_ready = owner.value["spec"]["minReadySeconds"].as_i64().unwrap_or(0);
-    let template_labels = &owner.value["spec"]["template"]["metadata"]["labels"];
+    let min_ready = owner.value()["spec"]["minReadySeconds"]
+        .as_i64()
+        .unwrap_or(0);
+    let template_labels = &owner.value()["spec"]["template"]["metadata"]["labels"];
     let fully_labeled = active
         .iter()
         .filter(|p| {
@@ -155,20 +158,22 @@ async fn update_status(
                 .as_object()
                 .into_iter()
                 .flatten()
-                .all(|(k, v)| p.value["metadata"]["labels"].get(k) == Some(v))
+                .all(|(k, v)| p.value()["metadata"]["labels"].get(k) == Some(v))
         })
         .count();
-    let ready = active.iter().filter(|p| is_ready(&p.value)).count();
+    let ready = active.iter().filter(|p| is_ready(&p.value())).count();
     let mut recheck: Option<Duration> = None;
     let mut available_count = 0;
     for p in &active {
-        match available(&p.value, min_ready) {
+        match available(&p.value(), min_ready) {
             (true, _) => available_count += 1,
             (false, Some(left)) => recheck = Some(recheck.map_or(left, |r| r.min(left))),
             (false, None) => {}
         }
     }
-    let generation = owner.value["metadata"]["generation"].as_i64().unwrap_or(1);
+    let generation = owner.value()["metadata"]["generation"]
+        .as_i64()
+        .unwrap_or(1);
     let status = json!({
         "replicas": active.len(), "fullyLabeledReplicas": fully_labeled,
         "readyReplicas": ready, "availableReplicas": available_count,

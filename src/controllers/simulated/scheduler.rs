@@ -38,18 +38,18 @@ pub async fn schedule(state: &State, ctx: &Context, key: &ObjectKey) -> bool {
     let Some(pod) = snapshot.get(&pods(), key) else {
         return true;
     };
-    if !waits_for_scheduler(&pod.value) || pod.is_deleting() {
+    if !waits_for_scheduler(&pod.value()) || pod.is_deleting() {
         return false;
     }
     let all_nodes: Vec<Value> = snapshot
         .list(&nodes(), None)
-        .map(|(_, n)| n.value.clone())
+        .map(|(_, n)| n.value().clone())
         .collect();
     let usage = usage(&snapshot);
     let ctx = ctx
         .for_controller("default-scheduler")
         .managed_by("kube-scheduler");
-    match pick_node(&pod.value, &all_nodes, &usage) {
+    match pick_node(&pod.value(), &all_nodes, &usage) {
         Ok(node) => {
             let Some(res) = resource(state, &pods()) else {
                 return true;
@@ -70,14 +70,16 @@ pub async fn retry_unschedulable(state: &State, ctx: &Context) {
     let waiting: Vec<crate::controllers::Work> = snapshot
         .list(&pods(), None)
         .filter(|(_, p)| {
-            waits_for_scheduler(&p.value)
-                && p.value["status"]["conditions"]
+            waits_for_scheduler(&p.value())
+                && p.value()["status"]["conditions"]
                     .as_array()
                     .into_iter()
                     .flatten()
                     .any(|c| c["type"] == "PodScheduled" && c["reason"] == "Unschedulable")
         })
-        .map(|(_, p)| crate::controllers::Work::Simulated(super::Sim::Pod(super::key_of(&p.value))))
+        .map(|(_, p)| {
+            crate::controllers::Work::Simulated(super::Sim::Pod(super::key_of(&p.value())))
+        })
         .collect();
     crate::controllers::enqueue(state, ctx, waiting).await;
 }
@@ -111,11 +113,12 @@ async fn unschedulable(state: &State, ctx: &Context, key: &ObjectKey, message: &
 fn usage(snapshot: &Snapshot) -> HashMap<String, Usage> {
     let mut out: HashMap<String, Usage> = HashMap::new();
     for (_, pod) in snapshot.list(&pods(), None) {
-        let node = pod.value["spec"]["nodeName"].as_str().unwrap_or("");
-        if node.is_empty() || super::kubelet::finished(&pod.value) {
+        let pod_tree = pod.value();
+        let node = pod_tree["spec"]["nodeName"].as_str().unwrap_or("");
+        if node.is_empty() || super::kubelet::finished(&pod.value()) {
             continue;
         }
-        let (cpu, memory) = requests(&pod.value);
+        let (cpu, memory) = requests(&pod.value());
         let u = out.entry(node.to_string()).or_default();
         u.pods += 1;
         u.cpu += cpu;

@@ -57,13 +57,13 @@ pub async fn reconcile(state: &State, ctx: &Context, key: &ObjectKey) {
     let Some(stored) = snapshot.get(&statefulsets(), key) else {
         return;
     };
-    let set = stored.value.clone();
+    let set = stored.value().clone();
     let ctx = crate::controllers::kcm(ctx, CONTROLLER);
     let uid = meta_str(&set, "uid");
     let owned: Vec<Value> = snapshot
         .list(&pods(), Some(&key.namespace))
-        .filter(|(_, p)| controlled_by(&p.value, uid) && ordinal(&set, &p.value).is_some())
-        .map(|(_, p)| p.value.clone())
+        .filter(|(_, p)| controlled_by(&p.value(), uid) && ordinal(&set, &p.value()).is_some())
+        .map(|(_, p)| p.value().clone())
         .collect();
     let revisions = history::owned(&snapshot, &key.namespace, uid);
     let Some((current, update, collisions)) = revisions_of(state, &ctx, &set, &revisions).await

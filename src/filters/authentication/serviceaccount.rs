@@ -165,7 +165,7 @@ fn live_object(
     let obj = snap
         .get(&GroupResource::new("", resource), &ObjectKey::new(ns, name))
         .ok_or_else(|| format!("{singular} {name:?} not found"))?;
-    let meta = &obj.value["metadata"];
+    let meta = &obj.value()["metadata"];
     let deletion_timestamp = meta["deletionTimestamp"]
         .as_str()
         .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())

@@ -136,7 +136,7 @@ pub type Visitor<'a> = dyn FnMut(&dyn Fn() -> String, Result<&Value, RoleRefErro
 pub fn visit_rules(snap: &Snapshot, user: &UserInfo, namespace: &str, visit: &mut Visitor<'_>) {
     let cluster_bindings = GroupResource::new(GROUP, "clusterrolebindings");
     for (_, binding) in snap.list(&cluster_bindings, None) {
-        if !visit_binding(snap, user, &binding.value, "", visit) {
+        if !visit_binding(snap, user, &binding.value(), "", visit) {
             return;
         }
     }
@@ -145,7 +145,7 @@ pub fn visit_rules(snap: &Snapshot, user: &UserInfo, namespace: &str, visit: &mu
     }
     let bindings = GroupResource::new(GROUP, "rolebindings");
     for (_, binding) in snap.list(&bindings, Some(namespace)) {
-        if !visit_binding(snap, user, &binding.value, namespace, visit) {
+        if !visit_binding(snap, user, &binding.value(), namespace, visit) {
             return;
         }
     }
@@ -173,9 +173,8 @@ fn visit_binding(
         Err(e) => return visit(&|| String::new(), Err(e)),
     };
     let describe = || describe_binding(binding, subject, namespace);
-    let rules = role.value["rules"]
-        .as_array()
-        .map_or(&[][..], Vec::as_slice);
+    let role_tree = role.value();
+    let rules = role_tree["rules"].as_array().map_or(&[][..], Vec::as_slice);
     rules.iter().all(|rule| visit(&describe, Ok(rule)))
 }
 

@@ -194,7 +194,8 @@ pub struct PolicyStrategy;
 
 impl Strategy for PolicyStrategy {
     fn after_commit(&self, obj: &crate::store::StoredObject) -> Vec<crate::controllers::Work> {
-        let name = crate::registry::object_meta::meta_str(&obj.value, "name");
+        let tree = obj.value();
+        let name = crate::registry::object_meta::meta_str(&tree, "name");
         vec![crate::controllers::Work::PolicyStatus(name.to_string())]
     }
 

@@ -126,11 +126,11 @@ impl Strategy for CrdStrategy {
     }
 
     fn after_commit(&self, obj: &StoredObject) -> Vec<Work> {
-        vec![Work::Crd(meta_str(&obj.value, "name").to_string())]
+        vec![Work::Crd(meta_str(&obj.value(), "name").to_string())]
     }
 
     fn after_remove(&self, obj: &StoredObject) -> Vec<Work> {
-        vec![Work::Crd(meta_str(&obj.value, "name").to_string())]
+        vec![Work::Crd(meta_str(&obj.value(), "name").to_string())]
     }
 }
 

@@ -133,7 +133,7 @@ impl Strategy for Workload {
 
     /// Its owner's controller notices it went.
     fn after_remove(&self, obj: &StoredObject) -> Vec<Work> {
-        simulated::owner_work(&obj.value).into_iter().collect()
+        simulated::owner_work(&obj.value()).into_iter().collect()
     }
 }
 

@@ -82,12 +82,12 @@ impl Strategy for ConfigMapStrategy {
 
     /// `kube-root-ca.crt` written: the publisher checks its data and description.
     fn after_commit(&self, obj: &StoredObject) -> Vec<Work> {
-        root_ca_work(&obj.value)
+        root_ca_work(&obj.value())
     }
 
     /// `kube-root-ca.crt` removed: the publisher creates it again.
     fn after_remove(&self, obj: &StoredObject) -> Vec<Work> {
-        root_ca_work(&obj.value)
+        root_ca_work(&obj.value())
     }
 }
 

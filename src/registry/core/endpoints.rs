@@ -77,7 +77,8 @@ pub fn service_endpoint(
     let key = ObjectKey::new(namespace, name);
     let service = snap.get(&GroupResource::new("", "services"), &key);
     let service_port = service.as_ref().and_then(|s| {
-        let ports = s.value["spec"]["ports"].as_array()?;
+        let slice = s.value();
+        let ports = slice["spec"]["ports"].as_array()?;
         ports
             .iter()
             .find(|p| p["port"].as_u64() == Some(u64::from(port)))
@@ -88,7 +89,8 @@ pub fn service_endpoint(
         .map(|p| p["name"].as_str().unwrap_or("").to_string());
     let endpoints = snap.get(&GroupResource::new("", "endpoints"), &key);
     let from_endpoints = endpoints.as_ref().and_then(|e| {
-        let subsets = e.value["subsets"].as_array()?;
+        let e_tree = e.value();
+        let subsets = e_tree["subsets"].as_array()?;
         subsets.iter().find_map(|subset| {
             let port = endpoint_port(&subset["ports"], port_name.as_deref())?;
             let ips = subset["addresses"].as_array()?;
@@ -100,11 +102,12 @@ pub fn service_endpoint(
     from_endpoints.or_else(|| {
         let slices = GroupResource::new("discovery.k8s.io", "endpointslices");
         snap.list(&slices, Some(namespace))
-            .filter(|(_, o)| o.value["metadata"]["labels"]["kubernetes.io/service-name"] == name)
+            .filter(|(_, o)| o.value()["metadata"]["labels"]["kubernetes.io/service-name"] == name)
             .find_map(|(_, o)| {
-                let port = endpoint_port(&o.value["ports"], port_name.as_deref())?;
-                let endpoints = o.value["endpoints"].as_array()?;
-                let fqdn = o.value["addressType"] == "FQDN";
+                let port = endpoint_port(&o.value()["ports"], port_name.as_deref())?;
+                let o_tree = o.value();
+                let endpoints = o_tree["endpoints"].as_array()?;
+                let fqdn = o.value()["addressType"] == "FQDN";
                 endpoints
                     .iter()
                     .flat_map(|e| e["addresses"].as_array().into_iter().flatten())
@@ -190,8 +193,8 @@ impl Strategy for EndpointsStrategy {
     /// one it manages (and deletes nothing more when the Service is gone).
     fn after_remove(&self, obj: &StoredObject) -> Vec<Work> {
         let key = ObjectKey::new(
-            meta_str(&obj.value, "namespace"),
-            meta_str(&obj.value, "name"),
+            meta_str(&obj.value(), "namespace"),
+            meta_str(&obj.value(), "name"),
         );
         vec![Work::Endpoints(key)]
     }

@@ -65,7 +65,7 @@ pub fn namespaces_gr() -> GroupResource {
 pub fn is_active(snapshot: &Snapshot, name: &str) -> bool {
     snapshot
         .get(&namespaces_gr(), &ObjectKey::new("", name))
-        .is_some_and(|ns| !ns.is_deleting() && ns.value["status"]["phase"] == "Active")
+        .is_some_and(|ns| !ns.is_deleting() && ns.value()["status"]["phase"] == "Active")
 }
 
 /// core/v1 Namespace.
@@ -133,7 +133,8 @@ impl Strategy for NamespaceStrategy {
     /// `kube-root-ca.crt` ConfigMap in every active namespace, which check and do nothing when
     /// both are there.
     fn after_commit(&self, obj: &StoredObject) -> Vec<Work> {
-        let name = meta_str(&obj.value, "name");
+        let tree = obj.value();
+        let name = meta_str(&tree, "name");
         if obj.is_deleting() {
             return vec![Work::Namespace(name.to_string())];
         }

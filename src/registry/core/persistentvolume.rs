@@ -90,7 +90,7 @@ impl Strategy for PersistentVolumeStrategy {
         if !obj.is_deleting() {
             return Vec::new();
         }
-        let key = ObjectKey::new("", meta_str(&obj.value, "name"));
+        let key = ObjectKey::new("", meta_str(&obj.value(), "name"));
         vec![Work::StorageProtection(volumes_gr(), key)]
     }
     fn track_generation(&self) -> bool {

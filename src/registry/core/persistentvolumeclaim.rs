@@ -58,8 +58,8 @@ impl Strategy for PersistentVolumeClaimStrategy {
             return Vec::new();
         }
         let key = ObjectKey::new(
-            meta_str(&obj.value, "namespace"),
-            meta_str(&obj.value, "name"),
+            meta_str(&obj.value(), "namespace"),
+            meta_str(&obj.value(), "name"),
         );
         vec![Work::StorageProtection(claims_gr(), key)]
     }

@@ -358,19 +358,19 @@ impl Strategy for PodStrategy {
     /// step and its controller looks at it.
     fn after_commit(&self, obj: &StoredObject) -> Vec<Work> {
         let mut work = simulated::pod_changed(obj);
-        if pod_finished(&obj.value) {
-            work.extend(claims_work(&obj.value));
+        if pod_finished(&obj.value()) {
+            work.extend(claims_work(&obj.value()));
         }
-        work.push(services_work(&obj.value));
+        work.push(services_work(&obj.value()));
         work
     }
 
     /// A pod that went frees its claims, leaves the endpoints of the Services that listed it,
     /// and its controller notices.
     fn after_remove(&self, obj: &StoredObject) -> Vec<Work> {
-        let mut work = claims_work(&obj.value);
-        work.push(services_work(&obj.value));
-        work.extend(simulated::owner_work(&obj.value));
+        let mut work = claims_work(&obj.value());
+        work.push(services_work(&obj.value()));
+        work.extend(simulated::owner_work(&obj.value()));
         work.push(Work::Simulated(simulated::Sim::RetryUnschedulable));
         work
     }
@@ -1117,7 +1117,7 @@ impl Action for NoContainers {
     fn serve<'a>(&'a self, call: ActionCall<'a>) -> BoxFuture<'a, Result<(u16, Value), ApiError>> {
         Box::pin(async move {
             let pod = rest::get(call.state, call.res, call.namespace, call.name)?;
-            let pod = &pod.value;
+            let pod = &pod.value();
             let query = |k: &str| {
                 call.query
                     .iter()

@@ -167,17 +167,17 @@ impl Strategy for ServiceStrategy {
     /// A Service with a selector gets its Endpoints and EndpointSlices from the controllers
     /// (one without is left alone, as the controllers leave it).
     fn after_commit(&self, obj: &StoredObject) -> Vec<Work> {
-        if managed_selector(&obj.value).is_none() {
+        if managed_selector(&obj.value()).is_none() {
             return Vec::new();
         }
-        let key = service_key(&obj.value);
+        let key = service_key(&obj.value());
         vec![Work::Endpoints(key.clone()), Work::EndpointSlices(key)]
     }
 
     /// A Service that went takes its Endpoints with it (the endpoints controller deletes them;
     /// the garbage collector takes its EndpointSlices, which it owns).
     fn after_remove(&self, obj: &StoredObject) -> Vec<Work> {
-        vec![Work::Endpoints(service_key(&obj.value))]
+        vec![Work::Endpoints(service_key(&obj.value()))]
     }
 }
 

@@ -82,7 +82,7 @@ impl Used {
             if key.namespace == namespace && key.name == name {
                 continue;
             }
-            let other = &other.value;
+            let other = &other.value();
             for ip in strings(&other["spec"]["clusterIPs"]) {
                 if let Ok(addr) = ip.parse::<Ipv4Addr>() {
                     used.ips.insert(u32::from(addr));

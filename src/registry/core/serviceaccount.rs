@@ -99,11 +99,11 @@ impl Strategy for ServiceAccountStrategy {
     /// The `default` account went: the service account controller creates it again (unless
     /// its namespace is going too).
     fn after_remove(&self, obj: &StoredObject) -> Vec<Work> {
-        if meta_str(&obj.value, "name") != DEFAULT_SERVICE_ACCOUNT {
+        if meta_str(&obj.value(), "name") != DEFAULT_SERVICE_ACCOUNT {
             return Vec::new();
         }
         vec![Work::ServiceAccounts(
-            meta_str(&obj.value, "namespace").to_string(),
+            meta_str(&obj.value(), "namespace").to_string(),
         )]
     }
 }

@@ -41,8 +41,8 @@ fn get(
 
 fn reference(obj: &StoredObject) -> Ref {
     Ref {
-        name: meta_str(&obj.value, "name").to_string(),
-        uid: meta_str(&obj.value, "uid").to_string(),
+        name: meta_str(&obj.value(), "name").to_string(),
+        uid: meta_str(&obj.value(), "uid").to_string(),
     }
 }
 
@@ -64,7 +64,7 @@ fn bound_object(
         "Pod" if core => {
             let pod =
                 get(snap, "pods", ns, name).ok_or_else(|| ApiError::not_found("", "pods", name))?;
-            if pod.value["spec"]["serviceAccountName"]
+            if pod.value()["spec"]["serviceAccountName"]
                 .as_str()
                 .unwrap_or("")
                 != sa
@@ -73,7 +73,7 @@ fn bound_object(
                     "cannot bind token for serviceaccount {sa:?} to pod running with different serviceaccount name."
                 )));
             }
-            let node = pod.value["spec"]["nodeName"]
+            let node = pod.value()["spec"]["nodeName"]
                 .as_str()
                 .filter(|n| !n.is_empty())
                 .map(|n| {
@@ -196,7 +196,7 @@ fn issue(call: &ActionCall<'_>) -> Result<(u16, Value), ApiError> {
     let snap = call.state.store.snapshot();
     let sa = get(&snap, "serviceaccounts", ns, name)
         .ok_or_else(|| ApiError::not_found("", "serviceaccounts", name))?;
-    let sa_uid = meta_str(&sa.value, "uid").to_string();
+    let sa_uid = meta_str(&sa.value(), "uid").to_string();
     let req_uid = meta_str(&req, "uid").to_string();
     if !req_uid.is_empty() && req_uid != sa_uid {
         return Err(conflict("TokenRequest", name, &format!(

@@ -138,14 +138,14 @@ impl Strategy for EndpointSliceStrategy {
 
     /// A slice of the EndpointSlice controller deleted: the controller looks at its Service.
     fn after_remove(&self, obj: &StoredObject) -> Vec<Work> {
-        let labels = &obj.value["metadata"]["labels"];
+        let labels = &obj.value()["metadata"]["labels"];
         if labels[SLICE_MANAGED_BY] != SLICE_CONTROLLER {
             return Vec::new();
         }
         let Some(service) = labels[SERVICE_NAME_LABEL].as_str() else {
             return Vec::new();
         };
-        let key = ObjectKey::new(meta_str(&obj.value, "namespace"), service);
+        let key = ObjectKey::new(meta_str(&obj.value(), "namespace"), service);
         vec![Work::EndpointSlices(key)]
     }
 }

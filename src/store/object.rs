@@ -1,0 +1,402 @@
+//! One stored object state: its serialisation, which every read serves, and its JSON tree,
+//! which only writes, selectors and controllers need.
+//!
+//! The tree costs several times the bytes (serde_json's maps are B-tree nodes of about 600
+//! bytes however few keys they hold), so the trees a store keeps are bounded: its
+//! [`TreeWindow`] holds the trees of the states most recently written or read, and a state
+//! only points at its tree. The next write of an object, a controller reacting to it, the
+//! authorizer reading the same roles again all find the tree there; a state whose tree the
+//! window let go parses its bytes again (as the real apiserver decodes what it reads from
+//! etcd) and the window takes that tree in. So the memory a store holds stays close to the
+//! bytes it serves, plus the window's bound.
+
+use std::collections::VecDeque;
+use std::ops::Deref;
+use std::sync::{Arc, Weak};
+
+use bytes::Bytes;
+use parking_lot::Mutex;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use crate::error::ApiError;
+
+/// One stored object: its serialisation, made once per write so that reads and watch fan-out
+/// never serialise again, and while it is recent, its tree.
+#[derive(Debug)]
+pub struct StoredObject {
+    /// The object as stored (storage version, `metadata.resourceVersion` set), serialised.
+    pub json: Bytes,
+    /// The parsed `json`: its own (a dry run's), or the one the window holds for it.
+    tree: Mutex<TreeSlot>,
+    /// Where this state's trees are kept (none for states outside a store).
+    window: Option<Arc<TreeWindow>>,
+    /// The resourceVersion of the write that produced this state.
+    pub rv: u64,
+    /// The resourceVersion of the write that produced this content: `rv`, except for a state a
+    /// [`super::Txn::restore`] brought back, which takes a new `rv` but keeps its origin, so that
+    /// restoring the same snapshot again sees it unchanged and rewrites nothing.
+    pub(super) origin: u64,
+    /// `metadata.uid` and `metadata.ownerReferences[*].uid`: what the store's indexes need of
+    /// a state they drop, without a parse.
+    pub(super) uid: Option<Arc<str>>,
+    pub(super) owners: Box<[Arc<str>]>,
+    /// Serialisations of this state in other versions, by codec (see
+    /// [`crate::conversion::Codec`]): each version is converted and serialised once.
+    encodings: Mutex<Vec<(u64, Bytes)>>,
+}
+
+/// How many versions of one object state are kept serialised (a CRD rarely serves more).
+const MAX_ENCODINGS: usize = 4;
+
+/// Where a state finds its tree.
+#[derive(Debug)]
+enum TreeSlot {
+    /// Its own, for as long as the state lives.
+    Owned(Arc<Value>),
+    /// The one its store's window holds, while the window does.
+    Kept(Weak<Value>),
+}
+
+/// The trees a store keeps: those of the states most recently written or read, at most
+/// [`TREE_WINDOW_TREES`] of them standing for at most [`TREE_WINDOW_BYTES`] of JSON; the
+/// oldest go first.
+#[derive(Debug, Default)]
+pub struct TreeWindow {
+    trees: Mutex<WindowTrees>,
+}
+
+#[derive(Debug, Default)]
+struct WindowTrees {
+    trees: VecDeque<(Arc<Value>, usize)>,
+    bytes: usize,
+}
+
+/// How much JSON the trees a store keeps stand for: 2 MiB, a test's whole store many times
+/// over, a small part of a store of tens of thousands of objects.
+pub const TREE_WINDOW_BYTES: usize = 2 << 20;
+
+/// How many trees a store keeps: a tree costs about 600 bytes per JSON object in it whatever
+/// its size, so small objects are bounded by number (a fresh server's bootstrap objects are
+/// about 200).
+pub const TREE_WINDOW_TREES: usize = 1024;
+
+impl TreeWindow {
+    /// Keeps `tree` (of a state `size` bytes long); the oldest go past the bound.
+    fn admit(&self, tree: Arc<Value>, size: usize) {
+        let mut w = self.trees.lock();
+        w.trees.push_back((tree, size));
+        w.bytes += size;
+        while (w.bytes > TREE_WINDOW_BYTES || w.trees.len() > TREE_WINDOW_TREES)
+            && w.trees.len() > 1
+        {
+            if let Some((_, size)) = w.trees.pop_front() {
+                w.bytes -= size;
+            }
+        }
+    }
+
+    /// How many trees the window holds.
+    pub fn len(&self) -> usize {
+        self.trees.lock().trees.len()
+    }
+
+    /// Whether the window holds no tree.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Two states are the same when the same write produced their content (see `origin`): what
+/// [`super::Txn::restore`] compares, without looking at the objects.
+impl PartialEq for StoredObject {
+    fn eq(&self, other: &Self) -> bool {
+        self.origin == other.origin
+    }
+}
+
+/// An object's JSON tree as one reader holds it: shared with the stored state while that is
+/// recent, else parsed for this reader. It dereferences to the [`Value`]; `.clone()` clones
+/// the `Value`, as cloning a stored tree always did.
+#[derive(Debug)]
+pub struct Tree(Arc<Value>);
+
+impl Deref for Tree {
+    type Target = Value;
+
+    fn deref(&self) -> &Value {
+        &self.0
+    }
+}
+
+/// A tree no stored state holds (a converted view of one).
+impl From<Value> for Tree {
+    fn from(value: Value) -> Tree {
+        Tree(Arc::new(value))
+    }
+}
+
+impl PartialEq<Tree> for Value {
+    fn eq(&self, other: &Tree) -> bool {
+        *self == *other.0
+    }
+}
+
+impl serde::Serialize for Tree {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl AsRef<Value> for Tree {
+    fn as_ref(&self) -> &Value {
+        &self.0
+    }
+}
+
+impl StoredObject {
+    /// The state a write stores: `value` with `metadata.resourceVersion` set to `rv`,
+    /// serialised; `window` keeps its tree.
+    pub(super) fn new(
+        mut value: Value,
+        rv: u64,
+        window: &Arc<TreeWindow>,
+    ) -> Result<Arc<Self>, ApiError> {
+        match value.get_mut("metadata").and_then(Value::as_object_mut) {
+            Some(meta) => {
+                meta.insert("resourceVersion".into(), Value::String(rv.to_string()));
+            }
+            None => return Err(ApiError::internal("object without metadata")),
+        }
+        let mut json = serde_json::to_vec(&value).map_err(ApiError::internal)?;
+        // The buffer grew by doubling: up to half of it would be kept empty for the object's
+        // whole life.
+        json.shrink_to_fit();
+        let json = Bytes::from(json);
+        let mut obj = StoredObject::from_parts(value, json, rv);
+        if let TreeSlot::Owned(tree) = &*obj.tree.get_mut() {
+            window.admit(tree.clone(), obj.json.len());
+            *obj.tree.get_mut() = TreeSlot::Kept(Arc::downgrade(tree));
+        }
+        obj.window = Some(window.clone());
+        Ok(Arc::new(obj))
+    }
+
+    /// This state's content under another resourceVersion (a deletion's last state, a
+    /// restored state): the bytes with the new version written in, no tree, no re-serialising.
+    pub(super) fn restamped(&self, rv: u64, origin: u64) -> Result<Arc<Self>, ApiError> {
+        let json = match stamp_resource_version(&self.json, rv) {
+            Some(json) => json,
+            None => {
+                let window = self.window.clone().unwrap_or_default();
+                return Self::new(self.value().clone(), rv, &window);
+            }
+        };
+        Ok(Arc::new(StoredObject {
+            json,
+            tree: Mutex::new(TreeSlot::Kept(Weak::new())),
+            window: self.window.clone(),
+            rv,
+            origin,
+            uid: self.uid.clone(),
+            owners: self.owners.clone(),
+            encodings: Mutex::new(Vec::new()),
+        }))
+    }
+
+    /// An object state from its tree and that tree serialised (dry runs build the state they
+    /// would have stored).
+    pub fn from_parts(value: Value, json: Bytes, rv: u64) -> StoredObject {
+        let uid = value["metadata"]["uid"].as_str().map(Arc::from);
+        let owners = super::owner_uids(&value).map(Arc::from).collect();
+        StoredObject {
+            json,
+            tree: Mutex::new(TreeSlot::Owned(Arc::new(value))),
+            window: None,
+            rv,
+            origin: rv,
+            uid,
+            owners,
+            encodings: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The object's JSON tree: the one kept for it, else parsed from its bytes (which this
+    /// store wrote, so the parse cannot fail but for a bug, reported as an empty object rather
+    /// than a panic) and handed to the window.
+    pub fn value(&self) -> Tree {
+        if let Some(tree) = self.kept_tree() {
+            return Tree(tree);
+        }
+        let tree = Arc::new(serde_json::from_slice(&self.json).unwrap_or_else(|e| {
+            tracing::error!("a stored object does not parse: {e}");
+            Value::Object(Default::default())
+        }));
+        if let Some(window) = &self.window {
+            *self.tree.lock() = TreeSlot::Kept(Arc::downgrade(&tree));
+            window.admit(tree.clone(), self.json.len());
+        }
+        Tree(tree)
+    }
+
+    fn kept_tree(&self) -> Option<Arc<Value>> {
+        match &*self.tree.lock() {
+            TreeSlot::Owned(tree) => Some(tree.clone()),
+            TreeSlot::Kept(tree) => tree.upgrade(),
+        }
+    }
+
+    /// Whether this state's tree is at hand (its own, or still in the window).
+    pub fn has_tree(&self) -> bool {
+        self.kept_tree().is_some()
+    }
+
+    /// `metadata.uid`, without a parse.
+    pub fn uid(&self) -> Option<&str> {
+        self.uid.as_deref()
+    }
+
+    /// The cached serialisation of this state for a codec.
+    pub fn cached_encoding(&self, codec: u64) -> Option<Bytes> {
+        self.encodings
+            .lock()
+            .iter()
+            .find(|(k, _)| *k == codec)
+            .map(|(_, b)| b.clone())
+    }
+
+    /// Caches the serialisation of this state for a codec (the oldest goes when full).
+    pub fn cache_encoding(&self, codec: u64, bytes: Bytes) {
+        let mut cache = self.encodings.lock();
+        if cache.iter().any(|(k, _)| *k == codec) {
+            return;
+        }
+        if cache.len() == MAX_ENCODINGS {
+            cache.remove(0);
+        }
+        cache.push((codec, bytes));
+    }
+
+    /// Whether the object is being deleted (`metadata.deletionTimestamp` is set).
+    pub fn is_deleting(&self) -> bool {
+        self.value()["metadata"].get("deletionTimestamp").is_some()
+    }
+}
+
+/// `json` (a serialised object) with its `metadata.resourceVersion` replaced by `rv`: one scan,
+/// one copy. `None` when the object has no such string.
+fn stamp_resource_version(json: &[u8], rv: u64) -> Option<Bytes> {
+    #[derive(Deserialize)]
+    struct Top<'a> {
+        #[serde(borrow)]
+        metadata: &'a RawValue,
+    }
+    #[derive(Deserialize)]
+    struct Meta<'a> {
+        #[serde(borrow, rename = "resourceVersion")]
+        resource_version: &'a RawValue,
+    }
+    let top: Top = serde_json::from_slice(json).ok()?;
+    let meta: Meta = serde_json::from_str(top.metadata.get()).ok()?;
+    let old = meta.resource_version.get();
+    if !old.starts_with('"') {
+        return None;
+    }
+    // Both borrow from `json`: the old value's offset is the distance between the pointers.
+    let start = (old.as_ptr() as usize).checked_sub(json.as_ptr() as usize)?;
+    let end = start + old.len();
+    let rv = rv.to_string();
+    let mut out = Vec::with_capacity(json.len() + rv.len());
+    out.extend_from_slice(json.get(..start)?);
+    out.push(b'"');
+    out.extend_from_slice(rv.as_bytes());
+    out.push(b'"');
+    out.extend_from_slice(json.get(end..)?);
+    Some(Bytes::from(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case::plain(
+        r#"{"metadata":{"name":"a","resourceVersion":"7"}}"#,
+        Some(r#"{"metadata":{"name":"a","resourceVersion":"12"}}"#)
+    )]
+    #[case::nested_lookalike_first(
+        r#"{"data":{"resourceVersion":"7"},"metadata":{"resourceVersion":"7","x":1}}"#,
+        Some(r#"{"data":{"resourceVersion":"7"},"metadata":{"resourceVersion":"12","x":1}}"#)
+    )]
+    #[case::escapes_before(
+        r#"{"a":"\"resourceVersion\":\"7\"","metadata":{"resourceVersion":"7"}}"#,
+        Some(r#"{"a":"\"resourceVersion\":\"7\"","metadata":{"resourceVersion":"12"}}"#)
+    )]
+    #[case::no_rv(r#"{"metadata":{"name":"a"}}"#, None)]
+    #[case::rv_not_a_string(r#"{"metadata":{"resourceVersion":7}}"#, None)]
+    #[case::no_metadata(r#"{"kind":"X"}"#, None)]
+    fn stamps_only_metadata_resource_version(#[case] json: &str, #[case] want: Option<&str>) {
+        let got = stamp_resource_version(json.as_bytes(), 12);
+        assert_eq!(got.as_deref(), want.map(str::as_bytes));
+    }
+
+    #[test]
+    fn a_state_without_its_tree_parses_its_bytes() {
+        let window = Arc::new(TreeWindow::default());
+        let obj = StoredObject::new(
+            serde_json::json!({"metadata": {"name": "a", "uid": "u1"}}),
+            3,
+            &window,
+        )
+        .expect("stored");
+        assert!(obj.has_tree());
+        window.trees.lock().trees.clear();
+        assert!(!obj.has_tree());
+        assert_eq!(obj.value()["metadata"]["resourceVersion"], "3");
+        assert_eq!(obj.uid(), Some("u1"));
+        assert!(obj.has_tree(), "the parse is kept in the window");
+        let later = obj.restamped(9, 3).expect("restamped");
+        assert!(!later.has_tree());
+        assert_eq!(later.value()["metadata"]["resourceVersion"], "9");
+        assert_eq!(later.value()["metadata"]["name"], "a");
+        assert_eq!(later.uid(), Some("u1"));
+    }
+}
+
+#[cfg(test)]
+mod window_tests {
+    use super::*;
+
+    #[test]
+    fn the_window_bounds_the_number_of_trees_too() {
+        let window = Arc::new(TreeWindow::default());
+        let objs: Vec<_> = (0..TREE_WINDOW_TREES as u64 + 2)
+            .map(|i| {
+                let v = serde_json::json!({"metadata": {"name": i.to_string()}});
+                StoredObject::new(v, i + 1, &window).expect("stored")
+            })
+            .collect();
+        assert_eq!(window.len(), TREE_WINDOW_TREES);
+        assert!(!objs[1].has_tree());
+        assert!(objs[2].has_tree());
+    }
+
+    #[test]
+    fn the_window_lets_the_oldest_trees_go_past_its_bound() {
+        let window = Arc::new(TreeWindow::default());
+        let big = "x".repeat(TREE_WINDOW_BYTES / 4);
+        let objs: Vec<_> = (0..6)
+            .map(|i| {
+                let v = serde_json::json!({"metadata": {"name": i.to_string()}, "data": big});
+                StoredObject::new(v, i + 1, &window).expect("stored")
+            })
+            .collect();
+        let kept: Vec<bool> = objs.iter().map(|o| o.has_tree()).collect();
+        assert_eq!(kept, [false, false, false, true, true, true]);
+        assert_eq!(objs[0].value()["metadata"]["name"], "0");
+        assert!(objs[0].has_tree(), "read back in");
+        assert!(!objs[3].has_tree(), "pushed out by the read");
+    }
+}
