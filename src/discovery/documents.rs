@@ -1,5 +1,5 @@
-//! Discovery documents, rendered once per registry: legacy (`/api`, `/api/v1`, `/apis`,
-//! `/apis/{g}`, `/apis/{g}/{v}`) and aggregated (`apidiscovery.k8s.io/v2`
+//! Discovery documents, rendered once per registry, when first asked for: legacy (`/api`,
+//! `/api/v1`, `/apis`, `/apis/{g}`, `/apis/{g}/{v}`) and aggregated (`apidiscovery.k8s.io/v2`
 //! `APIGroupDiscoveryList` for `/api` and `/apis`).
 
 use std::collections::{BTreeMap, HashMap};

@@ -1,6 +1,6 @@
 //! The non-resource endpoints: `/version`, health checks, the discovery documents (legacy and
-//! aggregated) and the OpenAPI documents, all rendered once per catalog change and served as
-//! stored bytes.
+//! aggregated) and the OpenAPI documents, all rendered once per catalog (on the first request of
+//! them) and served as stored bytes.
 
 use bytes::Bytes;
 use serde_json::Value;
