@@ -75,8 +75,9 @@
 //!   context, drained before the response. [`controllers::simulated`] (opt-in) is the rest of
 //!   a small cluster: nodes, scheduler, kubelets and the workload controllers (Deployments,
 //!   ReplicaSets, Jobs, CronJobs, StatefulSets, DaemonSets), one file each.
-//! - [`discovery`]: the discovery and OpenAPI documents, rendered once per catalog (the
-//!   built-in kinds' catalog once per process, its servers sharing it but for `/api`).
+//! - [`discovery`]: the discovery and OpenAPI documents, rendered once per catalog when first
+//!   asked for (the built-in kinds' catalog once per process, its servers sharing it but for
+//!   `/api`).
 //! - [`metrics`]: the request counters and latency histograms `/metrics` serves, recorded by
 //!   [`endpoints::handle`] with atomics on label combinations interned once.
 //! - [`endpoints::kubefake`]: kubefake's own HTTP API under `/kubefake/v1/` (a dispatch
@@ -101,7 +102,8 @@
 //!   [`store::Store::write`], which publishes the snapshot, records the events and broadcasts them
 //!   in that order. Reads take no lock; no lock is held across an `.await`.
 //! - A watcher sees every event after its starting resourceVersion, in order, or a 410 ERROR.
-//! - Schemas, discovery and OpenAPI documents are built when CRDs change, never per request.
+//! - Schemas, discovery and OpenAPI documents are built once per catalog (a built-in kind's
+//!   schema once per process), when first used, never per request.
 //! - Every rejection is a `Status` with the apiserver's reason, code and message, and changes
 //!   nothing; a panic is a 500 `Status` and changes nothing either.
 //! - Per-request state travels in an explicit [`context::Context`], never in thread-locals: a

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use parking_lot::Mutex;
+use serde_json::Value;
 use tokio::sync::watch;
 
 use crate::admission::Chain;
@@ -21,9 +22,9 @@ use crate::registry::apiextensions::{self, Crd};
 use crate::registry::builtin;
 use crate::registry::catalog::Registry;
 use crate::registry::core::endpoints;
+use crate::registry::object_meta;
 use crate::registry::resource::{ApiResource, ClusterInfo};
-use crate::registry::store as rest;
-use crate::store::{GroupResource, Store};
+use crate::store::{GroupResource, ObjectKey, Store};
 use crate::webhook::{ServiceResolver, WebhookClient};
 
 /// Tunables of one server, set through [`crate::ServerBuilder`] or the CLI.
@@ -194,10 +195,13 @@ impl State {
         })
     }
 
-    /// Creates the objects every cluster starts with (each built-in kind declares its own),
-    /// through the registry store like any other write; the controllers then look at them all
-    /// at once (the aggregated ClusterRoles get their rules once, with every role and binding
-    /// there).
+    /// Creates the objects every cluster starts with (each built-in kind declares its own), in
+    /// one write: decoded, defaulted and prepared as any create is, without the admission and
+    /// validation a client's create passes (they are known valid, which a unit test checks,
+    /// and nothing is configured to admit them yet). Each still takes its own
+    /// resourceVersion, uid and creationTimestamp and its ADDED event, and the controllers
+    /// then look at them all at once (the aggregated ClusterRoles get their rules once, with
+    /// every role and binding there).
     pub async fn bootstrap(&self) {
         let ctx = Context::internal();
         controllers::after_all(self, &ctx, self.create_bootstrap_objects(&ctx)).await;
@@ -215,20 +219,43 @@ impl State {
             let nodes = controllers::Work::Simulated(controllers::simulated::Sim::Nodes);
             ctx.work().push([nodes]);
         }
+        let cluster = ClusterInfo {
+            address: &self.server_address,
+            authorization: self.options.authorization,
+        };
+        let mut prepared = Vec::new();
         for res in &self.kinds {
-            let cluster = ClusterInfo {
-                address: &self.server_address,
-                authorization: self.options.authorization,
-            };
             for obj in (res.bootstrap)(&cluster) {
-                let namespace = obj["metadata"]["namespace"]
-                    .as_str()
-                    .unwrap_or("")
-                    .to_string();
-                if let Err(e) = rest::create(self, ctx, res, &namespace, obj).await {
-                    tracing::error!(error = %e, kind = %res.kind, "creating a bootstrap object");
+                match prepare_bootstrap_object(ctx, res, obj).await {
+                    Ok(obj) => prepared.push((res, obj)),
+                    Err(e) => {
+                        tracing::error!(error = %e, kind = %res.kind, "preparing a bootstrap object")
+                    }
                 }
             }
+        }
+        let written = self.store.write(|txn| {
+            let mut written = Vec::with_capacity(prepared.len());
+            for (res, mut obj) in prepared {
+                let key = ObjectKey::new(
+                    object_meta::meta_str(&obj, "namespace"),
+                    object_meta::meta_str(&obj, "name"),
+                );
+                let stored = res
+                    .strategy
+                    .allocate(txn.view(), &mut obj, None, false)
+                    .and_then(|()| txn.put(&res.gr, key, obj));
+                match stored {
+                    Ok(stored) => written.push((res, stored)),
+                    Err(e) => {
+                        tracing::error!(error = %e, kind = %res.kind, "storing a bootstrap object")
+                    }
+                }
+            }
+            Ok(written)
+        });
+        for (res, stored) in written.unwrap_or_default() {
+            controllers::after_commit(self, ctx, res, &stored).await;
         }
     }
 
@@ -272,5 +299,59 @@ impl State {
         self.registry()
             .resolve(group, version, plural)
             .ok_or_else(ApiError::path_not_found)
+    }
+}
+
+/// A bootstrap object as a create would store it: decoded (pruned and defaulted) by its kind,
+/// its metadata prepared (uid, creationTimestamp, generation), in its storage version.
+async fn prepare_bootstrap_object(
+    ctx: &Context,
+    res: &ApiResource,
+    mut obj: Value,
+) -> Result<Value, ApiError> {
+    let strategy = &res.strategy;
+    strategy.decode(&mut obj, ctx)?;
+    let namespace = if res.namespaced {
+        object_meta::meta_str(&obj, "namespace").to_string()
+    } else {
+        String::new()
+    };
+    object_meta::prepare_for_create(&mut obj, &namespace, strategy.track_generation());
+    strategy.prepare_for_create(&mut obj);
+    res.codec.to_storage(obj).await
+}
+
+#[cfg(test)]
+mod tests {
+    use rstest::rstest;
+
+    use super::*;
+    use crate::filters::authorization::Mode;
+
+    /// The bootstrap objects skip the validation a client's create passes: every one of them,
+    /// in either authorization mode, must pass it, as prepared for the store.
+    #[rstest]
+    #[case::always_allow(Mode::AlwaysAllow)]
+    #[case::rbac(Mode::Rbac)]
+    #[tokio::test]
+    async fn bootstrap_objects_are_valid(#[case] authorization: Mode) {
+        let cluster = ClusterInfo {
+            address: "127.0.0.1:6443",
+            authorization,
+        };
+        let ctx = Context::internal();
+        let mut count = 0;
+        for res in builtin::resources() {
+            for obj in (res.bootstrap)(&cluster) {
+                let obj = prepare_bootstrap_object(&ctx, res, obj)
+                    .await
+                    .expect("decodes");
+                let mut errs = object_meta::validate_create(&obj, res.strategy.name_rule());
+                errs.extend(res.strategy.validate(&obj));
+                assert!(errs.is_empty(), "{} {obj}: {errs:?}", res.kind);
+                count += 1;
+            }
+        }
+        assert!(count > 20, "{count}");
     }
 }

@@ -1,5 +1,5 @@
-//! Discovery documents, rendered once per registry: legacy (`/api`, `/api/v1`, `/apis`,
-//! `/apis/{g}`, `/apis/{g}/{v}`) and aggregated (`apidiscovery.k8s.io/v2`
+//! Discovery documents, rendered once per registry, when first asked for: legacy (`/api`,
+//! `/api/v1`, `/apis`, `/apis/{g}`, `/apis/{g}/{v}`) and aggregated (`apidiscovery.k8s.io/v2`
 //! `APIGroupDiscoveryList` for `/api` and `/apis`).
 
 use std::collections::{BTreeMap, HashMap};
@@ -46,8 +46,6 @@ pub struct Documents {
     pub aggregated_api: Aggregated,
     /// Aggregated `/apis`.
     pub aggregated_apis: Aggregated,
-    /// `/openapi/v2` and `/openapi/v3`.
-    pub openapi: Arc<super::openapi::OpenApi>,
 }
 
 fn bytes(v: &Value) -> Bytes {
@@ -168,11 +166,11 @@ fn aggregated(items: Vec<Value>) -> Aggregated {
 }
 
 impl Documents {
-    /// Renders every document for a registry snapshot.
+    /// Renders every document for a registry snapshot; `/api` is left empty, for
+    /// [`Documents::for_server`] to fill.
     pub fn render(
         groups: &[ApiGroup],
         resources: &BTreeMap<(String, String), Vec<Arc<ApiResource>>>,
-        server_address: &str,
     ) -> Documents {
         let empty = Vec::new();
         let list_of = |g: &str, v: &str| {
@@ -192,7 +190,6 @@ impl Documents {
             resource_lists.insert((g.clone(), v.clone()), bytes(&doc));
         }
 
-        let api = api_versions(server_address);
         let group_docs: Vec<Value> = groups.iter().map(group_doc).collect();
         let apis =
             bytes(&json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": group_docs}));
@@ -227,11 +224,7 @@ impl Documents {
                 .collect(),
         );
         Documents {
-            openapi: Arc::new(super::openapi::OpenApi::render(
-                resources,
-                super::GIT_VERSION,
-            )),
-            api,
+            api: Bytes::new(),
             apis,
             resource_lists: Arc::new(resource_lists),
             groups: Arc::new(groups_map),

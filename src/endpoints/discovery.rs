@@ -1,6 +1,6 @@
 //! The non-resource endpoints: `/version`, health checks, the discovery documents (legacy and
-//! aggregated) and the OpenAPI documents, all rendered once per catalog change and served as
-//! stored bytes.
+//! aggregated) and the OpenAPI documents, all rendered once per catalog (on the first request of
+//! them) and served as stored bytes.
 
 use bytes::Bytes;
 use serde_json::Value;
@@ -24,28 +24,31 @@ pub fn serve(state: &State, req: &Request) -> Result<Response, ApiError> {
     let path = req.path.trim_end_matches('/');
     let parts: Vec<&str> = path.split('/').skip(1).collect();
     let registry = state.registry();
-    let docs = &registry.documents;
+    let docs = || registry.documents();
     match parts.as_slice() {
         ["version"] => Ok(json_response(StatusCode::OK, version_info())),
         ["metrics"] => Ok(metrics(state)),
         [endpoint @ ("healthz" | "livez" | "readyz"), check @ ..] => {
             Ok(super::health::serve(endpoint, check, &req.query))
         }
-        ["api"] => Ok(discovery_root(req, &docs.api, &docs.aggregated_api)),
-        ["apis"] => Ok(discovery_root(req, &docs.apis, &docs.aggregated_apis)),
-        ["api", "v1"] => Ok(docs
+        ["api"] => Ok(discovery_root(req, &docs().api, &docs().aggregated_api)),
+        ["apis"] => Ok(discovery_root(req, &docs().apis, &docs().aggregated_apis)),
+        ["api", "v1"] => Ok(docs()
             .resource_lists
             .get(&(String::new(), "v1".to_string()))
             .map_or_else(plain_not_found, |b| {
                 json_response(StatusCode::OK, b.clone())
             })),
-        ["apis", group] => Ok(docs.groups.get(*group).map_or_else(plain_not_found, |b| {
+        ["apis", group] => Ok(docs().groups.get(*group).map_or_else(plain_not_found, |b| {
             json_response(StatusCode::OK, b.clone())
         })),
-        ["openapi", "v2"] => Ok(openapi_v2(req, &docs.openapi.v2())),
-        ["openapi", "v3"] => Ok(json_response(StatusCode::OK, docs.openapi.v3_index.clone())),
-        ["openapi", "v3", rest @ ..] => Ok(openapi_v3(req, &docs.openapi, &rest.join("/"))),
-        ["apis", group, version] => Ok(docs
+        ["openapi", "v2"] => Ok(openapi_v2(req, &registry.openapi().v2())),
+        ["openapi", "v3"] => Ok(json_response(
+            StatusCode::OK,
+            registry.openapi().v3_index.clone(),
+        )),
+        ["openapi", "v3", rest @ ..] => Ok(openapi_v3(req, registry.openapi(), &rest.join("/"))),
+        ["apis", group, version] => Ok(docs()
             .resource_lists
             .get(&(group.to_string(), version.to_string()))
             .map_or_else(plain_not_found, |b| {

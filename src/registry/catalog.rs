@@ -2,13 +2,16 @@
 //! scope, verbs, subresources and strategy of each.
 //!
 //! A [`Registry`] is immutable. When a CRD is established, changed or deleted a new one is built
-//! from the stored CRDs (with its discovery documents rendered once) and swapped in atomically;
-//! requests only read the current one.
+//! from the stored CRDs and swapped in atomically; requests only read the current one. Its
+//! discovery and OpenAPI documents are rendered once, when first asked for: a server start, or a
+//! run of CRD changes, renders nothing that no client reads.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock};
 
 use crate::discovery::documents::Documents;
+use crate::discovery::openapi::OpenApi;
+use crate::discovery::GIT_VERSION;
 pub use crate::registry::resource::{storage_version_hash, ApiResource};
 use crate::store::GroupResource;
 
@@ -60,8 +63,15 @@ pub struct Registry {
     pub groups: Vec<ApiGroup>,
     /// Resources per group-version, in discovery order.
     pub by_group_version: BTreeMap<(String, String), Vec<Arc<ApiResource>>>,
-    /// Discovery documents, rendered once.
-    pub documents: Documents,
+    /// The address `/api` names.
+    server_address: String,
+    /// Whether this is the built-in catalog alone, whose documents every server of the
+    /// process shares (but for `/api`).
+    builtin_only: bool,
+    /// Discovery documents, rendered on first use.
+    documents: OnceLock<Documents>,
+    /// OpenAPI documents, rendered on first use.
+    openapi: OnceLock<Arc<OpenApi>>,
 }
 
 impl Registry {
@@ -122,23 +132,43 @@ impl Registry {
         for list in by_group_version.values_mut() {
             list.sort_by(|a, b| a.plural.cmp(&b.plural));
         }
-        let documents = if custom_is_empty && crate::registry::builtin::is_builtin_set(builtin) {
-            // Every server of the process serves the same built-in catalog until a CRD comes:
-            // the first renders its documents (the most costly part of a start), the others
-            // share them.
-            static BUILTIN: OnceLock<Documents> = OnceLock::new();
-            BUILTIN
-                .get_or_init(|| Documents::render(&groups, &by_group_version, server_address))
-                .for_server(server_address)
-        } else {
-            Documents::render(&groups, &by_group_version, server_address)
-        };
         Registry {
             by_gvr,
             groups,
             by_group_version,
-            documents,
+            server_address: server_address.to_string(),
+            builtin_only: custom_is_empty && crate::registry::builtin::is_builtin_set(builtin),
+            documents: OnceLock::new(),
+            openapi: OnceLock::new(),
         }
+    }
+
+    /// The discovery documents, rendered on first use. Every server of the process serves the
+    /// same built-in catalog until a CRD comes: the first to be asked renders its documents,
+    /// the others share them, each with its own `/api`.
+    pub fn documents(&self) -> &Documents {
+        self.documents.get_or_init(|| {
+            let render = || Documents::render(&self.groups, &self.by_group_version);
+            if self.builtin_only {
+                static BUILTIN: OnceLock<Documents> = OnceLock::new();
+                BUILTIN.get_or_init(render).for_server(&self.server_address)
+            } else {
+                render().for_server(&self.server_address)
+            }
+        })
+    }
+
+    /// The OpenAPI documents, rendered on first use and shared as [`Registry::documents`] are.
+    pub fn openapi(&self) -> &Arc<OpenApi> {
+        self.openapi.get_or_init(|| {
+            let render = || Arc::new(OpenApi::render(&self.by_group_version, GIT_VERSION));
+            if self.builtin_only {
+                static BUILTIN: OnceLock<Arc<OpenApi>> = OnceLock::new();
+                BUILTIN.get_or_init(render).clone()
+            } else {
+                render()
+            }
+        })
     }
 
     /// The resource a request names, if served.

@@ -351,6 +351,12 @@ impl ResourceBuilder {
         kind: &str,
         strategy: Arc<dyn Strategy>,
     ) -> ResourceBuilder {
+        /// The default Table columns, built once: most kinds replace them.
+        fn default_columns() -> Arc<Columns> {
+            static DEFAULT: std::sync::LazyLock<Arc<Columns>> =
+                std::sync::LazyLock::new(|| Arc::new(Columns::default_columns()));
+            DEFAULT.clone()
+        }
         ResourceBuilder {
             res: ApiResource {
                 group: group.to_string(),
@@ -369,7 +375,7 @@ impl ResourceBuilder {
                 field_selectors: strings(&["metadata.name", "metadata.namespace"]),
                 unsupported_field: selector::builtin_unsupported_field,
                 strategy: strategy.clone(),
-                table: Arc::new(Columns::default_columns()),
+                table: default_columns(),
                 storage_version_hash: storage_version_hash(group, version, kind),
                 schema: Arc::new(LazySchema::Ready(None)),
                 openapi: OpenApiDefinition {

@@ -1,5 +1,6 @@
 //! The Go type model of the built-in kinds (`src/data/k8s-1.36/protobuf.table`), embedded and
-//! parsed once per process. The protobuf transcoder ([`crate::endpoints::protobuf`]) and the
+//! indexed once per process, each message parsed when first walked (a process that writes a
+//! few kinds parses their types, not the 1,100 messages of all). The protobuf transcoder ([`crate::endpoints::protobuf`]) and the
 //! JSON normalizer ([`super::normalize()`]) both walk it.
 //!
 //! # Format
@@ -33,7 +34,6 @@
 //! element of the Go kind. The generator checks that every message's Go type is derivable.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::sync::{LazyLock, OnceLock};
 
 /// How deeply messages (Go structs) may nest before an input is refused. Shared by the
@@ -53,12 +53,14 @@ pub const FIXED32: u8 = 5;
 /// The embedded table, for code that wants to parse it again (the benchmark).
 pub const SOURCE: &str = include_str!("../data/k8s-1.36/protobuf.table");
 
-/// The table, parsed on first use: the one every caller shares.
-pub static TABLE: LazyLock<Table> = LazyLock::new(|| match Table::parse(SOURCE) {
-    Ok(t) => t,
-    // The embedded file is generated and checked by the unit tests; it cannot fail at run time.
-    Err(e) => panic!("the embedded type table is invalid: {e}"),
-});
+/// Where `build.rs` found the embedded table's messages and kinds.
+mod generated {
+    include!(concat!(env!("OUT_DIR"), "/k8s_table_index.rs"));
+}
+
+/// The table, its messages parsed as they are first walked: the one every caller shares.
+/// `build.rs` indexed it; the unit tests parse and check it whole (`Table::parse`).
+pub static TABLE: LazyLock<Table> = LazyLock::new(|| Table::embedded(SOURCE));
 
 /// Index of a message in [`Table::messages`]: fields refer to messages by it, so that the
 /// table is a flat vector without pointers.
@@ -67,10 +69,23 @@ pub type MsgId = u32;
 /// Every message (Go struct) the built-in kinds use, and the kinds: what a transcoder needs to
 /// find a kind's type and walk it.
 pub struct Table {
-    /// All messages, indexed by [`MsgId`].
-    pub messages: Vec<Message>,
-    /// Kind -> (apiVersion, message).
-    kinds: HashMap<&'static str, Vec<(&'static str, MsgId)>>,
+    /// All messages, indexed by [`MsgId`], each parsed on first use.
+    messages: Vec<Entry>,
+    /// (Kind, apiVersion, message), sorted by kind and apiVersion.
+    kinds: Cow<'static, [(&'static str, &'static str, MsgId)]>,
+}
+
+/// A message of the table: its name and its field lines, parsed when first asked for.
+struct Entry {
+    /// Fully qualified protobuf name, for lookups by name before any parse.
+    name: &'static str,
+    /// The `M` line.
+    header: &'static str,
+    /// The lines after it, up to the next message.
+    body: &'static str,
+    /// The line number of the `M` line, for errors.
+    line: usize,
+    message: OnceLock<Message>,
 }
 
 /// One protobuf message, which is one Go struct (or a type with a hand-written JSON form).
@@ -246,16 +261,28 @@ pub enum Mode {
 impl Table {
     /// The message of a kind (apiVersion, Kind), if it is a built-in kind.
     pub fn kind(&self, api_version: &str, kind: &str) -> Option<MsgId> {
-        let versions = self.kinds.get(kind)?;
-        versions
-            .iter()
-            .find(|(v, _)| *v == api_version)
-            .map(|(_, id)| *id)
+        let i = self
+            .kinds
+            .partition_point(|&(k, v, _)| (k, v) < (kind, api_version));
+        match self.kinds.get(i) {
+            Some(&(k, v, id)) if (k, v) == (kind, api_version) => Some(id),
+            _ => None,
+        }
     }
 
     /// A message by index. Indexes come from the table itself, so they are always in range.
     pub fn message(&self, id: MsgId) -> &Message {
-        &self.messages[id as usize]
+        let entry = &self.messages[id as usize];
+        entry.message.get_or_init(|| match self.build(id) {
+            Ok(m) => m,
+            // Only the embedded table is indexed without a full parse (see `TABLE`).
+            Err(e) => panic!("the embedded type table is invalid: {e}"),
+        })
+    }
+
+    /// How many messages the table has.
+    pub fn message_count(&self) -> usize {
+        self.messages.len()
     }
 
     /// A message by its fully qualified name (`k8s.io.api.apps.v1.Deployment`), for callers
@@ -360,101 +387,115 @@ impl Table {
         })
     }
 
-    /// Parses the table text. Errors name the line.
+    /// Parses the table text whole and checks it. Errors name the line.
     pub fn parse(text: &'static str) -> Result<Table, String> {
-        let mut messages: Vec<Message> = Vec::with_capacity(1200);
-        let mut kinds: HashMap<&'static str, Vec<(&'static str, MsgId)>> = HashMap::new();
-        for (n, line) in text.lines().enumerate() {
-            let err = |e: String| format!("line {}: {e}: {line}", n + 1);
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let mut parts = line.split(' ');
-            let head = parts.next().unwrap_or_default();
-            match head {
-                "M" => messages.push(parse_message(parts, messages.len()).map_err(err)?),
-                "K" => {
-                    let id = messages
-                        .len()
-                        .checked_sub(1)
-                        .ok_or("K before M")
-                        .map_err(|e| err(e.into()))?;
-                    let kind = parts.next().ok_or("no kind").map_err(|e| err(e.into()))?;
-                    let list = kinds.entry(kind).or_default();
-                    list.extend(parts.map(|v| (v, id as MsgId)));
-                }
-                _ => {
-                    let m = messages
-                        .last_mut()
-                        .ok_or("field before M")
-                        .map_err(|e| err(e.into()))?;
-                    let f = parse_field(line).map_err(err)?;
-                    if f.number == 0 {
-                        m.json_only.push(f);
-                    } else {
-                        m.fields.push(f);
-                    }
-                }
-            }
+        let table = Table::index(text)?;
+        for (id, entry) in table.messages.iter().enumerate() {
+            let m = table.build(id as MsgId)?;
+            // Freshly indexed: nothing has parsed this message yet.
+            let _ = entry.message.set(m);
         }
-        let mut table = Table { messages, kinds };
-        table.finish()?;
+        table.check_inline()?;
         Ok(table)
     }
 
-    /// Validates the references, the specials and the inline fields, and builds the indexes.
-    fn finish(&mut self) -> Result<(), String> {
-        let count = self.messages.len();
-        if !self.messages.windows(2).all(|w| w[0].name < w[1].name) {
-            return Err("messages are not sorted by name".into());
-        }
-        for m in &mut self.messages {
-            if m.fields.len() > MAX_FIELDS {
-                return Err(format!("{}: more than {MAX_FIELDS} fields", m.name));
-            }
-            for f in m.fields.iter().chain(&m.json_only) {
-                if let Ty::One(Scalar::Message(id))
-                | Ty::List(Scalar::Message(id))
-                | Ty::Map(Scalar::Message(id)) = f.ty
-                {
-                    if id as usize >= count {
-                        return Err(format!("{}.{}: no message @{id}", m.name, f.json));
-                    }
+    /// Finds the messages and kinds of the table text without parsing any field: each
+    /// message is parsed by [`Table::message`] on first use.
+    pub fn index(text: &'static str) -> Result<Table, String> {
+        let mut messages: Vec<Entry> = Vec::with_capacity(1200);
+        let mut kinds: Vec<(&'static str, &'static str, MsgId)> = Vec::new();
+        // Where the last message's lines start, and where the current line starts and ends.
+        let (mut body, mut offset) = (0, 0);
+        for (n, raw) in text.split_inclusive('\n').enumerate() {
+            let start = offset;
+            offset += raw.len();
+            let line = raw.strip_suffix('\n').unwrap_or(raw);
+            let err = |e: &str| format!("line {}: {e}: {line}", n + 1);
+            if let Some(rest) = line.strip_prefix("M ") {
+                if let Some(last) = messages.last_mut() {
+                    last.body = &text[body..start];
                 }
+                body = offset;
+                let name = rest.split(' ').nth(1).ok_or_else(|| err("no name"))?;
+                if messages.last().is_some_and(|m| m.name >= name) {
+                    return Err(err("messages are not sorted by name"));
+                }
+                messages.push(Entry {
+                    name,
+                    header: line,
+                    body: "",
+                    line: n + 1,
+                    message: OnceLock::new(),
+                });
+            } else if let Some(rest) = line.strip_prefix("K ") {
+                let id = messages
+                    .len()
+                    .checked_sub(1)
+                    .ok_or_else(|| err("K before M"))?;
+                let mut parts = rest.split(' ');
+                let kind = parts.next().ok_or_else(|| err("no kind"))?;
+                kinds.extend(parts.map(|v| (kind, v, id as MsgId)));
+            } else if !line.is_empty() && !line.starts_with('#') && messages.is_empty() {
+                return Err(err("field before M"));
             }
-            let mut order: Vec<u16> = (0..m.fields.len() as u16).collect();
-            order.sort_by_key(|&i| m.fields[i as usize].number);
-            if order
-                .windows(2)
-                .any(|w| m.fields[w[0] as usize].number == m.fields[w[1] as usize].number)
-            {
-                return Err(format!("{}: duplicate field number", m.name));
-            }
-            let max = m.fields.iter().map(|f| f.number).max().unwrap_or(0);
-            if max > 1024 {
-                return Err(format!("{}: field number {max} is too large", m.name));
-            }
-            m.number_slots = vec![0; max as usize + 1];
-            for (i, f) in m.fields.iter().enumerate() {
-                m.number_slots[f.number as usize] = (i + 1) as u8;
-            }
-            m.by_number = order;
-            let mut lookup: Vec<(u32, u16)> = (0..m.fields.len() as u16)
-                .filter(|&i| m.fields[i as usize].mode != Mode::Inline)
-                .map(|i| (signature(m.fields[i as usize].json), i))
-                .collect();
-            lookup.sort_unstable();
-            m.lookup = lookup;
-            check_special(m)?;
         }
-        self.check_inline()
+        if let Some(last) = messages.last_mut() {
+            last.body = &text[body..];
+        }
+        kinds.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        Ok(Table {
+            messages,
+            kinds: Cow::Owned(kinds),
+        })
+    }
+
+    /// The embedded table from the index `build.rs` made of it: no line is read until its
+    /// message is first walked.
+    fn embedded(text: &'static str) -> Table {
+        let messages = generated::MESSAGES
+            .iter()
+            .map(|&(name, header, body, end, line)| Entry {
+                name,
+                // The `M` line without its newline.
+                header: text.get(header..body.saturating_sub(1)).unwrap_or(""),
+                body: text.get(body..end).unwrap_or(""),
+                line,
+                message: OnceLock::new(),
+            })
+            .collect();
+        Table {
+            messages,
+            kinds: Cow::Borrowed(generated::KINDS),
+        }
+    }
+
+    /// Parses and checks one message from its lines.
+    fn build(&self, id: MsgId) -> Result<Message, String> {
+        let entry = &self.messages[id as usize];
+        let mut m = parse_message(entry.header.split(' ').skip(1), id as usize)
+            .map_err(|e| format!("line {}: {e}: {}", entry.line, entry.header))?;
+        for (n, line) in entry.body.lines().enumerate() {
+            if line.is_empty() || line.starts_with('#') || line.starts_with("K ") {
+                continue;
+            }
+            let f = parse_field(line)
+                .map_err(|e| format!("line {}: {e}: {line}", entry.line + n + 1))?;
+            if f.number == 0 {
+                m.json_only.push(f);
+            } else {
+                m.fields.push(f);
+            }
+        }
+        finish(&mut m, self.messages.len())?;
+        Ok(m)
     }
 
     /// Inline fields embed plain structs, without cycles (an embedded struct cannot embed its
     /// embedder in Go), so that walking them terminates.
     fn check_inline(&self) -> Result<(), String> {
-        for (id, m) in self.messages.iter().enumerate() {
-            let mut seen = vec![id as MsgId];
+        for id in 0..self.messages.len() as MsgId {
+            let m = self.message(id);
+            let mut seen = vec![id];
             let mut todo: Vec<MsgId> = m.inline_ids().collect();
             while let Some(inner) = todo.pop() {
                 if seen.contains(&inner) || seen.len() > 8 {
@@ -517,6 +558,47 @@ impl Message {
                 _ => None,
             })
     }
+}
+
+/// Validates a message's references and specials, and builds its indexes.
+fn finish(m: &mut Message, count: usize) -> Result<(), String> {
+    if m.fields.len() > MAX_FIELDS {
+        return Err(format!("{}: more than {MAX_FIELDS} fields", m.name));
+    }
+    for f in m.fields.iter().chain(&m.json_only) {
+        if let Ty::One(Scalar::Message(id))
+        | Ty::List(Scalar::Message(id))
+        | Ty::Map(Scalar::Message(id)) = f.ty
+        {
+            if id as usize >= count {
+                return Err(format!("{}.{}: no message @{id}", m.name, f.json));
+            }
+        }
+    }
+    let mut order: Vec<u16> = (0..m.fields.len() as u16).collect();
+    order.sort_by_key(|&i| m.fields[i as usize].number);
+    if order
+        .windows(2)
+        .any(|w| m.fields[w[0] as usize].number == m.fields[w[1] as usize].number)
+    {
+        return Err(format!("{}: duplicate field number", m.name));
+    }
+    let max = m.fields.iter().map(|f| f.number).max().unwrap_or(0);
+    if max > 1024 {
+        return Err(format!("{}: field number {max} is too large", m.name));
+    }
+    m.number_slots = vec![0; max as usize + 1];
+    for (i, f) in m.fields.iter().enumerate() {
+        m.number_slots[f.number as usize] = (i + 1) as u8;
+    }
+    m.by_number = order;
+    let mut lookup: Vec<(u32, u16)> = (0..m.fields.len() as u16)
+        .filter(|&i| m.fields[i as usize].mode != Mode::Inline)
+        .map(|i| (signature(m.fields[i as usize].json), i))
+        .collect();
+    lookup.sort_unstable();
+    m.lookup = lookup;
+    check_special(m)
 }
 
 /// A JSON name's signature for [`Message::json_index`]: its length, first and last bytes.
@@ -745,6 +827,40 @@ mod tests {
         assert!(t.message(spec).json_only.is_empty());
     }
 
+    /// The shared table parses each message when first asked for: the embedded text must
+    /// parse and check whole (which the lazy path relies on), to the same messages.
+    #[test]
+    fn the_embedded_table_parses_whole_and_lazily_alike() {
+        let whole = Table::parse(SOURCE).expect("the embedded table is valid");
+        let lazy = Table::embedded(SOURCE);
+        assert_eq!(
+            whole.kinds, lazy.kinds,
+            "build.rs indexes kinds as Table::index does"
+        );
+        for (a, b) in whole.messages.iter().zip(&lazy.messages) {
+            let parts = |e: &Entry| (e.name, e.header, e.body, e.line);
+            assert_eq!(
+                parts(a),
+                parts(b),
+                "build.rs indexes messages as Table::index does"
+            );
+        }
+        assert_eq!(whole.message_count(), lazy.message_count());
+        assert!(lazy.messages.iter().all(|e| e.message.get().is_none()));
+        for id in (0..whole.message_count() as MsgId).rev() {
+            let (a, b) = (whole.message(id), lazy.message(id));
+            assert_eq!(a.name, b.name);
+            assert_eq!(a.special, b.special);
+            let fields = |m: &Message| format!("{:?} {:?}", m.fields, m.json_only);
+            assert_eq!(fields(a), fields(b), "{}", a.name);
+            assert_eq!(a.by_number, b.by_number);
+        }
+        assert_eq!(
+            whole.kind("apps/v1", "Deployment"),
+            lazy.kind("apps/v1", "Deployment")
+        );
+    }
+
     #[test]
     fn json_only_lines_and_go_type_columns_parse() {
         let t = Table::parse(
@@ -765,6 +881,9 @@ mod tests {
             "M 0 a.v1.X\nJ @0 - I\n",
             "M 0 a.v1.B\nM 1 a.v1.A\n",
             "M 0 a.v1.X\nJ string - I\n",
+            "1 2 string s V\nM 0 a.v1.X\n",
+            "K X v1\nM 0 a.v1.X\n",
+            "M 1 a.v1.X\n",
         ] {
             assert!(Table::parse(bad).is_err(), "{bad}");
         }

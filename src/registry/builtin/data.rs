@@ -5,7 +5,9 @@
 //! categories, subresources and schemas from here instead of retyping them.
 //!
 //! Everything is embedded in the binary and decoded once per process, on first use: a server
-//! start touches none of it until a request (or the catalog) needs it.
+//! start touches none of it until a request (or the catalog) needs it. The schemas come split
+//! by `build.rs`, one JSON text per definition, each decoded when first needed: a kind's
+//! schema costs the definitions it uses, not the whole file.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -15,8 +17,10 @@ use bytes::Bytes;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-const DISCOVERY: &str = include_str!("../../data/k8s-1.36/discovery.json");
-const SCHEMAS: &str = include_str!("../../data/k8s-1.36/schemas.json");
+/// The tables `build.rs` makes of `schemas.json`.
+mod generated {
+    include!(concat!(env!("OUT_DIR"), "/k8s_schemas.rs"));
+}
 const OPENAPI_INDEX: &str = include_str!("../../data/k8s-1.36/openapi/index.json");
 
 /// The gzip-compressed OpenAPI v3 documents, by file name.
@@ -54,89 +58,80 @@ use openapi_file;
 
 /// One entry of a group-version's legacy resource list: a resource (`pods`) or a subresource
 /// (`pods/status`).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug)]
 pub struct ResourceInfo {
     /// `pods` or `pods/status`.
-    pub name: String,
+    pub name: &'static str,
     /// `pod` ("" for subresources).
-    #[serde(default)]
-    pub singular_name: String,
+    pub singular_name: &'static str,
     /// Whether objects live in namespaces.
     pub namespaced: bool,
     /// The kind served (`Scale` for `deployments/scale`).
-    pub kind: String,
+    pub kind: &'static str,
     /// The kind's group when it differs from the resource's (`autoscaling` for a Scale).
-    #[serde(default)]
-    pub group: Option<String>,
+    pub group: Option<&'static str>,
     /// The kind's version when it differs.
-    #[serde(default)]
-    pub version: Option<String>,
+    pub version: Option<&'static str>,
     /// Verbs, in the apiserver's order.
-    pub verbs: Vec<String>,
+    pub verbs: &'static [&'static str],
     /// Short names (`po`).
-    #[serde(default)]
-    pub short_names: Vec<String>,
+    pub short_names: &'static [&'static str],
     /// Categories (`all`).
-    #[serde(default)]
-    pub categories: Vec<String>,
+    pub categories: &'static [&'static str],
     /// `storageVersionHash` (main resources only).
-    #[serde(default)]
-    pub storage_version_hash: String,
+    pub storage_version_hash: &'static str,
 }
 
 /// A group under `/apis`, with its versions, preferred first.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug)]
 pub struct GroupInfo {
     /// The group name.
-    pub name: String,
-    /// Served versions.
-    pub versions: Vec<GroupVersionInfo>,
+    pub name: &'static str,
+    /// Served versions (`v1`).
+    pub versions: &'static [&'static str],
 }
 
-/// One version of a group.
-#[derive(Debug, Clone, Deserialize)]
-pub struct GroupVersionInfo {
-    /// `v1`.
-    pub version: String,
-}
-
-#[derive(Deserialize)]
-struct DiscoveryFile {
-    groups: Vec<GroupInfo>,
-    resources: HashMap<String, Vec<ResourceInfo>>,
+/// The tables `build.rs` makes of `discovery.json`.
+mod discovery_data {
+    use super::{GroupInfo, ResourceInfo};
+    include!(concat!(env!("OUT_DIR"), "/k8s_discovery.rs"));
 }
 
 /// The discovery facts of every built-in resource.
 pub struct Discovery {
     /// Groups under `/apis`, in the apiserver's order.
-    pub groups: Vec<GroupInfo>,
-    resources: HashMap<String, Vec<ResourceInfo>>,
+    pub groups: &'static [GroupInfo],
+    /// (group-version, its resources in the apiserver's order), sorted by group-version.
+    resources: &'static [(&'static str, &'static [ResourceInfo])],
 }
 
 impl Discovery {
+    /// The resources of a group-version (`v1`, `apps/v1`).
+    fn of(&self, group_version: &str) -> &'static [ResourceInfo] {
+        match self
+            .resources
+            .binary_search_by(|(gv, _)| (*gv).cmp(group_version))
+        {
+            Ok(i) => self.resources[i].1,
+            Err(_) => &[],
+        }
+    }
+
     /// A resource (or `plural/subresource`) of a group-version (`v1`, `apps/v1`).
-    pub fn resource(&self, group_version: &str, name: &str) -> Option<&ResourceInfo> {
-        self.resources
-            .get(group_version)?
-            .iter()
-            .find(|r| r.name == name)
+    pub fn resource(&self, group_version: &str, name: &str) -> Option<&'static ResourceInfo> {
+        self.of(group_version).iter().find(|r| r.name == name)
     }
 
     /// The subresources of a resource, in the apiserver's order.
     pub fn subresources<'a>(
-        &'a self,
+        &self,
         group_version: &str,
         plural: &'a str,
-    ) -> impl Iterator<Item = (&'a str, &'a ResourceInfo)> + 'a {
-        self.resources
-            .get(group_version)
-            .into_iter()
-            .flatten()
-            .filter_map(move |r| {
-                let (main, sub) = r.name.split_once('/')?;
-                (main == plural).then_some((sub, r))
-            })
+    ) -> impl Iterator<Item = (&'static str, &'static ResourceInfo)> + 'a {
+        self.of(group_version).iter().filter_map(move |r| {
+            let (main, sub) = r.name.split_once('/')?;
+            (main == plural).then_some((sub, r))
+        })
     }
 
     /// The position of a group in the apiserver's order (unknown groups last).
@@ -148,33 +143,68 @@ impl Discovery {
     }
 }
 
-static DISCOVERY_DATA: LazyLock<Discovery> = LazyLock::new(|| {
-    // The file is generated and checked by this crate's tests; a broken one is a build bug.
-    match serde_json::from_str::<DiscoveryFile>(DISCOVERY) {
-        Ok(f) => Discovery {
-            groups: f.groups,
-            resources: f.resources,
-        },
-        Err(e) => {
-            tracing::error!(error = %e, "the embedded discovery data does not parse");
-            Discovery {
-                groups: Vec::new(),
-                resources: HashMap::new(),
-            }
-        }
-    }
-});
+static DISCOVERY_DATA: Discovery = Discovery {
+    groups: discovery_data::GROUPS,
+    resources: discovery_data::RESOURCES,
+};
 
-/// The discovery facts (decoded on first use).
+/// The discovery facts (tables `build.rs` made: nothing to decode).
 pub fn discovery() -> &'static Discovery {
     &DISCOVERY_DATA
 }
 
-static SCHEMA_COMPONENTS: LazyLock<Map<String, Value>> =
-    LazyLock::new(|| serde_json::from_str(SCHEMAS).unwrap_or_default());
+/// One component schema by definition name (`io.k8s.api.core.v1.Pod`), with `$ref`s to
+/// others: decoded when first asked for, each definition on its own.
+pub fn schema_component(name: &str) -> Option<&'static Value> {
+    static DECODED: LazyLock<Vec<OnceLock<Value>>> = LazyLock::new(|| {
+        std::iter::repeat_with(OnceLock::new)
+            .take(generated::COMPONENTS.len())
+            .collect()
+    });
+    let i = generated::COMPONENTS
+        .binary_search_by(|(n, _)| (*n).cmp(name))
+        .ok()?;
+    let (_, text) = generated::COMPONENTS[i];
+    Some(DECODED[i].get_or_init(|| {
+        // build.rs cut the text out of a file that parsed; it cannot fail at run time.
+        serde_json::from_str(text).unwrap_or_else(|e| {
+            tracing::error!(error = %e, name, "an embedded schema does not parse");
+            Value::Null
+        })
+    }))
+}
 
-/// The structural schemas of every type of the built-in group-versions, by definition name
-/// (`io.k8s.api.core.v1.Pod`), with `$ref`s to each other (decoded on first use).
+/// The OpenAPI definition name of a built-in kind (`io.k8s.api.apps.v1.Deployment`), as the
+/// schemas' `x-kubernetes-group-version-kind` publish it.
+pub fn definition_name(group: &str, version: &str, kind: &str) -> Option<&'static str> {
+    let table = generated::KIND_DEFINITIONS;
+    let i = table
+        .binary_search_by(|(g, v, k, _)| (*g, *v, *k).cmp(&(group, version, kind)))
+        .ok()?;
+    Some(table[i].3)
+}
+
+/// The definition names of every built-in kind (each once, sorted).
+pub fn kind_definition_names() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = generated::KIND_DEFINITIONS
+        .iter()
+        .map(|&(_, _, _, name)| name)
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+static SCHEMA_COMPONENTS: LazyLock<Map<String, Value>> = LazyLock::new(|| {
+    generated::COMPONENTS
+        .iter()
+        .filter_map(|(name, _)| Some((name.to_string(), schema_component(name)?.clone())))
+        .collect()
+});
+
+/// The structural schemas of every type of the built-in group-versions, by definition name,
+/// with `$ref`s to each other, as one map (decoded on first use: what needs every definition,
+/// `/openapi/v2` and strategic merge patches).
 pub fn schema_components() -> &'static Map<String, Value> {
     &SCHEMA_COMPONENTS
 }
@@ -242,6 +272,53 @@ pub fn openapi_documents() -> &'static [Arc<OpenApiDocument>] {
 mod tests {
     use super::*;
 
+    /// build.rs's tables say what `discovery.json` says, in its order.
+    #[test]
+    fn the_discovery_tables_are_the_published_file() {
+        let file: Value =
+            serde_json::from_str(include_str!("../../data/k8s-1.36/discovery.json")).expect("json");
+        let names = |v: &Value| -> Vec<String> {
+            let list = v.as_array().into_iter().flatten();
+            list.map(|x| x.as_str().unwrap_or_default().to_string())
+                .collect()
+        };
+        let groups = file["groups"].as_array().expect("groups");
+        assert_eq!(groups.len(), discovery().groups.len());
+        for (g, ours) in groups.iter().zip(discovery().groups) {
+            assert_eq!(g["name"], ours.name);
+            let versions: Vec<&str> = g["versions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v["version"].as_str())
+                .collect();
+            assert_eq!(versions, ours.versions);
+        }
+        let resources = file["resources"].as_object().expect("resources");
+        assert_eq!(resources.len(), discovery().resources.len());
+        for (gv, list) in resources {
+            let ours = discovery().of(gv);
+            let list = list.as_array().expect("a list");
+            assert_eq!(list.len(), ours.len(), "{gv}");
+            for (r, o) in list.iter().zip(ours) {
+                let text = |k: &str| r[k].as_str().unwrap_or_default();
+                assert_eq!(
+                    (text("name"), text("singularName"), text("kind")),
+                    (o.name, o.singular_name, o.kind)
+                );
+                assert_eq!(r["namespaced"].as_bool(), Some(o.namespaced));
+                assert_eq!(
+                    (r["group"].as_str(), r["version"].as_str()),
+                    (o.group, o.version)
+                );
+                assert_eq!(names(&r["verbs"]), o.verbs, "{gv} {}", o.name);
+                assert_eq!(names(&r["shortNames"]), o.short_names);
+                assert_eq!(names(&r["categories"]), o.categories);
+                assert_eq!(text("storageVersionHash"), o.storage_version_hash);
+            }
+        }
+    }
+
     #[test]
     fn the_embedded_data_decodes() {
         let d = discovery();
@@ -253,6 +330,17 @@ mod tests {
         assert!(subs.contains(&"status") && subs.contains(&"eviction"));
         assert!(d.group_rank("apps") < d.group_rank("batch"));
         assert!(schema_components().contains_key("io.k8s.api.apps.v1.Deployment"));
+        assert_eq!(schema_components().len(), generated::COMPONENTS.len());
+        assert_eq!(
+            schema_component("io.k8s.api.apps.v1.Deployment"),
+            schema_components().get("io.k8s.api.apps.v1.Deployment")
+        );
+        assert!(schema_component("io.k8s.api.apps.v1.NoSuchThing").is_none());
+        assert_eq!(
+            definition_name("apps", "v1", "Deployment"),
+            Some("io.k8s.api.apps.v1.Deployment")
+        );
+        assert_eq!(definition_name("apps", "v1", "NoSuchKind"), None);
         assert_eq!(openapi_documents().len(), OPENAPI_FILES.len());
         let core = openapi_documents()
             .iter()

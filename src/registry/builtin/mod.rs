@@ -12,7 +12,6 @@ pub mod data;
 pub mod schema;
 pub mod typed;
 
-use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
 use super::apiextensions::ScaleSubresource;
@@ -98,26 +97,7 @@ pub fn is_builtin_set(kinds: &[Arc<ApiResource>]) -> bool {
     kinds.len() == builtin.len() && kinds.iter().zip(builtin).all(|(a, b)| Arc::ptr_eq(a, b))
 }
 
-/// (group, version, kind) -> OpenAPI definition name, from the published schemas.
-static DEFINITIONS: LazyLock<HashMap<(String, String, String), String>> = LazyLock::new(|| {
-    let mut out = HashMap::new();
-    for (name, schema) in data::schema_components() {
-        let gvks = schema["x-kubernetes-group-version-kind"].as_array();
-        for gvk in gvks.into_iter().flatten() {
-            let part = |k: &str| gvk[k].as_str().unwrap_or("").to_string();
-            out.entry((part("group"), part("version"), part("kind")))
-                .or_insert_with(|| name.clone());
-        }
-    }
-    out
-});
-
-/// The OpenAPI definition name of a built-in kind (`io.k8s.api.apps.v1.Deployment`).
-pub fn definition_name(group: &str, version: &str, kind: &str) -> Option<&'static str> {
-    DEFINITIONS
-        .get(&(group.to_string(), version.to_string(), kind.to_string()))
-        .map(String::as_str)
-}
+pub use data::definition_name;
 
 /// A built-in kind, started from its published discovery facts. See the module documentation.
 pub struct Kind {
@@ -130,7 +110,7 @@ pub struct Kind {
 pub fn kind(group: &str, version: &str, plural: &str, strategy: Arc<dyn Strategy>) -> Kind {
     let group_version = api_version(group, version);
     let info = data::discovery().resource(&group_version, plural);
-    let kind_name = info.map_or("", |i| i.kind.as_str());
+    let kind_name = info.map_or("", |i| i.kind);
     let name = definition_name(group, version, kind_name).unwrap_or_default();
     let schema = Arc::new(schema::LazySchema::builtin(name));
     let strategy = Arc::new(typed::Typed::new(
@@ -138,18 +118,18 @@ pub fn kind(group: &str, version: &str, plural: &str, strategy: Arc<dyn Strategy
         &group_version,
         kind_name,
         version,
-        schema.clone(),
+        name,
     ));
     let mut builder = ResourceBuilder::new(group, version, plural, kind_name, strategy);
     if let Some(info) = info {
         builder = builder.with(|r| {
-            r.singular = info.singular_name.clone();
+            r.singular = info.singular_name.to_string();
             r.namespaced = info.namespaced;
-            r.verbs = info.verbs.clone();
-            r.short_names = info.short_names.clone();
-            r.categories = info.categories.clone();
+            r.verbs = strings(info.verbs);
+            r.short_names = strings(info.short_names);
+            r.categories = strings(info.categories);
             if !info.storage_version_hash.is_empty() {
-                r.storage_version_hash = info.storage_version_hash.clone();
+                r.storage_version_hash = info.storage_version_hash.to_string();
             }
         });
     } else {
@@ -170,12 +150,17 @@ pub fn kind(group: &str, version: &str, plural: &str, strategy: Arc<dyn Strategy
     }
 }
 
+/// Owned copies of published names.
+fn strings(names: &[&str]) -> Vec<String> {
+    names.iter().map(|n| n.to_string()).collect()
+}
+
 impl Kind {
     /// The published verbs of one of the kind's subresources.
     fn verbs(&self, sub: &str) -> Vec<String> {
         data::discovery()
             .resource(&self.group_version, &format!("{}/{sub}", self.plural))
-            .map(|i| i.verbs.clone())
+            .map(|i| strings(i.verbs))
             .unwrap_or_default()
     }
 
@@ -204,10 +189,10 @@ impl Kind {
             data::discovery().resource(&self.group_version, &format!("{}/{name}", self.plural));
         let mut sub = Subresource::action(name, &[], action);
         if let Some(info) = info {
-            sub.verbs = info.verbs.clone();
-            let group = info.group.clone().unwrap_or_default();
-            let version = info.version.clone().unwrap_or_default();
-            sub.response = Some((group, version, info.kind.clone()));
+            sub.verbs = strings(info.verbs);
+            let group = info.group.unwrap_or_default().to_string();
+            let version = info.version.unwrap_or_default().to_string();
+            sub.response = Some((group, version, info.kind.to_string()));
         }
         self.builder = self.builder.subresource(sub);
         self

@@ -1,5 +1,5 @@
 //! The structural schema of a built-in kind, compiled from the published component schemas
-//! ([`data::schema_components`]): `$ref`s inlined, the types Go marshals by hand given the
+//! ([`data::schema_component`]): `$ref`s inlined, the types Go marshals by hand given the
 //! structural form the schema pipeline understands (`IntOrString` and `Quantity` are
 //! int-or-string, objects without declared fields such as `RawExtension` keep unknown fields),
 //! and recursive types (`JSONSchemaProps`) cut where they recur.
@@ -12,7 +12,6 @@ use std::sync::{Arc, OnceLock};
 use serde_json::{json, Map, Value};
 
 use super::data;
-use crate::schema::structural::{Additional, Node};
 use crate::schema::Schema;
 
 const REF_PREFIX: &str = "#/components/schemas/";
@@ -66,10 +65,9 @@ impl LazySchema {
 
 /// Compiles a built-in definition's structural schema.
 pub fn compile(definition: &str) -> Option<Schema> {
-    let components = data::schema_components();
-    let root = components.get(definition)?;
+    let root = data::schema_component(definition)?;
     let mut stack = vec![definition.to_string()];
-    let inlined = inline(root, components, &mut stack);
+    let inlined = inline(root, &mut stack);
     Some(Schema::compile(&inlined))
 }
 
@@ -83,28 +81,29 @@ fn reference(schema: &Map<String, Value>) -> Option<&str> {
 }
 
 /// A schema with every reference replaced by its (inlined) target.
-fn inline(schema: &Value, components: &Map<String, Value>, stack: &mut Vec<String>) -> Value {
+fn inline(schema: &Value, stack: &mut Vec<String>) -> Value {
     let Some(obj) = schema.as_object() else {
         return schema.clone();
     };
     if let Some(name) = reference(obj) {
-        let mut out = match components.get(name) {
+        let mut out = match data::schema_component(name) {
             _ if stack.iter().any(|s| s == name) => preserve_unknown(),
             Some(target) => {
                 stack.push(name.to_string());
-                let inlined = inline(target, components, stack);
+                let inlined = inline(target, stack);
                 stack.pop();
                 inlined
             }
             None => preserve_unknown(),
         };
-        // Keywords beside the reference (a field's default, its list type) apply too.
+        // Keywords beside the reference (a field's default, its list type) apply too, as
+        // they are: they are values, not schemas (a `default: {}` is an empty object).
         if let Some(out) = out.as_object_mut() {
             for (k, v) in obj
                 .iter()
                 .filter(|(k, _)| !matches!(k.as_str(), "allOf" | "$ref"))
             {
-                out.insert(k.clone(), inline(v, components, stack));
+                out.insert(k.clone(), v.clone());
             }
         }
         return out;
@@ -116,10 +115,10 @@ fn inline(schema: &Value, components: &Map<String, Value>, stack: &mut Vec<Strin
                 v.as_object()
                     .into_iter()
                     .flatten()
-                    .map(|(name, s)| (name.clone(), inline(s, components, stack)))
+                    .map(|(name, s)| (name.clone(), inline(s, stack)))
                     .collect(),
             ),
-            "items" | "additionalProperties" if v.is_object() => inline(v, components, stack),
+            "items" | "additionalProperties" if v.is_object() => inline(v, stack),
             _ => v.clone(),
         };
         out.insert(k.clone(), value);
@@ -155,38 +154,127 @@ fn structural_form(mut out: Map<String, Value>) -> Value {
     Value::Object(out)
 }
 
-/// Applies the declarative defaults a built-in type publishes (`+default` markers, as its
-/// generated defaulters do) where a field is absent: only defaults other than the zero value,
-/// since a Go field's zero value is what decoding left there already. Recurses into present
-/// objects, list items and map values.
-pub fn apply_declared_defaults(node: &Node, obj: &mut Value) {
-    match obj {
-        Value::Object(map) => {
-            for (name, child) in &node.properties {
-                match map.get_mut(name) {
-                    Some(v) => apply_declared_defaults(child, v),
-                    None => {
-                        if let Some(d) = child.default.as_ref().filter(|d| !is_zero(d)) {
-                            map.insert(name.clone(), d.clone());
+/// The declarative defaults a built-in type publishes (`+default` markers, as its generated
+/// defaulters apply them), and only where they are: what every write of the kind applies,
+/// found in the published schemas without compiling the kind's whole structural schema (most
+/// kinds have none, so a server's bootstrap objects need no schema at all). Only defaults
+/// other than the zero value are kept, since a Go field's zero value is what decoding left
+/// there already.
+#[derive(Debug, Default, PartialEq)]
+pub struct Defaults {
+    /// The fields with a default or with defaults inside: (name, the default when the field
+    /// is absent, the defaults inside when it is present).
+    fields: Vec<(String, Option<Value>, Defaults)>,
+    /// The defaults inside each list item.
+    items: Option<Box<Defaults>>,
+    /// The defaults inside each map value (`additionalProperties`).
+    values: Option<Box<Defaults>>,
+}
+
+/// What the defaults walk finds at one schema node.
+#[derive(Default)]
+struct Walked {
+    default: Option<Value>,
+    inner: Defaults,
+}
+
+impl Defaults {
+    /// The declared defaults of a built-in definition (none for an unknown one). Its
+    /// references are followed as [`compile`] inlines them, recursive types cut where they
+    /// recur.
+    pub fn of(definition: &str) -> Defaults {
+        let Some(root) = data::schema_component(definition) else {
+            return Defaults::default();
+        };
+        let mut stack = vec![definition.to_string()];
+        walk(root, &mut stack).inner
+    }
+
+    fn is_empty(&self) -> bool {
+        self.fields.is_empty() && self.items.is_none() && self.values.is_none()
+    }
+
+    /// Applies the defaults where a field is absent; recurses into present objects, list
+    /// items and map values.
+    pub fn apply(&self, obj: &mut Value) {
+        match obj {
+            Value::Object(map) => {
+                for (name, default, inner) in &self.fields {
+                    match map.get_mut(name) {
+                        Some(v) => inner.apply(v),
+                        None => {
+                            if let Some(d) = default {
+                                map.insert(name.clone(), d.clone());
+                            }
                         }
                     }
                 }
-            }
-            if let Some(Additional::Schema(values)) = &node.additional {
-                for v in map.values_mut() {
-                    apply_declared_defaults(values, v);
+                if let Some(values) = &self.values {
+                    for v in map.values_mut() {
+                        values.apply(v);
+                    }
                 }
             }
-        }
-        Value::Array(items) => {
-            if let Some(item) = &node.items {
-                for v in items {
-                    apply_declared_defaults(item, v);
+            Value::Array(items) => {
+                if let Some(item) = &self.items {
+                    for v in items {
+                        item.apply(v);
+                    }
                 }
             }
+            _ => {}
         }
-        _ => {}
     }
+}
+
+/// The defaults at and below one schema node: a reference's target's, with the keywords
+/// beside the reference over them, as [`inline`] merges them.
+fn walk(schema: &Value, stack: &mut Vec<String>) -> Walked {
+    let Some(obj) = schema.as_object() else {
+        return Walked::default();
+    };
+    let mut walked = match reference(obj) {
+        Some(name) => match data::schema_component(name) {
+            Some(target) if !stack.iter().any(|s| s == name) => {
+                stack.push(name.to_string());
+                let target = walk(target, stack);
+                stack.pop();
+                target
+            }
+            _ => Walked::default(),
+        },
+        None => Walked::default(),
+    };
+    if let Some(d) = obj.get("default") {
+        walked.default = Some(d.clone()).filter(|d| !is_zero(d));
+    }
+    if let Some(properties) = obj.get("properties") {
+        walked.inner.fields = properties
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter_map(|(name, s)| {
+                let w = walk(s, stack);
+                (w.default.is_some() || !w.inner.is_empty())
+                    .then(|| (name.clone(), w.default, w.inner))
+            })
+            .collect();
+    }
+    if let Some(items) = obj.get("items") {
+        walked.inner.items = nested(items, stack);
+    }
+    if let Some(values) = obj.get("additionalProperties") {
+        walked.inner.values = nested(values, stack);
+    }
+    walked
+}
+
+/// The defaults inside a list item's or map value's schema, if it is one and has any.
+fn nested(schema: &Value, stack: &mut Vec<String>) -> Option<Box<Defaults>> {
+    if !schema.is_object() {
+        return None;
+    }
+    Some(Box::new(walk(schema, stack).inner)).filter(|d| !d.is_empty())
 }
 
 /// Whether a default is its type's zero value (`{}`, `""`, `0`, `false`, `[]`).
@@ -205,6 +293,49 @@ fn is_zero(v: &Value) -> bool {
 mod tests {
     use super::*;
 
+    use crate::schema::structural::{Additional, Node};
+
+    /// The defaults a compiled schema declares, as the apply of the compiled schema found
+    /// them before [`Defaults`] (the reference the walk is checked against).
+    fn defaults_of_node(node: &Node) -> Defaults {
+        let fields = node
+            .properties
+            .iter()
+            .filter_map(|(name, child)| {
+                let default = child.default.clone().filter(|d| !is_zero(d));
+                let inner = defaults_of_node(child);
+                (default.is_some() || !inner.is_empty()).then(|| (name.clone(), default, inner))
+            })
+            .collect();
+        let boxed = |d: Defaults| Some(Box::new(d)).filter(|d| !d.is_empty());
+        Defaults {
+            fields,
+            items: node
+                .items
+                .as_deref()
+                .and_then(|n| boxed(defaults_of_node(n))),
+            values: match &node.additional {
+                Some(Additional::Schema(n)) => boxed(defaults_of_node(n)),
+                _ => None,
+            },
+        }
+    }
+
+    /// The walk finds, for every built-in kind, exactly the defaults its compiled schema has.
+    #[test]
+    fn declared_defaults_are_those_of_the_compiled_schemas() {
+        let mut with_defaults = 0;
+        for name in data::kind_definition_names() {
+            let compiled = compile(name).expect("compiles");
+            let expected = defaults_of_node(compiled.root());
+            with_defaults += usize::from(!expected.is_empty());
+            assert_eq!(Defaults::of(name), expected, "{name}");
+        }
+        assert!(with_defaults > 10, "{with_defaults}");
+        assert!(Defaults::of("io.k8s.api.core.v1.Namespace").is_empty());
+        assert!(Defaults::of("no.such.Definition").is_empty());
+    }
+
     fn at<'a>(schema: &'a Schema, path: &str) -> &'a crate::schema::structural::Node {
         path.split('.')
             .try_fold(schema.root(), |n, f| n.field(f))
@@ -220,12 +351,16 @@ mod tests {
         assert!(at(&deploy, "spec.strategy.rollingUpdate.maxSurge").int_or_string);
         let mut d = serde_json::json!({"spec": {"template": {"spec": {"containers": [
             {"name": "a", "ports": [{"containerPort": 80}]}]}}}});
-        apply_declared_defaults(deploy.root(), &mut d);
+        Defaults::of("io.k8s.api.apps.v1.Deployment").apply(&mut d);
         assert_eq!(
             d["spec"]["template"]["spec"]["containers"][0]["ports"][0]["protocol"],
             "TCP"
         );
         assert!(d["spec"].get("paused").is_none(), "zero defaults stay out");
+        // A `default: {}` beside a reference is the empty object, not a schema to inline.
+        let policy = compile("io.k8s.api.admissionregistration.v1.MutatingAdmissionPolicy")
+            .expect("compiles");
+        assert_eq!(at(&policy, "spec").default, Some(serde_json::json!({})));
         // A recursive type is cut where it recurs, not expanded forever.
         assert!(compile(
             "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition"

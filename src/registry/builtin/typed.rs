@@ -6,11 +6,11 @@
 //! publishes in its schemas (`+default` markers: a container port's `protocol: TCP`), then the
 //! kind's own defaulting code ([`Strategy::defaults`]).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
-use super::schema::LazySchema;
+use super::schema::Defaults;
 use crate::context::Context;
 use crate::controllers::Work;
 use crate::error::{ApiError, StatusCause};
@@ -26,7 +26,10 @@ pub struct Typed {
     api_version: String,
     kind: String,
     version: String,
-    schema: Arc<LazySchema>,
+    /// The OpenAPI definition of the kind, whose declared defaults every decode applies.
+    definition: String,
+    /// Those defaults, found on the kind's first write.
+    defaults: OnceLock<Defaults>,
 }
 
 impl Typed {
@@ -36,14 +39,15 @@ impl Typed {
         api_version: &str,
         kind: &str,
         version: &str,
-        schema: Arc<LazySchema>,
+        definition: &str,
     ) -> Typed {
         Typed {
             inner,
             api_version: api_version.to_string(),
             kind: kind.to_string(),
             version: version.to_string(),
-            schema,
+            definition: definition.to_string(),
+            defaults: OnceLock::new(),
         }
     }
 
@@ -73,9 +77,9 @@ impl Strategy for Typed {
             )?;
             *obj = n.value;
         }
-        if let Some(schema) = self.schema.get() {
-            super::schema::apply_declared_defaults(schema.root(), obj);
-        }
+        self.defaults
+            .get_or_init(|| Defaults::of(&self.definition))
+            .apply(obj);
         self.inner.defaults(obj);
         self.inner.decode(obj, ctx)
     }

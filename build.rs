@@ -1,0 +1,188 @@
+//! Indexes kubefake's generated Kubernetes data (`src/data/k8s-1.36/`, see
+//! `scripts/gen-k8s-data`) into Rust tables, so that the server reads only what it uses
+//! without decoding whole files: decoding them was most of the first server's start in a
+//! debug build.
+//!
+//! - `k8s_schemas.rs`, from the published schemas of the built-in kinds (`schemas.json`): each
+//!   definition's schema as its own JSON text, decoded only when a kind that uses it is first
+//!   written, and the definition name of every (group, version, kind).
+//! - `k8s_discovery.rs`, from the discovery facts of the built-in resources (`discovery.json`):
+//!   static tables of groups and resources.
+//! - `k8s_table_index.rs`, from the Go type table (`protobuf.table`): where each message's
+//!   lines are, and the message of every kind, so that a message is parsed when first walked.
+//!
+//! Runs only when those files (or this script) change.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+const SCHEMAS: &str = "src/data/k8s-1.36/schemas.json";
+const TABLE: &str = "src/data/k8s-1.36/protobuf.table";
+const DISCOVERY: &str = "src/data/k8s-1.36/discovery.json";
+
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+fn main() -> Result<()> {
+    println!("cargo:rerun-if-changed={SCHEMAS}");
+    println!("cargo:rerun-if-changed={TABLE}");
+    println!("cargo:rerun-if-changed={DISCOVERY}");
+    println!("cargo:rerun-if-changed=build.rs");
+    let dir = std::env::var("OUT_DIR")?;
+    let dir = Path::new(&dir);
+    std::fs::write(dir.join("k8s_schemas.rs"), schemas()?)?;
+    std::fs::write(dir.join("k8s_table_index.rs"), table_index()?)?;
+    std::fs::write(dir.join("k8s_discovery.rs"), discovery()?)?;
+    Ok(())
+}
+
+/// The schemas, one JSON text per definition, and the definition of each kind.
+fn schemas() -> Result<String> {
+    let text = std::fs::read_to_string(SCHEMAS)?;
+    let components: BTreeMap<String, Box<RawValue>> = serde_json::from_str(&text)?;
+    let mut out = String::new();
+    out.push_str("/// (definition name, its schema as JSON), sorted by name.\n");
+    out.push_str("pub static COMPONENTS: &[(&str, &str)] = &[\n");
+    let mut kinds: BTreeMap<(String, String, String), &str> = BTreeMap::new();
+    for (name, schema) in &components {
+        writeln!(out, "    ({name:?}, {:?}),", schema.get())?;
+        let parsed: Value = serde_json::from_str(schema.get())?;
+        let gvks = parsed["x-kubernetes-group-version-kind"].as_array();
+        for gvk in gvks.into_iter().flatten() {
+            let part = |k: &str| gvk[k].as_str().unwrap_or("").to_string();
+            // The first definition (by name) of a kind is the one it is published as.
+            kinds
+                .entry((part("group"), part("version"), part("kind")))
+                .or_insert(name);
+        }
+    }
+    out.push_str("];\n\n");
+    out.push_str(
+        "/// (group, version, kind, definition name), sorted by group, version and kind.\n",
+    );
+    out.push_str("pub static KIND_DEFINITIONS: &[(&str, &str, &str, &str)] = &[\n");
+    for ((group, version, kind), name) in &kinds {
+        writeln!(out, "    ({group:?}, {version:?}, {kind:?}, {name:?}),")?;
+    }
+    out.push_str("];\n");
+    Ok(out)
+}
+
+/// Where each message of the type table is, and the message of each kind (the format is
+/// described in `src/typed/model.rs`; `Table::index` reads it the same way at run time, and a
+/// unit test checks that both agree).
+fn table_index() -> Result<String> {
+    let text = std::fs::read_to_string(TABLE)?;
+    // (offset of the `M` line, of the line after it, of the message's end, line number)
+    let mut messages: Vec<([usize; 4], &str)> = Vec::new();
+    let mut kinds: Vec<(&str, &str, usize)> = Vec::new();
+    let mut offset = 0;
+    for (n, raw) in text.split_inclusive('\n').enumerate() {
+        let start = offset;
+        offset += raw.len();
+        let line = raw.strip_suffix('\n').unwrap_or(raw);
+        if line.starts_with("M ") {
+            if let Some((last, _)) = messages.last_mut() {
+                last[2] = start;
+            }
+            let name = line.split(' ').nth(2).ok_or("M without a name")?;
+            messages.push(([start, offset, text.len(), n + 1], name));
+        } else if let Some(rest) = line.strip_prefix("K ") {
+            let id = messages.len().checked_sub(1).ok_or("K before M")?;
+            let mut parts = rest.split(' ');
+            let kind = parts.next().ok_or("K without a kind")?;
+            kinds.extend(parts.map(|version| (kind, version, id)));
+        }
+    }
+    // Stable: a kind listed twice in one version keeps its first message first.
+    kinds.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    let mut out = String::new();
+    out.push_str(
+        "/// Per message: its name, the offsets of its `M` line, of its first field line\n",
+    );
+    out.push_str("/// and of its end, and the line number of its `M` line.\n");
+    out.push_str("pub static MESSAGES: &[(&str, usize, usize, usize, usize)] = &[\n");
+    for ([header, body, end, line], name) in &messages {
+        writeln!(out, "    ({name:?}, {header}, {body}, {end}, {line}),")?;
+    }
+    out.push_str("];\n\n");
+    out.push_str("/// (Kind, apiVersion, message), sorted by kind and apiVersion.\n");
+    out.push_str("pub static KINDS: &[(&str, &str, u32)] = &[\n");
+    for (kind, version, id) in &kinds {
+        writeln!(out, "    ({kind:?}, {version:?}, {id}),")?;
+    }
+    out.push_str("];\n");
+    Ok(out)
+}
+
+/// The groups and the resources of each group-version, as `GroupInfo` and `ResourceInfo`
+/// (declared in `src/registry/builtin/data.rs`) literals.
+fn discovery() -> Result<String> {
+    let text = std::fs::read_to_string(DISCOVERY)?;
+    let file: Value = serde_json::from_str(&text)?;
+    let mut out = String::new();
+    out.push_str("/// Groups under `/apis`, in the apiserver's order.\n");
+    out.push_str("pub static GROUPS: &[GroupInfo] = &[\n");
+    for g in file["groups"].as_array().ok_or("no groups")? {
+        let versions: Vec<&str> = g["versions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v["version"].as_str())
+            .collect();
+        let name = g["name"].as_str().ok_or("a group without a name")?;
+        writeln!(
+            out,
+            "    GroupInfo {{ name: {name:?}, versions: &{versions:?} }},"
+        )?;
+    }
+    out.push_str("];\n\n");
+    out.push_str(
+        "/// (group-version, its resources in the apiserver's order), sorted by group-version.\n",
+    );
+    out.push_str("pub static RESOURCES: &[(&str, &[ResourceInfo])] = &[\n");
+    let resources = file["resources"].as_object().ok_or("no resources")?;
+    // serde_json's map is sorted by key: the order the server's binary search needs.
+    for (gv, list) in resources {
+        writeln!(out, "    ({gv:?}, &[")?;
+        for r in list.as_array().ok_or("resources not a list")? {
+            resource_info(&mut out, r)?;
+        }
+        out.push_str("    ]),\n");
+    }
+    out.push_str("];\n");
+    Ok(out)
+}
+
+/// One `ResourceInfo` literal.
+fn resource_info(out: &mut String, r: &Value) -> Result<()> {
+    let text = |k: &str| r[k].as_str().unwrap_or("");
+    let list = |k: &str| -> Vec<&str> {
+        r[k].as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect()
+    };
+    let optional = |k: &str| r[k].as_str().map(str::to_string);
+    writeln!(
+        out,
+        "        ResourceInfo {{ name: {:?}, singular_name: {:?}, namespaced: {}, kind: {:?}, \
+         group: {:?}, version: {:?}, verbs: &{:?}, short_names: &{:?}, categories: &{:?}, \
+         storage_version_hash: {:?} }},",
+        text("name"),
+        text("singularName"),
+        r["namespaced"].as_bool().unwrap_or(false),
+        text("kind"),
+        optional("group"),
+        optional("version"),
+        list("verbs"),
+        list("shortNames"),
+        list("categories"),
+        text("storageVersionHash"),
+    )?;
+    Ok(())
+}
