@@ -358,10 +358,17 @@ pub async fn after_remove(
     obj: &Arc<StoredObject>,
 ) {
     let mut work = res.strategy.after_remove(obj);
-    work.push(Work::Owner(meta_str(&obj.value(), "uid").to_string()));
-    work.extend(owner_uids(&obj.value()).map(|uid| Work::Owner(uid.to_string())));
-    let tree = obj.value();
-    let ns = meta_str(&tree, "namespace");
+    work.push(Work::Owner(obj.uid().unwrap_or("").to_string()));
+    work.extend(
+        obj.owner_uids()
+            .iter()
+            .map(|uid| Work::Owner(uid.to_string())),
+    );
+    let ns = match obj.key() {
+        Some(key) => key.namespace.clone(),
+        None => meta_str(&obj.value(), "namespace").to_string(),
+    };
+    let ns = ns.as_str();
     if !ns.is_empty() && res.namespaced && namespace::is_terminating(state, ns) {
         work.push(Work::Namespace(ns.to_string()));
     }

@@ -827,12 +827,16 @@ fn latest(state: &State, res: &ApiResource, written: Arc<StoredObject>) -> Arc<S
 
 /// The `Status` a DELETE returns when the object is gone at once.
 pub fn deleted_status(res: &ApiResource, obj: &StoredObject) -> Value {
-    let mut details = json!({"name": meta_str(&obj.value(), "name")});
+    let name = match obj.key() {
+        Some(key) => key.name.clone(),
+        None => meta_str(&obj.value(), "name").to_string(),
+    };
+    let mut details = json!({"name": name});
     if !res.group.is_empty() {
         details["group"] = json!(res.group);
     }
     details["kind"] = json!(res.plural);
-    details["uid"] = json!(meta_str(&obj.value(), "uid"));
+    details["uid"] = json!(obj.uid().unwrap_or(""));
     json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details})
 }
 

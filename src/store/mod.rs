@@ -48,7 +48,7 @@ impl GroupResource {
 }
 
 /// An object's identity within its table. Ordered by namespace, then name: the order lists use.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ObjectKey {
     /// Empty for cluster-scoped objects.
     pub namespace: String,
@@ -204,7 +204,10 @@ impl Snapshot {
     ) -> Option<Arc<StoredObject>> {
         let table = self.tables.entry(gr.clone()).or_default();
         let prev = match &new {
-            Some(obj) => table.insert(Arc::new(key.clone()), obj.clone()),
+            Some(obj) => {
+                let stored_key = obj.key.clone().unwrap_or_else(|| Arc::new(key.clone()));
+                table.insert(stored_key, obj.clone())
+            }
             None => table.remove(key),
         };
         if table.is_empty() {
@@ -335,7 +338,7 @@ impl Txn {
         value: Value,
     ) -> Result<Arc<StoredObject>, ApiError> {
         let rv = self.snap.rv + 1;
-        let obj = StoredObject::new(value, rv, &self.window)?;
+        let obj = StoredObject::new(value, rv, Arc::new(key.clone()), &self.window)?;
         let prev = self.snap.apply(gr, &key, Some(obj.clone()));
         self.snap.rv = rv;
         let kind = if prev.is_some() {

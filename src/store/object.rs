@@ -17,10 +17,9 @@ use std::sync::{Arc, Weak};
 
 use bytes::Bytes;
 use parking_lot::Mutex;
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::ObjectKey;
 use crate::error::ApiError;
 
 /// One stored object: its serialisation, made once per write so that reads and watch fan-out
@@ -33,6 +32,8 @@ pub struct StoredObject {
     tree: Arc<TreeCell>,
     /// Where this state's trees are kept (none for states outside a store).
     window: Option<Arc<TreeWindow>>,
+    /// Where the state is stored (the table's own key; none outside a store).
+    pub(super) key: Option<Arc<ObjectKey>>,
     /// The resourceVersion of the write that produced this state.
     pub rv: u64,
     /// The resourceVersion of the write that produced this content: `rv`, except for a state a
@@ -75,7 +76,7 @@ pub const TREE_WINDOW_BYTES: usize = 2 << 20;
 /// How many trees a store keeps: a tree costs about 600 bytes per JSON object in it whatever
 /// its size, so small objects are bounded by number (a fresh server's bootstrap objects are
 /// about 200).
-pub const TREE_WINDOW_TREES: usize = 1024;
+pub const TREE_WINDOW_TREES: usize = 2048;
 
 impl TreeWindow {
     /// Counts in the tree just put in `cell` (of a state `size` bytes long); the oldest go
@@ -160,6 +161,7 @@ impl StoredObject {
     pub(super) fn new(
         mut value: Value,
         rv: u64,
+        key: Arc<ObjectKey>,
         window: &Arc<TreeWindow>,
     ) -> Result<Arc<Self>, ApiError> {
         match value.get_mut("metadata").and_then(Value::as_object_mut) {
@@ -176,28 +178,40 @@ impl StoredObject {
         let mut obj = StoredObject::from_parts(value, json, rv);
         window.admit(&obj.tree, obj.json.len());
         obj.window = Some(window.clone());
+        obj.key = Some(key);
         Ok(Arc::new(obj))
     }
 
     /// This state's content under another resourceVersion (a deletion's last state, a
-    /// restored state): the bytes with the new version written in, no tree, no re-serialising.
+    /// restored state): the bytes with the new version written in, no tree, no re-serialising
+    /// (what the deletion's response, watchers and controllers need of it is in the bytes,
+    /// the key and the uid indexes); its serialisations in other versions, kept for watchers
+    /// of those versions, are stamped the same way.
     pub(super) fn restamped(&self, rv: u64, origin: u64) -> Result<Arc<Self>, ApiError> {
         let json = match stamp_resource_version(&self.json, rv) {
             Some(json) => json,
             None => {
                 let window = self.window.clone().unwrap_or_default();
-                return Self::new(self.value().clone(), rv, &window);
+                let key = self.key.clone().unwrap_or_default();
+                return Self::new(self.value().clone(), rv, key, &window);
             }
         };
+        let encodings = self
+            .encodings
+            .lock()
+            .iter()
+            .filter_map(|(codec, bytes)| Some((*codec, stamp_resource_version(bytes, rv)?)))
+            .collect();
         Ok(Arc::new(StoredObject {
             json,
             tree: Arc::default(),
+            key: self.key.clone(),
             window: self.window.clone(),
             rv,
             origin,
             uid: self.uid.clone(),
             owners: self.owners.clone(),
-            encodings: Mutex::new(Vec::new()),
+            encodings: Mutex::new(encodings),
         }))
     }
 
@@ -210,6 +224,7 @@ impl StoredObject {
             json,
             tree: Arc::new(Mutex::new(Some(Arc::new(value)))),
             window: None,
+            key: None,
             rv,
             origin: rv,
             uid,
@@ -254,6 +269,17 @@ impl StoredObject {
         self.uid.as_deref()
     }
 
+    /// The uids `metadata.ownerReferences` names, without a parse.
+    pub fn owner_uids(&self) -> &[Arc<str>] {
+        &self.owners
+    }
+
+    /// Where the state is stored (namespace and name), without a parse; none for a state
+    /// outside a store (a dry run's).
+    pub fn key(&self) -> Option<&ObjectKey> {
+        self.key.as_deref()
+    }
+
     /// The cached serialisation of this state for a codec.
     pub fn cached_encoding(&self, codec: u64) -> Option<Bytes> {
         self.encodings
@@ -281,28 +307,16 @@ impl StoredObject {
     }
 }
 
-/// `json` (a serialised object) with its `metadata.resourceVersion` replaced by `rv`: one scan,
-/// one copy. `None` when the object has no such string.
+/// `json` (a serialised object) with its `metadata.resourceVersion` replaced by `rv`: one scan
+/// that skips values without decoding them, one copy. `None` when the object has no such
+/// string.
 fn stamp_resource_version(json: &[u8], rv: u64) -> Option<Bytes> {
-    #[derive(Deserialize)]
-    struct Top<'a> {
-        #[serde(borrow)]
-        metadata: &'a RawValue,
-    }
-    #[derive(Deserialize)]
-    struct Meta<'a> {
-        #[serde(borrow, rename = "resourceVersion")]
-        resource_version: &'a RawValue,
-    }
-    let top: Top = serde_json::from_slice(json).ok()?;
-    let meta: Meta = serde_json::from_str(top.metadata.get()).ok()?;
-    let old = meta.resource_version.get();
-    if !old.starts_with('"') {
+    let meta = member(json, 0, b"metadata")?;
+    let start = member(json, meta, b"resourceVersion")?;
+    if json.get(start) != Some(&b'"') {
         return None;
     }
-    // Both borrow from `json`: the old value's offset is the distance between the pointers.
-    let start = (old.as_ptr() as usize).checked_sub(json.as_ptr() as usize)?;
-    let end = start + old.len();
+    let end = skip_string(json, start)?;
     let rv = rv.to_string();
     let mut out = Vec::with_capacity(json.len() + rv.len());
     out.extend_from_slice(json.get(..start)?);
@@ -311,6 +325,93 @@ fn stamp_resource_version(json: &[u8], rv: u64) -> Option<Bytes> {
     out.push(b'"');
     out.extend_from_slice(json.get(end..)?);
     Some(Bytes::from(out))
+}
+
+/// Where the value of the member `name` of the JSON object at `at` starts.
+fn member(json: &[u8], at: usize, name: &[u8]) -> Option<usize> {
+    let mut i = skip_ws(json, at);
+    if json.get(i) != Some(&b'{') {
+        return None;
+    }
+    i += 1;
+    loop {
+        i = skip_ws(json, i);
+        match json.get(i)? {
+            b',' => {
+                i += 1;
+                continue;
+            }
+            b'"' => {}
+            _ => return None,
+        }
+        let key_end = skip_string(json, i)?;
+        let key = json.get(i + 1..key_end - 1)?;
+        i = skip_ws(json, key_end);
+        if json.get(i) != Some(&b':') {
+            return None;
+        }
+        i = skip_ws(json, i + 1);
+        if key == name {
+            return Some(i);
+        }
+        i = skip_value(json, i)?;
+    }
+}
+
+fn skip_ws(json: &[u8], mut i: usize) -> usize {
+    while json.get(i).is_some_and(u8::is_ascii_whitespace) {
+        i += 1;
+    }
+    i
+}
+
+/// Past the string that starts (with its quote) at `i`.
+fn skip_string(json: &[u8], i: usize) -> Option<usize> {
+    let mut j = i + 1;
+    loop {
+        match json.get(j)? {
+            b'\\' => j += 2,
+            b'"' => return Some(j + 1),
+            _ => j += 1,
+        }
+    }
+}
+
+/// Past the value that starts at `i`.
+fn skip_value(json: &[u8], i: usize) -> Option<usize> {
+    match json.get(i)? {
+        b'"' => skip_string(json, i),
+        b'{' | b'[' => {
+            let (mut depth, mut j) = (0usize, i);
+            loop {
+                match json.get(j)? {
+                    b'"' => {
+                        j = skip_string(json, j)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(j + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+        }
+        _ => {
+            let mut j = i;
+            while json
+                .get(j)
+                .is_some_and(|b| !matches!(b, b',' | b'}' | b']'))
+            {
+                j += 1;
+            }
+            Some(j)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -334,6 +435,16 @@ mod tests {
     #[case::no_rv(r#"{"metadata":{"name":"a"}}"#, None)]
     #[case::rv_not_a_string(r#"{"metadata":{"resourceVersion":7}}"#, None)]
     #[case::no_metadata(r#"{"kind":"X"}"#, None)]
+    #[case::metadata_not_an_object(r#"{"metadata":"resourceVersion"}"#, None)]
+    #[case::spaced(
+        r#"{ "a" : [1, {"b": "]"}], "metadata" : { "resourceVersion" : "7" } }"#,
+        Some(r#"{ "a" : [1, {"b": "]"}], "metadata" : { "resourceVersion" : "12" } }"#)
+    )]
+    #[case::truncated(r#"{"metadata":{"resourceVersion":"7"#, None)]
+    #[case::escaped_quote_in_key(
+        r#"{"x\"":1,"metadata":{"resourceVersion":"7"}}"#,
+        Some(r#"{"x\"":1,"metadata":{"resourceVersion":"12"}}"#)
+    )]
     fn stamps_only_metadata_resource_version(#[case] json: &str, #[case] want: Option<&str>) {
         let got = stamp_resource_version(json.as_bytes(), 12);
         assert_eq!(got.as_deref(), want.map(str::as_bytes));
@@ -345,6 +456,7 @@ mod tests {
         let obj = StoredObject::new(
             serde_json::json!({"metadata": {"name": "a", "uid": "u1"}}),
             3,
+            Arc::new(ObjectKey::new("", "a")),
             &window,
         )
         .expect("stored");
@@ -354,8 +466,15 @@ mod tests {
         assert_eq!(obj.value()["metadata"]["resourceVersion"], "3");
         assert_eq!(obj.uid(), Some("u1"));
         assert!(obj.has_tree(), "the parse is kept in the window");
+        let other_version = r#"{"apiVersion":"g/v2","metadata":{"resourceVersion":"3"}}"#;
+        obj.cache_encoding(7, Bytes::from_static(other_version.as_bytes()));
         let later = obj.restamped(9, 3).expect("restamped");
+        assert_eq!(
+            later.cached_encoding(7).as_deref(),
+            Some(&br#"{"apiVersion":"g/v2","metadata":{"resourceVersion":"9"}}"#[..])
+        );
         assert!(!later.has_tree());
+        assert_eq!(later.key().map(|k| k.name.as_str()), Some("a"));
         assert_eq!(later.value()["metadata"]["resourceVersion"], "9");
         assert_eq!(later.value()["metadata"]["name"], "a");
         assert_eq!(later.uid(), Some("u1"));
@@ -372,7 +491,7 @@ mod window_tests {
         let objs: Vec<_> = (0..TREE_WINDOW_TREES as u64 + 2)
             .map(|i| {
                 let v = serde_json::json!({"metadata": {"name": i.to_string()}});
-                StoredObject::new(v, i + 1, &window).expect("stored")
+                StoredObject::new(v, i + 1, Arc::default(), &window).expect("stored")
             })
             .collect();
         assert_eq!(window.len(), TREE_WINDOW_TREES);
@@ -387,7 +506,7 @@ mod window_tests {
         let objs: Vec<_> = (0..6)
             .map(|i| {
                 let v = serde_json::json!({"metadata": {"name": i.to_string()}, "data": big});
-                StoredObject::new(v, i + 1, &window).expect("stored")
+                StoredObject::new(v, i + 1, Arc::default(), &window).expect("stored")
             })
             .collect();
         let kept: Vec<bool> = objs.iter().map(|o| o.has_tree()).collect();

@@ -82,21 +82,31 @@ impl Strategy for ConfigMapStrategy {
 
     /// `kube-root-ca.crt` written: the publisher checks its data and description.
     fn after_commit(&self, obj: &StoredObject) -> Vec<Work> {
-        root_ca_work(&obj.value())
+        root_ca_work(obj)
     }
 
     /// `kube-root-ca.crt` removed: the publisher creates it again.
     fn after_remove(&self, obj: &StoredObject) -> Vec<Work> {
-        root_ca_work(&obj.value())
+        root_ca_work(obj)
     }
 }
 
 /// The publisher's work when the ConfigMap is the namespace's `kube-root-ca.crt`.
-fn root_ca_work(cm: &Value) -> Vec<Work> {
-    if meta_str(cm, "name") != ROOT_CA_CONFIG_MAP {
+fn root_ca_work(cm: &StoredObject) -> Vec<Work> {
+    let (namespace, name) = match cm.key() {
+        Some(key) => (key.namespace.clone(), key.name.clone()),
+        None => {
+            let tree = cm.value();
+            (
+                meta_str(&tree, "namespace").into(),
+                meta_str(&tree, "name").into(),
+            )
+        }
+    };
+    if name != ROOT_CA_CONFIG_MAP {
         return Vec::new();
     }
-    vec![Work::RootCaCert(meta_str(cm, "namespace").to_string())]
+    vec![Work::RootCaCert(namespace)]
 }
 
 /// The bytes the data holds: string lengths of `data`, decoded lengths of `binaryData`.
