@@ -8,11 +8,14 @@
 //! builds; add `--release`, or `--config 'profile.dev.package.kubefake.opt-level=3'`, to see what
 //! optimising kubefake buys (README, "Debug builds"). An argument sets how many later servers
 //! are started (`0`: the first alone), for `valgrind --tool=callgrind`, which counts the
-//! instructions of each `Server::start()` whatever else the machine runs.
+//! instructions of each `Server::start()` whatever else the machine runs. The first server
+//! also applies the process's first strategic merge patch (to a Deployment), which decodes the
+//! published schemas its patch reaches (`kubefake::endpoints::patch::strategic` in callgrind).
 
 use std::time::{Duration, Instant};
 
-use kube::api::{Api, DynamicObject, ListParams};
+use k8s_openapi::api::apps::v1::Deployment;
+use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
 
 /// Later servers measured unless the command line says otherwise.
@@ -28,9 +31,14 @@ struct Costs {
     start: Duration,
     client: Duration,
     first_list: Duration,
+    /// The first strategic merge patch, when asked for.
+    first_patch: Option<Duration>,
 }
 
-async fn one_server(namespaces: &ApiResource) -> Result<Costs, Box<dyn std::error::Error>> {
+async fn one_server(
+    namespaces: &ApiResource,
+    patch: bool,
+) -> Result<Costs, Box<dyn std::error::Error>> {
     let began = Instant::now();
     let server = kubefake::Server::start().await?;
     let start = began.elapsed();
@@ -41,12 +49,45 @@ async fn one_server(namespaces: &ApiResource) -> Result<Costs, Box<dyn std::erro
     let api: Api<DynamicObject> = Api::all_with(client, namespaces);
     api.list(&ListParams::default()).await?;
     let first_list = began.elapsed();
+    let first_patch = match patch {
+        true => Some(first_strategic_patch(server.client()?).await?),
+        false => None,
+    };
     server.shutdown().await;
     Ok(Costs {
         start,
         client: client_cost,
         first_list,
+        first_patch,
     })
+}
+
+/// The first strategic merge patch of the process: a Deployment's container image.
+async fn first_strategic_patch(
+    client: kube::Client,
+) -> Result<Duration, Box<dyn std::error::Error>> {
+    let deployments: Api<Deployment> = Api::default_namespaced(client);
+    let deployment = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "web"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx:1"}]}
+            }
+        }
+    }))?;
+    deployments
+        .create(&PostParams::default(), &deployment)
+        .await?;
+    let patch = serde_json::json!({"spec": {"template": {"spec": {
+        "containers": [{"name": "web", "image": "nginx:2"}]
+    }}}});
+    let began = Instant::now();
+    deployments
+        .patch("web", &PatchParams::default(), &Patch::Strategic(patch))
+        .await?;
+    Ok(began.elapsed())
 }
 
 fn ms(d: Duration) -> f64 {
@@ -60,10 +101,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(n) => n.parse()?,
         None => RUNS,
     };
-    let first = one_server(&namespaces).await?;
+    let first = one_server(&namespaces, true).await?;
     let (mut starts, mut clients, mut firsts) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..runs {
-        let costs = one_server(&namespaces).await?;
+        let costs = one_server(&namespaces, false).await?;
         starts.push(costs.start);
         clients.push(costs.client);
         firsts.push(costs.first_list);
@@ -78,6 +119,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ms(first.start),
         ms(first.client),
         ms(first.first_list),
+    );
+    println!(
+        "{profile} build, first strategic merge patch of the process: {:.2} ms",
+        ms(first.first_patch.unwrap_or_default())
     );
     if runs == 0 {
         return Ok(());

@@ -3,7 +3,8 @@
 //! `k8s.io/apimachinery/pkg/util/strategicpatch.StrategicMergeMapPatchUsingLookupPatchMeta`.
 //!
 //! A pure function over JSON values, [`apply`], told about the object's schema through
-//! [`PatchMeta`] ([`OpenApiSchema`] reads an OpenAPI v3 document). It reproduces the reference
+//! [`PatchMeta`] ([`OpenApiSchema`] reads OpenAPI v3 schemas, following their `$ref`s through
+//! [`Definitions`] one at a time, as the merge reaches them). It reproduces the reference
 //! down to its accidents, because clients (kubectl above all) send patches written against it:
 //! - maps merge recursively and `null` deletes a key; `$patch: replace` / `$patch: delete` in a
 //!   map replace it by the rest of the patch map / by `{}`;
@@ -1540,24 +1541,48 @@ fn go_exponent_form(digits: &str, exponent: i32) -> String {
 // ---------------------------------------------------------------------------------------------
 // OpenAPI v3 metadata
 
+/// Where an [`OpenApiSchema`] finds the definitions its `$ref`s name: a document's
+/// `components.schemas`, or the built-in kinds' published definitions, each decoded when a patch
+/// first reaches it (so a patch costs the definitions along its paths, not the whole set).
+pub trait Definitions {
+    /// The schema of a definition (`io.k8s.api.core.v1.PodSpec`), if there is one.
+    fn definition(&self, name: &str) -> Option<&Value>;
+}
+
+impl Definitions for Object {
+    fn definition(&self, name: &str) -> Option<&Value> {
+        self.get(name)
+    }
+}
+
 /// [`PatchMeta`] over an OpenAPI v3 schema (`serde_json::Value`), as the reference's
 /// `PatchMetaFromOpenAPIV3`: extensions are read on a field's schema as written, and
-/// `allOf: [{$ref}]` / `$ref` (to `#/components/schemas/<name>`) resolved before looking into it.
+/// `allOf: [{$ref}]` / `$ref` (to `#/components/schemas/<name>`) resolved before looking into it,
+/// each reference when the merge first steps into it.
 /// Unlike the reference, a map's `additionalProperties` schema describes its values.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct OpenApiSchema<'a> {
     declared: &'a Value,
     resolved: &'a Value,
-    schemas: &'a Object,
+    definitions: &'a dyn Definitions,
+}
+
+impl std::fmt::Debug for OpenApiSchema<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenApiSchema")
+            .field("declared", self.declared)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<'a> OpenApiSchema<'a> {
-    /// A schema whose references resolve against `schemas` (a document's `components.schemas`).
-    pub fn new(schema: &'a Value, schemas: &'a Object) -> Self {
+    /// A schema whose references resolve against `definitions` (a document's
+    /// `components.schemas`, or any other [`Definitions`]).
+    pub fn new(schema: &'a Value, definitions: &'a dyn Definitions) -> Self {
         OpenApiSchema {
             declared: schema,
-            resolved: resolve(schema, schemas),
-            schemas,
+            resolved: resolve(schema, definitions),
+            definitions,
         }
     }
 
@@ -1569,7 +1594,7 @@ impl<'a> OpenApiSchema<'a> {
 }
 
 /// `allOf[0]`, then one `$ref`, like the reference (an unresolvable `$ref` stays as is).
-fn resolve<'a>(schema: &'a Value, schemas: &'a Object) -> &'a Value {
+fn resolve<'a>(schema: &'a Value, definitions: &'a dyn Definitions) -> &'a Value {
     let schema = schema
         .get("allOf")
         .and_then(Value::as_array)
@@ -1581,7 +1606,7 @@ fn resolve<'a>(schema: &'a Value, schemas: &'a Object) -> &'a Value {
     let name = reference
         .strip_prefix("#/components/schemas/")
         .unwrap_or(reference);
-    schemas.get(name).unwrap_or(schema)
+    definitions.definition(name).unwrap_or(schema)
 }
 
 impl PatchMeta for OpenApiSchema<'_> {
@@ -1593,13 +1618,13 @@ impl PatchMeta for OpenApiSchema<'_> {
                 .get("additionalProperties")
                 .filter(|schema| schema.is_object())?,
         };
-        Some(OpenApiSchema::new(declared, self.schemas))
+        Some(OpenApiSchema::new(declared, self.definitions))
     }
 
     fn items(&self) -> Option<Self> {
         // The reference keeps the field's (resolved) schema when it declares no items.
         match self.declared.get("items").filter(|items| items.is_object()) {
-            Some(items) => Some(OpenApiSchema::new(items, self.schemas)),
+            Some(items) => Some(OpenApiSchema::new(items, self.definitions)),
             None => Some(*self),
         }
     }

@@ -397,8 +397,7 @@ fn add_definitions(defs: &mut Map<String, Value>, res: &ApiResource, v3: bool) {
 /// process.
 static BUILTIN_V2_DEFINITIONS: LazyLock<Map<String, Value>> = LazyLock::new(|| {
     data::schema_components()
-        .iter()
-        .map(|(name, schema)| (name.clone(), to_v2(schema)))
+        .map(|(name, schema)| (name.to_string(), to_v2(schema)))
         .collect()
 });
 
@@ -420,13 +419,24 @@ fn render_v2(
             &mut v2_paths,
         );
     }
-    let v2 = json!({
-        "swagger": "2.0",
-        "info": {"title": "Kubernetes", "version": kubernetes_version},
-        "paths": v2_paths,
-        "definitions": v2_defs,
-    });
+    let v2 = V2Document {
+        definitions: &v2_defs,
+        info: json!({"title": "Kubernetes", "version": kubernetes_version}),
+        paths: &v2_paths,
+        swagger: "2.0",
+    };
     Bytes::from(serde_json::to_vec(&v2).unwrap_or_default())
+}
+
+/// The v2 document as it is serialised: its parts by reference, not copied into one `Value`
+/// first (the definitions alone are tens of millions of instructions to copy in a debug
+/// build). Fields in the order a JSON object's keys are written (sorted).
+#[derive(serde::Serialize)]
+struct V2Document<'a> {
+    definitions: &'a Map<String, Value>,
+    info: Value,
+    paths: &'a Map<String, Value>,
+    swagger: &'static str,
 }
 
 #[cfg(test)]

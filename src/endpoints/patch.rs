@@ -245,10 +245,8 @@ fn decoding_error(body: &[u8]) -> impl Fn(serde_json::Error) -> ApiError + '_ {
 /// get the apiserver's status (`interpretStrategicMergePatchError`): 400 for malformed patches
 /// and directives, 422 for lists of lists and `$retainKeys` mismatches, 500 otherwise.
 fn strategic(current: &Value, patch: &Value, definition: &str) -> Result<Value, ApiError> {
-    let components = data::schema_components();
-    let schema = components
-        .get(definition)
-        .map(|root| strategic::OpenApiSchema::new(root, components));
+    let schema = data::schema_component(definition)
+        .map(|root| strategic::OpenApiSchema::new(root, &data::Components));
     strategic::apply(current, patch, schema.as_ref()).map_err(|e| {
         let message = e.to_string();
         match e {

@@ -376,7 +376,8 @@ impl ResourceBuilder {
                 unsupported_field: selector::builtin_unsupported_field,
                 strategy: strategy.clone(),
                 table: default_columns(),
-                storage_version_hash: storage_version_hash(group, version, kind),
+                // Derived in `build` unless given (built-in kinds publish theirs).
+                storage_version_hash: String::new(),
                 schema: Arc::new(LazySchema::Ready(None)),
                 openapi: OpenApiDefinition {
                     name: String::new(),
@@ -488,8 +489,13 @@ impl ResourceBuilder {
         self
     }
 
-    /// The resource.
-    pub fn build(self) -> ApiResource {
+    /// The resource; a stored resource given no `storageVersionHash` gets the apiserver's,
+    /// derived here rather than in [`ResourceBuilder::new`], since most are given theirs.
+    pub fn build(mut self) -> ApiResource {
+        let res = &mut self.res;
+        if res.storage_version_hash.is_empty() && res.action.is_none() {
+            res.storage_version_hash = storage_version_hash(&res.group, &res.version, &res.kind);
+        }
         self.res
     }
 }

@@ -15,7 +15,9 @@ use std::sync::{Arc, LazyLock, OnceLock};
 
 use bytes::Bytes;
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
+
+use crate::apply::strategic;
 
 /// The tables `build.rs` makes of `schemas.json`.
 mod generated {
@@ -153,25 +155,43 @@ pub fn discovery() -> &'static Discovery {
     &DISCOVERY_DATA
 }
 
-/// One component schema by definition name (`io.k8s.api.core.v1.Pod`), with `$ref`s to
-/// others: decoded when first asked for, each definition on its own.
-pub fn schema_component(name: &str) -> Option<&'static Value> {
-    static DECODED: LazyLock<Vec<OnceLock<Value>>> = LazyLock::new(|| {
-        std::iter::repeat_with(OnceLock::new)
-            .take(generated::COMPONENTS.len())
-            .collect()
-    });
-    let i = generated::COMPONENTS
-        .binary_search_by(|(n, _)| (*n).cmp(name))
-        .ok()?;
-    let (_, text) = generated::COMPONENTS[i];
-    Some(DECODED[i].get_or_init(|| {
+/// The decoded definitions, one cell per entry of `generated::COMPONENTS`.
+static DECODED: LazyLock<Vec<OnceLock<Value>>> = LazyLock::new(|| {
+    std::iter::repeat_with(OnceLock::new)
+        .take(generated::COMPONENTS.len())
+        .collect()
+});
+
+/// The definition at `i` of `generated::COMPONENTS`, decoded when first asked for.
+fn decoded(i: usize) -> Option<&'static Value> {
+    let (name, text) = generated::COMPONENTS.get(i)?;
+    Some(DECODED.get(i)?.get_or_init(|| {
         // build.rs cut the text out of a file that parsed; it cannot fail at run time.
         serde_json::from_str(text).unwrap_or_else(|e| {
             tracing::error!(error = %e, name, "an embedded schema does not parse");
             Value::Null
         })
     }))
+}
+
+/// One component schema by definition name (`io.k8s.api.core.v1.Pod`), with `$ref`s to
+/// others: decoded when first asked for, each definition on its own.
+pub fn schema_component(name: &str) -> Option<&'static Value> {
+    let i = generated::COMPONENTS
+        .binary_search_by(|(n, _)| (*n).cmp(name))
+        .ok()?;
+    decoded(i)
+}
+
+/// The built-in definitions as strategic merge patches look them up: a patch decodes the
+/// definitions its paths step into ([`schema_component`]), shared by the whole process.
+#[derive(Debug, Clone, Copy)]
+pub struct Components;
+
+impl strategic::Definitions for Components {
+    fn definition(&self, name: &str) -> Option<&Value> {
+        schema_component(name)
+    }
 }
 
 /// The OpenAPI definition name of a built-in kind (`io.k8s.api.apps.v1.Deployment`), as the
@@ -195,18 +215,13 @@ pub fn kind_definition_names() -> Vec<&'static str> {
     names
 }
 
-static SCHEMA_COMPONENTS: LazyLock<Map<String, Value>> = LazyLock::new(|| {
-    generated::COMPONENTS
-        .iter()
-        .filter_map(|(name, _)| Some((name.to_string(), schema_component(name)?.clone())))
-        .collect()
-});
-
-/// The structural schemas of every type of the built-in group-versions, by definition name,
-/// with `$ref`s to each other, as one map (decoded on first use: what needs every definition,
-/// `/openapi/v2` and strategic merge patches).
-pub fn schema_components() -> &'static Map<String, Value> {
-    &SCHEMA_COMPONENTS
+/// Every built-in definition, by name, with its schema (`$ref`s to the others), each decoded
+/// as the iteration reaches it: for what needs them all, `/openapi/v2`.
+pub fn schema_components() -> impl Iterator<Item = (&'static str, &'static Value)> {
+    let names = generated::COMPONENTS.iter().map(|(name, _)| *name);
+    names
+        .enumerate()
+        .filter_map(|(i, name)| Some((name, decoded(i)?)))
 }
 
 /// One built-in OpenAPI v3 document.
@@ -329,11 +344,11 @@ mod tests {
         let subs: Vec<&str> = d.subresources("v1", "pods").map(|(s, _)| s).collect();
         assert!(subs.contains(&"status") && subs.contains(&"eviction"));
         assert!(d.group_rank("apps") < d.group_rank("batch"));
-        assert!(schema_components().contains_key("io.k8s.api.apps.v1.Deployment"));
-        assert_eq!(schema_components().len(), generated::COMPONENTS.len());
+        assert_eq!(schema_components().count(), generated::COMPONENTS.len());
+        let deployment = schema_components().find(|(n, _)| *n == "io.k8s.api.apps.v1.Deployment");
         assert_eq!(
             schema_component("io.k8s.api.apps.v1.Deployment"),
-            schema_components().get("io.k8s.api.apps.v1.Deployment")
+            deployment.map(|(_, schema)| schema)
         );
         assert!(schema_component("io.k8s.api.apps.v1.NoSuchThing").is_none());
         assert_eq!(
@@ -348,5 +363,78 @@ mod tests {
             .expect("api/v1");
         let doc: Value = serde_json::from_slice(&core.json()).expect("json");
         assert_eq!(doc["openapi"], "3.0.0");
+    }
+
+    /// [`Components`], recording which definitions a patch looks up (and so decodes).
+    struct Recording(std::cell::RefCell<std::collections::BTreeSet<&'static str>>);
+
+    impl strategic::Definitions for Recording {
+        fn definition(&self, name: &str) -> Option<&Value> {
+            let (name, _) = generated::COMPONENTS.iter().find(|(n, _)| *n == name)?;
+            self.0.borrow_mut().insert(name);
+            Components.definition(name)
+        }
+    }
+
+    /// The definitions `$ref`s lead to from `root`, transitively.
+    fn reachable(root: &str) -> std::collections::BTreeSet<String> {
+        fn refs(v: &Value, out: &mut Vec<String>) {
+            match v {
+                Value::Object(m) => m.iter().for_each(|(k, v)| match (k.as_str(), v) {
+                    ("$ref", Value::String(r)) => {
+                        out.extend(r.strip_prefix("#/components/schemas/").map(String::from))
+                    }
+                    _ => refs(v, out),
+                }),
+                Value::Array(a) => a.iter().for_each(|v| refs(v, out)),
+                _ => {}
+            }
+        }
+        let (mut seen, mut todo) = (std::collections::BTreeSet::new(), vec![root.to_string()]);
+        while let Some(name) = todo.pop() {
+            if let Some(schema) = schema_component(&name).filter(|_| seen.insert(name.clone())) {
+                refs(schema, &mut todo);
+            }
+        }
+        seen
+    }
+
+    /// A strategic merge patch of a Deployment's containers decodes the definitions along the
+    /// patch's paths, all reachable from the Deployment, not every built-in definition.
+    #[test]
+    fn a_strategic_merge_patch_decodes_only_the_definitions_it_reaches() {
+        let deployment = "io.k8s.api.apps.v1.Deployment";
+        let original = serde_json::json!({"metadata": {"name": "web"}, "spec": {"template": {
+            "spec": {"containers": [{"name": "web", "image": "nginx:1", "env": [{"name": "A"}]}]}
+        }}});
+        let patch = serde_json::json!({"spec": {"template": {"spec": {"containers": [
+            {"name": "web", "image": "nginx:2", "env": [{"name": "B", "value": "b"}]}
+        ]}}}});
+        let recording = Recording(Default::default());
+        let root = schema_component(deployment).expect("published");
+        let schema = strategic::OpenApiSchema::new(root, &recording);
+        let patched = strategic::apply(&original, &patch, Some(&schema)).expect("applies");
+        // The merge keys came from the decoded definitions: env merged by name, not replaced.
+        let env = &patched["spec"]["template"]["spec"]["containers"][0]["env"];
+        assert_eq!(
+            env,
+            &serde_json::json!([{"name": "B", "value": "b"}, {"name": "A"}])
+        );
+        let looked_up = recording.0.into_inner();
+        let expected = [
+            "io.k8s.api.apps.v1.DeploymentSpec",
+            "io.k8s.api.core.v1.Container",
+            "io.k8s.api.core.v1.EnvVar",
+            "io.k8s.api.core.v1.PodSpec",
+            "io.k8s.api.core.v1.PodTemplateSpec",
+        ];
+        assert_eq!(looked_up.iter().copied().collect::<Vec<_>>(), expected);
+        let reachable = reachable(deployment);
+        assert!(looked_up.iter().all(|n| reachable.contains(*n)));
+        assert!(
+            reachable.len() < generated::COMPONENTS.len() / 4,
+            "{}",
+            reachable.len()
+        );
     }
 }
