@@ -269,6 +269,23 @@ impl StoredObject {
         self.uid.as_deref()
     }
 
+    /// `apiVersion`, read from the bytes without a parse (serialised maps are sorted, so it
+    /// is the first member and the scan stops there).
+    pub fn api_version(&self) -> Option<std::borrow::Cow<'_, str>> {
+        let start = member(&self.json, 0, b"apiVersion")?;
+        if self.json.get(start) != Some(&b'"') {
+            return None;
+        }
+        let raw = self
+            .json
+            .get(start + 1..skip_string(&self.json, start)? - 1)?;
+        if raw.contains(&b'\\') {
+            let tree = self.value();
+            return tree["apiVersion"].as_str().map(|v| v.to_string().into());
+        }
+        std::str::from_utf8(raw).ok().map(Into::into)
+    }
+
     /// The uids `metadata.ownerReferences` names, without a parse.
     pub fn owner_uids(&self) -> &[Arc<str>] {
         &self.owners
@@ -475,6 +492,15 @@ mod tests {
         );
         assert!(!later.has_tree());
         assert_eq!(later.key().map(|k| k.name.as_str()), Some("a"));
+        assert_eq!(later.api_version(), None);
+        let typed = StoredObject::new(
+            serde_json::json!({"apiVersion": "g/v1", "metadata": {"name": "t"}}),
+            4,
+            Arc::default(),
+            &window,
+        )
+        .expect("stored");
+        assert_eq!(typed.api_version().as_deref(), Some("g/v1"));
         assert_eq!(later.value()["metadata"]["resourceVersion"], "9");
         assert_eq!(later.value()["metadata"]["name"], "a");
         assert_eq!(later.uid(), Some("u1"));
