@@ -115,7 +115,7 @@ impl Codec {
     /// Whether a stored object is in another version than this one: the storage version, or
     /// the one it was stored in before the storage version changed.
     fn converts(&self, obj: &StoredObject) -> bool {
-        obj.api_version().as_deref() != Some(self.api_version.as_str())
+        obj.api_version() != Some(self.api_version.as_str())
     }
 
     fn needs_defaults(&self, obj: &StoredObject) -> bool {

@@ -44,6 +44,8 @@ pub struct StoredObject {
     /// a state they drop, without a parse.
     pub(super) uid: Option<Arc<str>>,
     pub(super) owners: Box<[Arc<str>]>,
+    /// `apiVersion`, which every read asks (to know whether it converts).
+    api_version: Option<Arc<str>>,
     /// Serialisations of this state in other versions, by codec (see
     /// [`crate::conversion::Codec`]): each version is converted and serialised once.
     encodings: Mutex<Vec<(u64, Bytes)>>,
@@ -211,6 +213,7 @@ impl StoredObject {
             origin,
             uid: self.uid.clone(),
             owners: self.owners.clone(),
+            api_version: self.api_version.clone(),
             encodings: Mutex::new(encodings),
         }))
     }
@@ -219,6 +222,7 @@ impl StoredObject {
     /// would have stored).
     pub fn from_parts(value: Value, json: Bytes, rv: u64) -> StoredObject {
         let uid = value["metadata"]["uid"].as_str().map(Arc::from);
+        let api_version = value["apiVersion"].as_str().map(Arc::from);
         let owners = super::owner_uids(&value).map(Arc::from).collect();
         StoredObject {
             json,
@@ -229,6 +233,7 @@ impl StoredObject {
             origin: rv,
             uid,
             owners,
+            api_version,
             encodings: Mutex::new(Vec::new()),
         }
     }
@@ -269,21 +274,9 @@ impl StoredObject {
         self.uid.as_deref()
     }
 
-    /// `apiVersion`, read from the bytes without a parse (serialised maps are sorted, so it
-    /// is the first member and the scan stops there).
-    pub fn api_version(&self) -> Option<std::borrow::Cow<'_, str>> {
-        let start = member(&self.json, 0, b"apiVersion")?;
-        if self.json.get(start) != Some(&b'"') {
-            return None;
-        }
-        let raw = self
-            .json
-            .get(start + 1..skip_string(&self.json, start)? - 1)?;
-        if raw.contains(&b'\\') {
-            let tree = self.value();
-            return tree["apiVersion"].as_str().map(|v| v.to_string().into());
-        }
-        std::str::from_utf8(raw).ok().map(Into::into)
+    /// `apiVersion`, without a parse.
+    pub fn api_version(&self) -> Option<&str> {
+        self.api_version.as_deref()
     }
 
     /// The uids `metadata.ownerReferences` names, without a parse.
@@ -500,7 +493,7 @@ mod tests {
             &window,
         )
         .expect("stored");
-        assert_eq!(typed.api_version().as_deref(), Some("g/v1"));
+        assert_eq!(typed.api_version(), Some("g/v1"));
         assert_eq!(later.value()["metadata"]["resourceVersion"], "9");
         assert_eq!(later.value()["metadata"]["name"], "a");
         assert_eq!(later.uid(), Some("u1"));
