@@ -47,7 +47,7 @@ use crate::registry::catalog::ApiResource;
 use crate::registry::object_meta::meta_str;
 use crate::registry::store::{self as rest, Target, UpdateSource};
 use crate::state::State;
-use crate::store::{owner_uids, GroupResource, ObjectKey, StoredObject};
+use crate::store::{GroupResource, ObjectKey, StoredObject};
 
 /// One thing a controller has to look at.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -334,11 +334,11 @@ pub async fn after_commit(
     let tree = obj.value();
     let name = meta_str(&tree, "name");
     let mut work = res.strategy.after_commit(obj);
-    if obj.is_deleting() {
+    if tree["metadata"].get("deletionTimestamp").is_some() {
         let uid = meta_str(&tree, "uid");
         work.push(Work::Owner(uid.to_string()));
     }
-    if owner_uids(&tree).next().is_some() {
+    if !obj.owner_uids().is_empty() {
         let ns = if res.namespaced {
             meta_str(&tree, "namespace")
         } else {
