@@ -343,9 +343,18 @@ impl FieldSet {
         match path {
             [] => {}
             [pe] => {
-                self.members.insert(pe.clone());
+                if !self.members.contains(pe) {
+                    self.members.insert(pe.clone());
+                }
             }
-            [pe, rest @ ..] => self.children.entry(pe.clone()).or_default().insert(rest),
+            [pe, rest @ ..] => match self.children.get_mut(pe) {
+                Some(child) => child.insert(rest),
+                None => {
+                    let mut child = FieldSet::default();
+                    child.insert(rest);
+                    self.children.insert(pe.clone(), child);
+                }
+            },
         }
     }
 
@@ -463,6 +472,28 @@ impl FieldSet {
                 .then(|| o.map_or_else(|| c.clone(), |o| c.recursive_difference(o)))
         });
         FieldSet::from_parts(members, children)
+    }
+
+    /// Whether [`FieldSet::difference`] with `other` would remove anything: a path is a member
+    /// of both.
+    pub(crate) fn shares_member(&self, other: &FieldSet) -> bool {
+        other.members.iter().any(|pe| self.members.contains(pe))
+            || other
+                .children
+                .iter()
+                .any(|(pe, o)| self.children.get(pe).is_some_and(|c| c.shares_member(o)))
+    }
+
+    /// Whether [`FieldSet::recursive_difference`] with `other` would remove anything.
+    pub(crate) fn touches(&self, other: &FieldSet) -> bool {
+        other
+            .members
+            .iter()
+            .any(|pe| self.members.contains(pe) || self.children.contains_key(pe))
+            || other
+                .children
+                .iter()
+                .any(|(pe, o)| self.children.get(pe).is_some_and(|c| c.touches(o)))
     }
 
     /// The children of a set operation: each child of `self`, with the same child of `other`
@@ -589,6 +620,25 @@ mod tests {
         ];
         for (got, want) in cases {
             assert_eq!(got.to_fields_v1(), want);
+        }
+    }
+
+    #[test]
+    fn touching_is_whether_a_recursive_difference_removes_anything() {
+        let set = |v: Value| FieldSet::from_fields_v1(&v).unwrap_or_default();
+        let sets = [
+            set(json!({"f:spec": {}})),
+            set(json!({"f:spec": {"f:a": {}}})),
+            set(json!({"f:spec": {".": {}, "f:a": {}}, "f:status": {}})),
+            set(json!({"f:status": {"f:spec": {}}})),
+            set(json!({"f:metadata": {"f:labels": {"f:a": {}}}})),
+            set(json!({})),
+        ];
+        for a in &sets {
+            for b in &sets {
+                assert_eq!(a.touches(b), a.recursive_difference(b) != *a, "{a:?} {b:?}");
+                assert_eq!(a.shares_member(b), a.difference(b) != *a, "{a:?} {b:?}");
+            }
         }
     }
 }

@@ -23,6 +23,7 @@
 //! The apiserver's cap on update managers (merging the oldest beyond 10) is not implemented.
 
 mod fieldpath;
+mod in_place;
 pub mod json_patch;
 pub mod strategic;
 #[cfg(test)]
@@ -38,7 +39,9 @@ use crate::error::{ApiError, StatusCause, StatusDetails};
 use crate::schema::gofmt::{go_json, go_quote};
 use crate::schema::Node;
 use fieldpath::{path_string, PathElement};
-use typed::{compare, ensure_named, merge, remove_items, to_set, Ty};
+use typed::{
+    compare, compare_without_managed_fields, ensure_named, merge, remove_items, to_set, Ty,
+};
 use versions::{Version, Versions};
 
 pub use fieldpath::{FieldSet, FieldsV1Error};
@@ -476,12 +479,12 @@ impl<'a> Ctx<'a> {
     /// excluded; `None` for a version the resource no longer serves.
     fn compare_in(&self, live: &Value, new: &Value, version: &str) -> Option<typed::Comparison> {
         let mut cmp = match self.versions.version(version) {
-            Version::Own => compare(live, new, self.root),
+            Version::Own => compare_without_managed_fields(live, new, self.root),
             Version::NotServed => return None,
             Version::Other(schema) => {
                 let convert =
                     |o: &Value| self.versions.convert(o.clone(), self.api_version, version);
-                compare(&convert(live), &convert(new), Ty::Root(schema))
+                compare_without_managed_fields(&convert(live), &convert(new), Ty::Root(schema))
             }
         };
         if let Some(ig) = &self.ignore {
@@ -500,8 +503,8 @@ impl<'a> Ctx<'a> {
 
     fn filter(&self, s: FieldSet) -> FieldSet {
         match &self.ignore {
-            Some(ig) => s.recursive_difference(ig),
-            None => s,
+            Some(ig) if s.touches(ig) => s.recursive_difference(ig),
+            _ => s,
         }
     }
 }
@@ -925,15 +928,27 @@ pub fn record_update(
     }
     let ctx = Ctx::new(schema, versions, subresource, now);
     let api_version = versions.own();
-    let manager = manager_or_unknown(manager);
-    let live = old
-        .filter(|v| v.is_object())
-        .map_or_else(|| Value::Object(Map::new()), without_managed_fields);
+    let id = Id::new(
+        manager_or_unknown(manager),
+        "Update",
+        api_version,
+        subresource,
+    );
+    if !in_place::record_update(old, new, &id, &ctx) {
+        record_update_by_sets(old, new, &id, &ctx);
+    }
+}
+
+/// [`record_update`] on the decoded entries: the general path, for entries in any form and
+/// managers of other versions.
+fn record_update_by_sets(old: Option<&Value>, new: &mut Value, id: &Id, ctx: &Ctx) {
+    let empty = Value::Object(Map::new());
+    let live = old.filter(|v| v.is_object()).unwrap_or(&empty);
     let live_managed = || {
         old.map_or(Ok(Managed::default()), Managed::decode_obj)
             .unwrap_or_default()
     };
-    let mut managed = if !subresource.is_empty() {
+    let mut managed = if !id.subresource.is_empty() {
         live_managed()
     } else if is_reset_managed_fields(new) {
         Managed::default()
@@ -953,8 +968,7 @@ pub fn record_update(
     if managed.fields.is_empty() && !is_create {
         return;
     }
-    let id = Id::new(manager, "Update", api_version, subresource);
-    tracked_update(&live, new, &mut managed, &id, &ctx);
+    tracked_update(live, new, &mut managed, id, ctx);
     write_managed_fields(new, &managed.encode());
 }
 

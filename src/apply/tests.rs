@@ -1329,3 +1329,186 @@ mod across_versions {
         assert_eq!(managers, ["b"]);
     }
 }
+
+/// Runs both paths of [`super::record_update`] on one write: the in-place edit of the stored
+/// entries and the set algebra. Returns the set algebra's result, and whether the in-place path
+/// took the write (its result then equals the other's).
+fn record_both(
+    old: Option<&Value>,
+    new: &Value,
+    manager: &str,
+    subresource: &str,
+    schema: Option<&Node>,
+    now: &str,
+) -> (Value, bool) {
+    versions::single_version(V, |v| {
+        let ctx = Ctx::new(schema, v, subresource, now);
+        let id = Id::new(manager, "Update", V, subresource);
+        let mut by_sets = new.clone();
+        record_update_by_sets(old, &mut by_sets, &id, &ctx);
+        let mut edited = new.clone();
+        let took = in_place::record_update(old, &mut edited, &id, &ctx);
+        if took {
+            assert_eq!(edited, by_sets, "old {old:?}\nnew {new}");
+        } else {
+            assert_eq!(&edited, new, "a refused write is left as it was");
+        }
+        (by_sets, took)
+    })
+}
+
+/// A write's next object: some fields changed, added or removed, the managedFields kept, dropped,
+/// reset or made non-canonical.
+fn next_object(rng: &mut fastrand::Rng, prev: &Value) -> Value {
+    let mut next = prev.clone();
+    for _ in 0..rng.usize(1..3) {
+        if !next["spec"].is_object() {
+            next["spec"] = json!({});
+        }
+        match rng.u32(0..7) {
+            0 => next["spec"] = random_value(rng, 1),
+            1 => next["spec"]["replicas"] = json!(rng.i64(0..3)),
+            2 => next["metadata"]["labels"][["a", "b"][rng.usize(0..2)]] = json!(rng.u8(0..3)),
+            3 => next["status"] = json!({"phase": (["x", "y"][rng.usize(0..2)])}),
+            4 => next["spec"]["ports"] = json!([{"name": "p", "port": rng.u8(0..3)}]),
+            5 => {
+                if let Some(spec) = next.get_mut("spec").and_then(Value::as_object_mut) {
+                    spec.remove(["replicas", "ports", "tags"][rng.usize(0..3)]);
+                }
+            }
+            _ => next["spec"]["tags"] = json!(["t", (["u", "v"][rng.usize(0..2)])]),
+        }
+    }
+    let meta = &mut next["metadata"];
+    match rng.u32(0..12) {
+        0 => meta["managedFields"] = json!([]),
+        1 => {
+            if let Some(m) = meta.as_object_mut() {
+                m.remove("managedFields");
+            }
+        }
+        2 => {
+            meta["managedFields"] = json!([{"manager": "x", "operation": "Update",
+            "apiVersion": V, "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {".": {}}}}])
+        }
+        3 => {
+            meta["managedFields"] = json!([{"manager": "x", "operation": "Update",
+            "apiVersion": V, "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:spec": {".": {}, "f:replicas": {}}}}])
+        }
+        _ => {}
+    }
+    next
+}
+
+#[test]
+fn in_place_updates_equal_the_set_algebra() {
+    let s = schema();
+    let mut rng = fastrand::Rng::with_seed(11);
+    let (mut took, mut writes) = (0, 0);
+    for round in 0..300 {
+        let schema = if round % 3 == 2 { None } else { Some(s.root()) };
+        let first = json!({"apiVersion": V, "kind": "Widget",
+            "metadata": {"name": "w", "labels": {"a": "1"}},
+            "spec": random_value(&mut rng, 1)});
+        let (mut live, _) = record_both(None, &first, "a", "", schema, T1);
+        live["metadata"]["uid"] = json!("u1");
+        for step in 0..8 {
+            writes += 1;
+            let manager = ["a", "b", "c"][rng.usize(0..3)];
+            let now = [T1, T2, T3][step % 3];
+            if rng.u32(0..4) == 0 {
+                let config = json!({"apiVersion": V, "kind": "Widget",
+                    "metadata": {"name": "w"}, "spec": {"ports": [{"name": "p", "port": 1}],
+                    "tags": ["t"], "replicas": rng.i64(0..2)}});
+                if let Ok(applied) = apply(Some(&live), &config, manager, "", V, true, schema, now)
+                {
+                    live = applied;
+                }
+                continue;
+            }
+            let subresource = if rng.u32(0..4) == 0 { "status" } else { "" };
+            let next = next_object(&mut rng, &live);
+            let (out, in_place) =
+                record_both(Some(&live), &next, manager, subresource, schema, now);
+            took += usize::from(in_place);
+            live = out;
+        }
+    }
+    assert!(
+        took * 2 > writes,
+        "the in-place path took {took} of {writes} writes"
+    );
+}
+
+#[test]
+fn in_place_edits_keep_fields_v1_canonical() {
+    use super::fieldpath::FieldSet;
+    let set = |v: Value| FieldSet::from_fields_v1(&v).expect("fieldsV1");
+    // (stored fieldsV1, removed, inserted, expected)
+    let cases = [
+        (json!({"f:a": {}}), json!({"f:a": {}}), json!({}), json!({})),
+        (
+            json!({"f:a": {".": {}, "f:b": {}}}),
+            json!({"f:a": {"f:b": {}}}),
+            json!({}),
+            json!({"f:a": {}}),
+        ),
+        (
+            json!({"f:a": {".": {}, "f:b": {}}}),
+            json!({"f:a": {}}),
+            json!({}),
+            json!({"f:a": {"f:b": {}}}),
+        ),
+        (
+            json!({"f:a": {"f:b": {}}}),
+            json!({"f:a": {"f:b": {}}}),
+            json!({}),
+            json!({}),
+        ),
+        (
+            json!({"f:a": {}}),
+            json!({}),
+            json!({"f:a": {"f:b": {}}}),
+            json!({"f:a": {".": {}, "f:b": {}}}),
+        ),
+        (
+            json!({"f:x": {}}),
+            json!({}),
+            json!({"f:a": {".": {}, "f:b": {}}}),
+            json!({"f:a": {".": {}, "f:b": {}}, "f:x": {}}),
+        ),
+        (
+            json!({"f:a": {"f:b": {}}}),
+            json!({}),
+            json!({"f:a": {}}),
+            json!({"f:a": {".": {}, "f:b": {}}}),
+        ),
+    ];
+    for (stored, removed, inserted, expected) in cases {
+        let mut level = stored.as_object().cloned().expect("object");
+        in_place::remove_set(&mut level, &set(removed.clone()));
+        in_place::insert_set(&mut level, &set(inserted.clone()));
+        assert_eq!(
+            Value::Object(level),
+            expected,
+            "{stored} - {removed} + {inserted}"
+        );
+        let by_sets = set(stored).difference(&set(removed)).union(&set(inserted));
+        assert_eq!(by_sets.to_fields_v1(), expected);
+    }
+}
+
+#[test]
+fn created_fields_are_the_comparison_with_an_empty_object() {
+    let s = schema();
+    let mut rng = fastrand::Rng::with_seed(5);
+    for i in 0..2000 {
+        let v = json!({"metadata": random_value(&mut rng, 1), "spec": random_value(&mut rng, 1),
+            "x": random_value(&mut rng, 2)});
+        let root = Ty::Root((i % 2 == 0).then(|| s.root()));
+        let by_sets = typed::compare_without_managed_fields(&json!({}), &v, root).added;
+        let written = typed::added_fields_v1(&v, root);
+        assert_eq!(Value::Object(written), by_sets.to_fields_v1(), "{v}");
+    }
+}

@@ -508,14 +508,18 @@ pub(crate) struct Comparison {
     pub(crate) removed: FieldSet,
     pub(crate) modified: FieldSet,
     pub(crate) added: FieldSet,
+    /// Whether `metadata.managedFields` is left out, as if neither object had it.
+    skip_managed_fields: bool,
 }
 
 impl Comparison {
     /// Drops paths under `ignored` from all three sets (smd's `ExcludeFields`).
     pub(crate) fn exclude(&mut self, ignored: &FieldSet) {
-        self.removed = self.removed.recursive_difference(ignored);
-        self.modified = self.modified.recursive_difference(ignored);
-        self.added = self.added.recursive_difference(ignored);
+        for set in [&mut self.removed, &mut self.modified, &mut self.added] {
+            if set.touches(ignored) {
+                *set = set.recursive_difference(ignored);
+            }
+        }
     }
 }
 
@@ -525,6 +529,105 @@ pub(crate) fn compare(l: &Value, r: &Value, ty: Ty) -> Comparison {
     let mut path = Vec::new();
     compare_at(Some(l), Some(r), ty, &mut path, &mut c);
     c
+}
+
+/// [`compare`] of two objects as if neither had `metadata.managedFields`, which every update
+/// compares without: no copy of either object is needed to leave them out.
+pub(crate) fn compare_without_managed_fields(l: &Value, r: &Value, ty: Ty) -> Comparison {
+    let mut c = Comparison {
+        skip_managed_fields: true,
+        ..Comparison::default()
+    };
+    let mut path = Vec::new();
+    compare_at(Some(l), Some(r), ty, &mut path, &mut c);
+    c
+}
+
+/// The fields a create adds, in `fieldsV1` form: [`compare_without_managed_fields`] of an empty
+/// object and `v`, written straight as JSON instead of through a set. Everything `v` sets is a
+/// member; a container also has its children below it (`"."` beside them).
+pub(crate) fn added_fields_v1(v: &Value, ty: Ty) -> Map<String, Value> {
+    let mut out = Map::new();
+    if let Some(m) = v.as_object() {
+        added_fields(m, ty, &mut out);
+    }
+    out
+}
+
+fn added_fields(m: &Map<String, Value>, ty: Ty, out: &mut Map<String, Value>) {
+    for (k, x) in m {
+        if matches!(ty, Ty::Meta) && k == "managedFields" {
+            continue;
+        }
+        let node = added_node(x, ty.field(k).0);
+        out.insert(PathElement::Field(k.clone()).serialize(), node);
+    }
+}
+
+fn added_node(v: &Value, ty: Ty) -> Value {
+    let mut node = Map::new();
+    match kind(v, ty) {
+        K::Leaf => {}
+        K::Map => {
+            if let Some(m) = v.as_object().filter(|m| !m.is_empty() && !ty.map_atomic()) {
+                added_fields(m, ty, &mut node);
+            }
+        }
+        K::List => {
+            let lt = ty.list();
+            let items = v.as_array().map(Vec::as_slice).unwrap_or(&[]);
+            if !matches!(lt.kind, ListKind::Atomic) {
+                if let Some(pes) = list_pes(items, &lt) {
+                    added_items(items, &pes, &lt, &mut node);
+                }
+            }
+        }
+    }
+    if !node.is_empty() {
+        node.insert(".".into(), Value::Object(Map::new()));
+    }
+    Value::Object(node)
+}
+
+/// A list's items as [`compare_list_items`] adds them: an item given more than once is a
+/// member without children.
+fn added_items(items: &[Value], pes: &[PathElement], lt: &ListTy, out: &mut Map<String, Value>) {
+    let mut count: BTreeMap<&PathElement, usize> = BTreeMap::new();
+    for pe in pes {
+        *count.entry(pe).or_default() += 1;
+    }
+    for (pe, item) in pes.iter().zip(items) {
+        let key = pe.serialize();
+        if out.contains_key(&key) {
+            continue;
+        }
+        let node = match count.get(pe) {
+            Some(1) => added_node(item, lt.elem),
+            _ => Value::Object(Map::new()),
+        };
+        out.insert(key, node);
+    }
+}
+
+/// The keys of two sorted maps, each once, in order (serde_json's map is a `BTreeMap`).
+fn union_keys<'v>(
+    l: Option<&'v Map<String, Value>>,
+    r: Option<&'v Map<String, Value>>,
+) -> impl Iterator<Item = &'v String> {
+    let mut l = l.into_iter().flat_map(Map::keys).peekable();
+    let mut r = r.into_iter().flat_map(Map::keys).peekable();
+    std::iter::from_fn(move || match (l.peek(), r.peek()) {
+        (Some(a), Some(b)) => match a.cmp(b) {
+            std::cmp::Ordering::Less => l.next(),
+            std::cmp::Ordering::Greater => r.next(),
+            std::cmp::Ordering::Equal => {
+                r.next();
+                l.next()
+            }
+        },
+        (Some(_), None) => l.next(),
+        (None, _) => r.next(),
+    })
 }
 
 fn compare_at(
@@ -591,21 +694,16 @@ fn compare_handle(
             if ty.map_atomic() || (empty(lm) && empty(rm)) {
                 return compare_leaf(l, r, path, c);
             }
-            let keys: BTreeSet<&String> = lm
-                .into_iter()
-                .flat_map(Map::keys)
-                .chain(rm.into_iter().flat_map(Map::keys))
-                .collect();
-            for key in keys {
+            let skip = c.skip_managed_fields && matches!(ty, Ty::Meta);
+            for key in union_keys(lm, rm) {
+                let (lv, rv) = (lm.and_then(|m| m.get(key)), rm.and_then(|m| m.get(key)));
+                // Equal values differ nowhere below: no need to walk them.
+                if lv.is_some() && lv == rv || skip && key == "managedFields" {
+                    continue;
+                }
                 let cty = ty.field(key).0;
                 path.push(PathElement::Field(key.clone()));
-                compare_at(
-                    lm.and_then(|m| m.get(key)),
-                    rm.and_then(|m| m.get(key)),
-                    cty,
-                    path,
-                    c,
-                );
+                compare_at(lv, rv, cty, path, c);
                 path.pop();
             }
             false
@@ -658,6 +756,11 @@ fn compare_list_items(
     for pe in all {
         let ll = lvals.get(pe).map(Vec::as_slice).unwrap_or(&[]);
         let rl = rvals.get(pe).map(Vec::as_slice).unwrap_or(&[]);
+        if let ([a], [b]) = (ll, rl) {
+            if a == b {
+                continue;
+            }
+        }
         path.push(pe.clone());
         if ll.len() <= 1 && rl.len() <= 1 {
             compare_at(ll.first().copied(), rl.first().copied(), lt.elem, path, c);

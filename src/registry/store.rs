@@ -375,11 +375,13 @@ pub async fn update(
         check_in_request(res, namespace, name, body)?;
     }
     let retry_on_conflict = !matches!(source, UpdateSource::Replace(_));
+    let mut source = source;
     loop {
         let old = get(state, res, namespace, name)?;
         let old_view = res.codec.view(&old).await?;
-        let obj = match &source {
-            UpdateSource::Replace(body) => body.clone(),
+        let obj = match &mut source {
+            // Taken, not copied: a PUT is never retried.
+            UpdateSource::Replace(body) => std::mem::take(body),
             UpdateSource::Patch(f) => f(&old_view)?,
             UpdateSource::PatchAsync(f) => f(&old_view).await?,
         };

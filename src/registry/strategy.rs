@@ -5,7 +5,7 @@
 //! Strategies are pure functions of the request body and the stored object; they never touch the
 //! store, so handlers can run them before taking the write lock.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::object_meta::{self, NameRule};
 use super::store::Propagation;
@@ -229,8 +229,28 @@ where
     }
 }
 
-/// Makes `obj` the stored object with only the new `.status` and managedFields.
+/// Makes `obj` the stored object with only the new `.status` and managedFields. What differs
+/// from `old` elsewhere is put back; a status write that kept the rest copies nothing.
 pub fn keep_only_status(obj: &mut Value, old: &Value) {
+    let metas = (obj.get("metadata"), old.get("metadata"));
+    let (Some(Value::Object(_)), Some(Value::Object(old_meta))) = metas else {
+        return keep_only_status_by_copy(obj, old);
+    };
+    let (Some(o), Some(old_map)) = (obj.as_object_mut(), old.as_object()) else {
+        return keep_only_status_by_copy(obj, old);
+    };
+    let mut meta = o.remove("metadata");
+    restore_except(o, old_map, "status");
+    if let Some(Value::Object(m)) = &mut meta {
+        restore_except(m, old_meta, "managedFields");
+    }
+    if let Some(m) = meta {
+        o.insert("metadata".into(), m);
+    }
+}
+
+/// [`keep_only_status`] for objects without an object `metadata`.
+fn keep_only_status_by_copy(obj: &mut Value, old: &Value) {
     let status = obj.get("status").cloned();
     let managed = obj["metadata"].get("managedFields").cloned();
     *obj = old.clone();
@@ -247,6 +267,20 @@ pub fn keep_only_status(obj: &mut Value, old: &Value) {
         Some(m) => meta.insert("managedFields".into(), m),
         None => meta.remove("managedFields"),
     };
+}
+
+/// Makes `target` equal to `source` except for its own `keep`, copying only what differs.
+fn restore_except(target: &mut Map<String, Value>, source: &Map<String, Value>, keep: &str) {
+    target.retain(|k, _| k == keep || source.contains_key(k));
+    for (k, v) in source.iter().filter(|(k, _)| *k != keep) {
+        match target.get_mut(k) {
+            Some(t) if t == v => {}
+            Some(t) => *t = v.clone(),
+            None => {
+                target.insert(k.clone(), v.clone());
+            }
+        }
+    }
 }
 
 /// Whether anything outside `metadata` (and outside `status`, when `ignore_status`) differs:
@@ -273,6 +307,27 @@ pub fn bump_generation(obj: &mut Value, old: &Value, ignore_status: bool) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn keeping_only_status_in_place_equals_the_copy() {
+        let old = json!({"apiVersion": "v1", "kind": "K", "spec": {"a": 1}, "status": {"s": 1},
+            "metadata": {"name": "a", "labels": {"x": "1"}, "managedFields": [{"m": 1}]}});
+        let cases = [
+            json!({"apiVersion": "v1", "kind": "K", "spec": {"a": 2}, "status": {"s": 2},
+                "metadata": {"name": "a", "labels": {"x": "2"}, "managedFields": [{"m": 2}]},
+                "extra": 1}),
+            json!({"metadata": {"name": "b", "uid": "u"}}),
+            json!({"metadata": {"name": "a"}, "status": null, "spec": {"a": 1}}),
+            json!({"metadata": "x", "status": {"s": 3}}),
+            json!([1]),
+        ];
+        for new in cases {
+            let (mut in_place, mut copied) = (new.clone(), new.clone());
+            keep_only_status(&mut in_place, &old);
+            keep_only_status_by_copy(&mut copied, &old);
+            assert_eq!(in_place, copied, "{new}");
+        }
+    }
 
     #[test]
     fn generation_rules() {

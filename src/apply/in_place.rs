@@ -1,0 +1,366 @@
+//! [`super::record_update`] on the managedFields entries as they are stored: JSON.
+//!
+//! A non-apply write changes a few fields, and the entries it starts from are most often the
+//! ones this server wrote (a patch keeps them, a PUT sends back what it read). Decoding every
+//! manager's `fieldsV1` into sets and encoding them again costs more than everything else in
+//! such a write, while the change it makes is small: the fields the write changed or removed
+//! leave every entry, and the changed ones join the writer's entry. Those edits are made here on
+//! the JSON, where the set algebra's result lands anyway; entries the write does not touch are
+//! kept as they are.
+//!
+//! The result equals the set algebra's only for entries in the exact form [`super::Managed`]
+//! encodes (canonical keys, no `"."` on a leaf, known fields only) and in the request's version;
+//! anything else is left to the general path (see [`record_update`]). The tests in
+//! `super::tests` compare both paths on the same writes.
+
+use std::cell::RefCell;
+use std::cmp::Ordering;
+use std::collections::HashSet;
+
+use serde_json::{Map, Value};
+
+use super::fieldpath::{FieldSet, PathElement};
+use super::typed::added_fields_v1;
+use super::{strip_set, unix_seconds, Ctx, Id};
+
+/// The keys [`super::ManagedFields`] writes for an entry.
+const ENTRY_KEYS: [&str; 7] = [
+    "apiVersion",
+    "fieldsType",
+    "fieldsV1",
+    "manager",
+    "operation",
+    "subresource",
+    "time",
+];
+
+/// Records a non-apply write by `id` into `new`'s `metadata.managedFields`, as
+/// [`super::record_update`] does. Returns false, having changed nothing, when the entries the
+/// write starts from are not in the form this server writes or name another version.
+pub(super) fn record_update(old: Option<&Value>, new: &mut Value, id: &Id, ctx: &Ctx) -> bool {
+    let Some(from_new) = source(old, new, id, ctx.api_version) else {
+        return false;
+    };
+    let mut entries = match from_new {
+        true => take_entries(new),
+        false => {
+            take_entries(new);
+            old.and_then(|o| o.pointer("/metadata/managedFields"))
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        }
+    };
+    let is_create = old
+        .and_then(|o| o.pointer("/metadata/uid"))
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty);
+    if entries.is_empty() && !is_create {
+        return true;
+    }
+    let live = old.filter(|o| o.is_object());
+    if entries.is_empty() && live.is_none() && ctx.ignore.is_none() {
+        let mut fields = added_fields_v1(new, ctx.root);
+        remove_set(&mut fields, strip_set());
+        if !fields.is_empty() {
+            let mut entry = new_entry(id);
+            entry["fieldsV1"] = Value::Object(fields);
+            entry["time"] = Value::String(ctx.now.to_string());
+            if let Some(Value::Object(meta)) = new.get_mut("metadata") {
+                meta.insert("managedFields".into(), Value::Array(vec![entry]));
+            }
+        }
+        return true;
+    }
+    let empty = Value::Object(Map::new());
+    let live = live.unwrap_or(&empty);
+    let Some(cmp) = ctx.compare_in(live, new, ctx.api_version) else {
+        return false;
+    };
+    let mut changed = cmp.modified;
+    changed.union_with(cmp.added);
+    // What the writer comes to own: the changed fields but those nobody owns and the reset
+    // ones; most often all of them, then not copied.
+    let cut = changed.shares_member(strip_set())
+        || ctx.ignore.as_ref().is_some_and(|ig| changed.touches(ig));
+    let adjusted = cut.then(|| ctx.filter(changed.difference(strip_set())));
+    let mine = adjusted.as_ref().unwrap_or(&changed);
+    // The writer's entry ends as (its fields - changed) + mine, which is (its fields - what
+    // changed outside mine) + mine: the fields it keeps owning are not taken out and put back.
+    let not_mine = match &adjusted {
+        Some(mine) if !mine.is_empty() => Some(changed.difference(mine)),
+        Some(_) => None,
+        None => Some(FieldSet::default()),
+    };
+    for entry in &mut entries {
+        let taken = match &not_mine {
+            Some(not_mine) if is_entry_of(entry, id) => not_mine,
+            _ => &changed,
+        };
+        if let Some(fields) = fields_v1(entry) {
+            remove_set(fields, taken);
+            remove_set(fields, &cmp.removed);
+        }
+    }
+    entries.retain_mut(|e| fields_v1(e).is_some_and(|f| !f.is_empty()));
+    if !mine.is_empty() {
+        let i = match entries.iter().position(|e| is_entry_of(e, id)) {
+            Some(i) => i,
+            None => {
+                entries.push(new_entry(id));
+                entries.len() - 1
+            }
+        };
+        let entry = &mut entries[i];
+        if let Some(fields) = fields_v1(entry) {
+            insert_set(fields, mine);
+        }
+        if let Some(e) = entry.as_object_mut() {
+            e.insert("time".into(), Value::String(ctx.now.to_string()));
+        }
+    }
+    entries.sort_by(encoded_order);
+    if !entries.is_empty() {
+        if let Some(Value::Object(meta)) = new.get_mut("metadata") {
+            meta.insert("managedFields".into(), Value::Array(entries));
+        }
+    }
+    true
+}
+
+/// Where the entries come from, as [`super::record_update`] chooses (`true`: the new object's),
+/// when they are in the form this server writes; `None` otherwise. A reset (`[]`, `[{}]`) and
+/// undecodable entries are left to the general path.
+fn source(old: Option<&Value>, new: &Value, id: &Id, api_version: &str) -> Option<bool> {
+    if !new.get("metadata").is_some_and(Value::is_object) {
+        return None;
+    }
+    let sent = new
+        .pointer("/metadata/managedFields")
+        .filter(|v| !v.is_null());
+    let (from_new, entries) = match sent {
+        Some(v) if id.subresource.is_empty() => (true, Some(v)),
+        _ => (
+            false,
+            old.and_then(|o| o.pointer("/metadata/managedFields"))
+                .filter(|v| !v.is_null()),
+        ),
+    };
+    match entries {
+        None => Some(false),
+        Some(Value::Array(a)) if !(from_new && a.is_empty()) => {
+            canonical_entries(a, api_version).then_some(from_new)
+        }
+        Some(_) => None,
+    }
+}
+
+fn take_entries(new: &mut Value) -> Vec<Value> {
+    let taken = new
+        .get_mut("metadata")
+        .and_then(Value::as_object_mut)
+        .and_then(|m| m.remove("managedFields"));
+    match taken {
+        Some(Value::Array(a)) => a,
+        _ => Vec::new(),
+    }
+}
+
+fn fields_v1(entry: &mut Value) -> Option<&mut Map<String, Value>> {
+    entry.get_mut("fieldsV1")?.as_object_mut()
+}
+
+fn text<'v>(entry: &'v Value, key: &str) -> &'v str {
+    entry.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+/// The entry a write by `id` (operation Update) owns its fields through.
+fn is_entry_of(entry: &Value, id: &Id) -> bool {
+    text(entry, "operation") == "Update"
+        && text(entry, "manager") == id.manager
+        && text(entry, "apiVersion") == id.api_version
+        && text(entry, "subresource") == id.subresource
+}
+
+fn new_entry(id: &Id) -> Value {
+    let mut e = Map::new();
+    e.insert("manager".into(), Value::String(id.manager.clone()));
+    e.insert("operation".into(), Value::String("Update".into()));
+    e.insert("apiVersion".into(), Value::String(id.api_version.clone()));
+    e.insert("fieldsType".into(), Value::String("FieldsV1".into()));
+    e.insert("fieldsV1".into(), Value::Object(Map::new()));
+    if !id.subresource.is_empty() {
+        e.insert("subresource".into(), Value::String(id.subresource.clone()));
+    }
+    Value::Object(e)
+}
+
+/// `sortEncodedManagedFields`, as [`super::Managed`] encodes.
+fn encoded_order(p: &Value, q: &Value) -> Ordering {
+    let t = |e: &Value| unix_seconds(text(e, "time"));
+    text(p, "operation")
+        .cmp(text(q, "operation"))
+        .then_with(|| t(p).cmp(&t(q)))
+        .then_with(|| text(p, "manager").cmp(text(q, "manager")))
+        .then_with(|| text(p, "apiVersion").cmp(text(q, "apiVersion")))
+        .then_with(|| text(p, "subresource").cmp(text(q, "subresource")))
+}
+
+/// Whether the entries are exactly what encoding their decoded form gives, all in
+/// `api_version`, with distinct manager identities (the decode would merge those).
+pub(super) fn canonical_entries(entries: &[Value], api_version: &str) -> bool {
+    fn identity(e: &Value) -> (&str, &str, &str, &str) {
+        let op = text(e, "operation");
+        let version = if op == "Apply" {
+            ""
+        } else {
+            text(e, "apiVersion")
+        };
+        (text(e, "manager"), op, version, text(e, "subresource"))
+    }
+    entries.iter().all(|e| canonical_entry(e, api_version))
+        && entries.iter().enumerate().all(|(i, e)| {
+            let me = identity(e);
+            entries[..i].iter().all(|o| identity(o) != me)
+        })
+}
+
+fn canonical_entry(entry: &Value, api_version: &str) -> bool {
+    let Some(m) = entry.as_object() else {
+        return false;
+    };
+    let strings = m.iter().all(|(k, v)| {
+        ENTRY_KEYS.contains(&k.as_str())
+            && (k == "fieldsV1" || v.as_str().is_some_and(|s| !s.is_empty()))
+    });
+    strings
+        && matches!(text(entry, "operation"), "Apply" | "Update")
+        && text(entry, "apiVersion") == api_version
+        && text(entry, "fieldsType") == "FieldsV1"
+        && m.get("fieldsV1")
+            .and_then(Value::as_object)
+            .is_some_and(|f| canonical_level(f, true))
+}
+
+/// Whether one level of `fieldsV1` is as [`FieldSet::to_fields_v1`] writes it: objects only,
+/// path elements spelled as they serialise, `"."` only beside children and never at the top.
+fn canonical_level(level: &Map<String, Value>, top: bool) -> bool {
+    level.iter().all(|(k, v)| {
+        let Value::Object(below) = v else {
+            return false;
+        };
+        if k == "." {
+            return !top && level.len() > 1 && below.is_empty();
+        }
+        let spelled = match k.as_bytes() {
+            [b'f', b':', ..] => true,
+            [b'k' | b'v' | b'i', b':', ..] => spelled_as_serialised(k),
+            _ => false,
+        };
+        spelled && canonical_level(below, false)
+    })
+}
+
+/// Whether a `k:`, `v:` or `i:` key is spelled as its path element serialises. Short keys
+/// found so are remembered per thread (a pure function of the key; the same keys come back on
+/// every write of an object), so a write parses only keys it has not seen.
+fn spelled_as_serialised(key: &str) -> bool {
+    const REMEMBERED_KEY_LEN: usize = 256;
+    const REMEMBERED_KEYS: usize = 4096;
+    thread_local! {
+        static SEEN: RefCell<HashSet<String>> = RefCell::new(HashSet::new());
+    }
+    if SEEN.with_borrow(|seen| seen.contains(key)) {
+        return true;
+    }
+    let spelled = matches!(PathElement::parse(key), Ok(Some(pe)) if pe.serialize() == key);
+    if spelled && key.len() <= REMEMBERED_KEY_LEN {
+        SEEN.with_borrow_mut(|seen| {
+            if seen.len() >= REMEMBERED_KEYS {
+                seen.clear();
+            }
+            seen.insert(key.to_string());
+        });
+    }
+    spelled
+}
+
+/// Removes the members of `set` from a `fieldsV1` level, level by level as
+/// [`FieldSet::difference`]: a removed member keeps what is below it.
+pub(super) fn remove_set(level: &mut Map<String, Value>, set: &FieldSet) {
+    let (members, children) = set.parts();
+    let mut key = String::new();
+    for (pe, below) in children {
+        let Some(Value::Object(node)) = level.get_mut(key_of(pe, &mut key)) else {
+            continue;
+        };
+        if node.is_empty() {
+            continue;
+        }
+        remove_set(node, below);
+        if node.is_empty() {
+            level.remove(&key);
+        } else if node.len() == 1 && node.contains_key(".") {
+            node.clear();
+        }
+    }
+    for pe in members {
+        if let Some(Value::Object(node)) = level.get_mut(key_of(pe, &mut key)) {
+            if node.is_empty() {
+                level.remove(&key);
+            } else {
+                node.remove(".");
+            }
+        }
+    }
+}
+
+/// Adds the members of `set` to a `fieldsV1` level, as [`FieldSet::union`].
+pub(super) fn insert_set(level: &mut Map<String, Value>, set: &FieldSet) {
+    let (members, children) = set.parts();
+    let mut key = String::new();
+    for pe in members {
+        match level.get_mut(key_of(pe, &mut key)) {
+            None => {
+                level.insert(key.clone(), Value::Object(Map::new()));
+            }
+            Some(Value::Object(node)) => {
+                if !node.is_empty() && !node.contains_key(".") {
+                    node.insert(".".into(), Value::Object(Map::new()));
+                }
+            }
+            Some(other) => *other = Value::Object(Map::new()),
+        }
+    }
+    for (pe, below) in children {
+        match level.get_mut(key_of(pe, &mut key)) {
+            Some(Value::Object(node)) => {
+                let member = node.is_empty() || node.contains_key(".");
+                insert_set(node, below);
+                if member && !node.is_empty() && !node.contains_key(".") {
+                    node.insert(".".into(), Value::Object(Map::new()));
+                }
+            }
+            _ => {
+                let mut node = Map::new();
+                insert_set(&mut node, below);
+                if !node.is_empty() {
+                    level.insert(key.clone(), Value::Object(node));
+                }
+            }
+        }
+    }
+}
+
+/// `pe`'s `fieldsV1` key, written into `buf` (a field's without allocating).
+fn key_of<'b>(pe: &PathElement, buf: &'b mut String) -> &'b str {
+    buf.clear();
+    match pe {
+        PathElement::Field(name) => {
+            buf.push_str("f:");
+            buf.push_str(name);
+        }
+        other => buf.push_str(&other.serialize()),
+    }
+    buf
+}
