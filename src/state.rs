@@ -1,6 +1,8 @@
 //! The state one running server shares across requests and controllers: the store, the current
 //! registry snapshot, and the shutdown signal every long-running response listens to.
 
+mod bootstrap;
+
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -201,11 +203,47 @@ impl State {
     /// and nothing is configured to admit them yet). Each still takes its own
     /// resourceVersion, uid and creationTimestamp and its ADDED event, and the controllers
     /// then look at them all at once (the aggregated ClusterRoles get their rules once, with
-    /// every role and binding there).
+    /// every role and binding there). The objects that do not name the server, and what the
+    /// controllers write for them, are recorded once per process and replayed
+    /// ([`bootstrap`]); those that name it are made here.
     pub async fn bootstrap(&self) {
         let ctx = Context::internal();
-        controllers::after_all(self, &ctx, self.create_bootstrap_objects(&ctx)).await;
+        let writes = async {
+            if self.options.simulation.is_some() {
+                let nodes = controllers::Work::Simulated(controllers::simulated::Sim::Nodes);
+                ctx.work().push([nodes]);
+            }
+            let rest = match self.replay_shared_bootstrap().await {
+                true => BootstrapKinds::PerServer,
+                false => BootstrapKinds::All,
+            };
+            self.create_bootstrap_objects(&ctx, rest).await
+        };
+        controllers::after_all(self, &ctx, writes).await;
         self.mark_start_state();
+    }
+
+    /// Replays this process's recorded start, when this server serves the built-in kinds
+    /// alone (other kinds may bring bootstrap objects of their own). Whether it did.
+    async fn replay_shared_bootstrap(&self) -> bool {
+        if !builtin::is_builtin_set(&self.kinds) {
+            return false;
+        }
+        match bootstrap::replay(self).await {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::error!(error = %e, "replaying the recorded start");
+                false
+            }
+        }
+    }
+
+    /// What [`bootstrap`] records: the start of the objects that do not name the server,
+    /// through the write path, and what the controllers do about them.
+    async fn bootstrap_shared(&self) {
+        let ctx = Context::internal();
+        let writes = self.create_bootstrap_objects(&ctx, BootstrapKinds::Shared);
+        controllers::after_all(self, &ctx, writes).await;
     }
 
     /// Records the current state as the one a reset returns to ([`crate::ServerBuilder::start`]
@@ -214,17 +252,13 @@ impl State {
         self.snapshots.mark_start(self.store.snapshot());
     }
 
-    async fn create_bootstrap_objects(&self, ctx: &Context) {
-        if self.options.simulation.is_some() {
-            let nodes = controllers::Work::Simulated(controllers::simulated::Sim::Nodes);
-            ctx.work().push([nodes]);
-        }
+    async fn create_bootstrap_objects(&self, ctx: &Context, kinds: BootstrapKinds) {
         let cluster = ClusterInfo {
             address: &self.server_address,
             authorization: self.options.authorization,
         };
         let mut prepared = Vec::new();
-        for res in &self.kinds {
+        for res in self.kinds.iter().filter(|res| kinds.includes(res)) {
             for obj in (res.bootstrap)(&cluster) {
                 match prepare_bootstrap_object(ctx, res, obj).await {
                     Ok(obj) => prepared.push((res, obj)),
@@ -299,6 +333,27 @@ impl State {
         self.registry()
             .resolve(group, version, plural)
             .ok_or_else(ApiError::path_not_found)
+    }
+}
+
+/// Whose bootstrap objects a start creates through the write path.
+#[derive(Debug, Clone, Copy)]
+enum BootstrapKinds {
+    /// Every kind's (a state serving kinds of its own).
+    All,
+    /// Those that do not name the server (what [`bootstrap`] records).
+    Shared,
+    /// Those that name the server (after a replay).
+    PerServer,
+}
+
+impl BootstrapKinds {
+    fn includes(self, res: &ApiResource) -> bool {
+        match self {
+            BootstrapKinds::All => true,
+            BootstrapKinds::Shared => !res.bootstrap_names_server,
+            BootstrapKinds::PerServer => res.bootstrap_names_server,
+        }
     }
 }
 

@@ -271,6 +271,10 @@ pub struct ApiResource {
     /// Objects every cluster starts with (created once, through the store, at start), given
     /// what the cluster is.
     pub bootstrap: fn(&ClusterInfo) -> Vec<Value>,
+    /// Whether the bootstrap objects name the server (its address), so are made for each
+    /// server; the others depend on the authorization mode alone and are made once per
+    /// process, then copied into each server's store (see `state::bootstrap`).
+    pub bootstrap_names_server: bool,
     /// The CRD a custom resource comes from; read only by the apiextensions code.
     pub crd: Option<Arc<Crd>>,
     /// A custom resource version's compiled CEL rules (reused while its CRD is unchanged);
@@ -396,6 +400,7 @@ impl ResourceBuilder {
                 terminating: false,
                 warnings: Vec::new(),
                 bootstrap: |_| Vec::new(),
+                bootstrap_names_server: false,
                 action: None,
                 crd: None,
                 rules: None,
@@ -477,9 +482,18 @@ impl ResourceBuilder {
         self
     }
 
-    /// Objects every cluster starts with, given what the cluster is.
+    /// Objects every cluster starts with, given its authorization mode (the same in every
+    /// server of that mode: made once per process, see `state::bootstrap`).
     pub fn bootstrap(mut self, objects: fn(&ClusterInfo) -> Vec<Value>) -> Self {
         self.res.bootstrap = objects;
+        self
+    }
+
+    /// Objects every cluster starts with that name the server itself (its address, as the
+    /// `kubernetes` Service does): made for each server.
+    pub fn bootstrap_per_server(mut self, objects: fn(&ClusterInfo) -> Vec<Value>) -> Self {
+        self.res.bootstrap = objects;
+        self.res.bootstrap_names_server = true;
         self
     }
 

@@ -339,6 +339,31 @@ impl Txn {
     ) -> Result<Arc<StoredObject>, ApiError> {
         let rv = self.snap.rv + 1;
         let obj = StoredObject::new(value, rv, Arc::new(key.clone()), &self.window)?;
+        Ok(self.put_state(gr, key, obj))
+    }
+
+    /// [`Txn::put`] of a state serialised before, as this store serialises (a recorded
+    /// bootstrap replayed into a new server): the bytes are kept as they are but for the
+    /// resourceVersion, and parsed only when first read.
+    pub fn put_serialized(
+        &mut self,
+        gr: &GroupResource,
+        key: ObjectKey,
+        json: Bytes,
+    ) -> Result<Arc<StoredObject>, ApiError> {
+        let rv = self.snap.rv + 1;
+        let obj = StoredObject::from_bytes(json, rv, Arc::new(key.clone()), &self.window)?;
+        Ok(self.put_state(gr, key, obj))
+    }
+
+    /// Puts a state made for the next resourceVersion and records its event.
+    fn put_state(
+        &mut self,
+        gr: &GroupResource,
+        key: ObjectKey,
+        obj: Arc<StoredObject>,
+    ) -> Arc<StoredObject> {
+        let rv = obj.rv;
         let prev = self.snap.apply(gr, &key, Some(obj.clone()));
         self.snap.rv = rv;
         let kind = if prev.is_some() {
@@ -348,7 +373,7 @@ impl Txn {
         };
         self.events
             .push(Event::new(rv, kind, gr.clone(), key, obj.clone(), prev));
-        Ok(obj)
+        obj
     }
 
     /// Removes an object; the deletion takes the next resourceVersion.

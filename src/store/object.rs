@@ -184,6 +184,52 @@ impl StoredObject {
         Ok(Arc::new(obj))
     }
 
+    /// A state from bytes serialised before (a recorded bootstrap's, replayed into a new
+    /// server: see `state::bootstrap`), stamped with `rv` unless they carry it already. What
+    /// the indexes need (uid, owners, apiVersion) is read from the bytes in one scan that
+    /// ends with `metadata`; the tree is not built, the first reader parses it. The bytes
+    /// must be an object as [`StoredObject::new`] writes one (this store's serialisation).
+    pub(super) fn from_bytes(
+        json: Bytes,
+        rv: u64,
+        key: Arc<ObjectKey>,
+        window: &Arc<TreeWindow>,
+    ) -> Result<Arc<Self>, ApiError> {
+        let marks = Landmarks::of(&json);
+        let rv_text = rv.to_string();
+        let json = match marks.resource_version.and_then(|at| json_str(&json, at)) {
+            Some(current) if current == rv_text => json,
+            _ => stamp_resource_version(&json, rv)
+                .ok_or_else(|| ApiError::internal("a serialised state without metadata"))?,
+        };
+        let owners = marks
+            .owner_references
+            .and_then(|at| json.get(at..skip_value(&json, at)?))
+            .and_then(|refs| serde_json::from_slice::<Value>(refs).ok())
+            .map(|refs| {
+                let refs = refs.as_array().into_iter().flatten();
+                refs.filter_map(|r| r["uid"].as_str())
+                    .map(Arc::from)
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(Arc::new(StoredObject {
+            uid: marks.uid.and_then(|at| json_str(&json, at)).map(Arc::from),
+            api_version: marks
+                .api_version
+                .and_then(|at| json_str(&json, at))
+                .map(Arc::from),
+            owners,
+            tree: Arc::default(),
+            window: Some(window.clone()),
+            key: Some(key),
+            rv,
+            origin: rv,
+            encodings: Mutex::new(Vec::new()),
+            json,
+        }))
+    }
+
     /// This state's content under another resourceVersion (a deletion's last state, a
     /// restored state): the bytes with the new version written in, no tree, no re-serialising
     /// (what the deletion's response, watchers and controllers need of it is in the bytes,
@@ -337,8 +383,47 @@ fn stamp_resource_version(json: &[u8], rv: u64) -> Option<Bytes> {
     Some(Bytes::from(out))
 }
 
-/// Where the value of the member `name` of the JSON object at `at` starts.
-fn member(json: &[u8], at: usize, name: &[u8]) -> Option<usize> {
+/// Where the values a state's indexes need start in its bytes (the members are the same
+/// wherever they come, since the stamp rewrites the resourceVersion before the indexes are read).
+#[derive(Debug, Default)]
+struct Landmarks {
+    api_version: Option<usize>,
+    resource_version: Option<usize>,
+    uid: Option<usize>,
+    owner_references: Option<usize>,
+}
+
+impl Landmarks {
+    /// One scan of the top-level members up to `metadata`, and of its members.
+    fn of(json: &[u8]) -> Landmarks {
+        let mut marks = Landmarks::default();
+        let mut metadata = None;
+        members(json, 0, |name, at| {
+            match name {
+                b"apiVersion" => marks.api_version = Some(at),
+                b"metadata" => metadata = Some(at),
+                _ => {}
+            }
+            metadata.is_none()
+        });
+        if let Some(meta) = metadata {
+            members(json, meta, |name, at| {
+                match name {
+                    b"resourceVersion" => marks.resource_version = Some(at),
+                    b"uid" => marks.uid = Some(at),
+                    b"ownerReferences" => marks.owner_references = Some(at),
+                    _ => {}
+                }
+                true
+            });
+        }
+        marks
+    }
+}
+
+/// Calls `visit` with the name and value offset of each member of the JSON object at `at`,
+/// until it answers `false` or the object ends.
+fn members(json: &[u8], at: usize, mut visit: impl FnMut(&[u8], usize) -> bool) -> Option<()> {
     let mut i = skip_ws(json, at);
     if json.get(i) != Some(&b'{') {
         return None;
@@ -352,7 +437,7 @@ fn member(json: &[u8], at: usize, name: &[u8]) -> Option<usize> {
                 continue;
             }
             b'"' => {}
-            _ => return None,
+            _ => return Some(()),
         }
         let key_end = skip_string(json, i)?;
         let key = json.get(i + 1..key_end - 1)?;
@@ -361,11 +446,31 @@ fn member(json: &[u8], at: usize, name: &[u8]) -> Option<usize> {
             return None;
         }
         i = skip_ws(json, i + 1);
-        if key == name {
-            return Some(i);
+        if !visit(key, i) {
+            return Some(());
         }
         i = skip_value(json, i)?;
     }
+}
+
+/// The JSON string that starts at `at`, decoded.
+fn json_str(json: &[u8], at: usize) -> Option<String> {
+    if json.get(at) != Some(&b'"') {
+        return None;
+    }
+    serde_json::from_slice(json.get(at..skip_string(json, at)?)?).ok()
+}
+
+/// Where the value of the member `name` of the JSON object at `at` starts.
+fn member(json: &[u8], at: usize, name: &[u8]) -> Option<usize> {
+    let mut found = None;
+    members(json, at, |key, value| {
+        if key == name {
+            found = Some(value);
+        }
+        found.is_none()
+    })?;
+    found
 }
 
 fn skip_ws(json: &[u8], mut i: usize) -> usize {
@@ -375,14 +480,18 @@ fn skip_ws(json: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// Past the string that starts (with its quote) at `i`.
+/// Past the string that starts (with its quote) at `i`: a search for the next quote or
+/// backslash, not a step per byte.
 fn skip_string(json: &[u8], i: usize) -> Option<usize> {
     let mut j = i + 1;
     loop {
+        j += json
+            .get(j..)?
+            .iter()
+            .position(|b| matches!(b, b'"' | b'\\'))?;
         match json.get(j)? {
-            b'\\' => j += 2,
             b'"' => return Some(j + 1),
-            _ => j += 1,
+            _ => j += 2,
         }
     }
 }

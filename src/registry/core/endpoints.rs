@@ -44,7 +44,7 @@ pub fn resource() -> ApiResource {
                 Column::computed("Endpoints", "string", 0, "", |o| json!(format_endpoints(o))),
                 Column::age("string"),
             ]))
-            .bootstrap(bootstrap)
+            .bootstrap_per_server(bootstrap)
         })
         .build()
 }

@@ -54,7 +54,7 @@ pub fn resource() -> ApiResource {
             ])
             .table(columns())
             .delete_returns_object()
-            .bootstrap(bootstrap)
+            .bootstrap_per_server(bootstrap)
         })
         .build()
 }

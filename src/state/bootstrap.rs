@@ -1,0 +1,259 @@
+//! A server's start, recorded once per process and replayed into every server.
+//!
+//! What a cluster starts with is, but for a few fields, the same in every server of a process:
+//! the bootstrap objects that do not name the server (namespaces, priority classes, the local
+//! APIServices, the RBAC policy), and what the controllers then write (each initial
+//! namespace's `default` ServiceAccount and `kube-root-ca.crt` ConfigMap, the aggregated
+//! ClusterRoles' rules). The first server of each configuration ([`Key`]) runs that start
+//! through the write path in a private state and records the events it produced, each
+//! state's bytes with the places of its per-server values marked ([`Hole`]); every server
+//! then writes those events into its own store in one write, the holes filled with its own
+//! values: a fresh uid per object (two servers never share one), the current time, its CA
+//! bundle. Nothing is decoded, defaulted, admitted or serialised again, and the trees are
+//! parsed only when first read. The objects that name the server (the `kubernetes` Service,
+//! Endpoints and EndpointSlice, [`crate::registry::resource::ApiResource::bootstrap_names_server`])
+//! are made for each server afterwards, through the write path.
+//!
+//! The replay is the recording byte for byte but for the holes: the same events in the same
+//! order, the same resourceVersions, the same managedFields (manager names, fields), so
+//! watches from an early resourceVersion see what a start through the controllers shows.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use parking_lot::Mutex;
+use tokio::sync::watch;
+
+use super::{Options, State};
+use crate::error::ApiError;
+use crate::filters::authorization;
+use crate::registry::object_meta::now_rfc3339;
+use crate::store::{Event, EventType, GroupResource, ObjectKey, Store};
+
+/// What the recorded start depends on besides what is stamped per server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Key {
+    /// The RBAC policy is created only when roles decide.
+    authorization: authorization::Mode,
+    /// Whether the namespaces' `kube-root-ca.crt` is published (its bundle is a hole).
+    root_ca: bool,
+    /// The admission plugins the controllers' writes skip.
+    disabled_admission_plugins: Vec<String>,
+}
+
+impl Key {
+    /// The key of a server's options.
+    pub(super) fn of(options: &Options) -> Key {
+        Key {
+            authorization: options.authorization,
+            root_ca: options.root_ca.is_some(),
+            disabled_admission_plugins: options.disabled_admission_plugins.clone(),
+        }
+    }
+}
+
+/// The bundle the recording publishes in place of a server's: unique, so that its places in
+/// the recorded bytes are found, and needing no escape in JSON.
+const ROOT_CA_MARK: &str = "kubefake-recorded-start-root-ca-bundle";
+
+/// A per-server value in a recorded state: the JSON string token at a place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hole {
+    /// The uid of the recording's n-th object (wherever it is named: its own metadata, an
+    /// owner reference).
+    Uid(usize),
+    /// The time of the write (creationTimestamp, managedFields, conditions).
+    Now,
+    /// The CA bundle of `kube-root-ca.crt`.
+    RootCa,
+}
+
+/// One recorded event.
+#[derive(Debug)]
+struct Recorded {
+    kind: EventType,
+    resource: GroupResource,
+    key: ObjectKey,
+    /// The state's bytes as recorded (for a deletion, unused).
+    text: Bytes,
+    /// Where the per-server values are, in order.
+    holes: Vec<(Range<usize>, Hole)>,
+}
+
+/// A recorded start. See the module documentation.
+#[derive(Debug)]
+pub(super) struct Template {
+    events: Vec<Recorded>,
+    /// How many distinct uids the recording made.
+    uids: usize,
+}
+
+/// The values of one server's holes, as JSON string tokens.
+struct Values {
+    uids: Vec<Vec<u8>>,
+    now: Vec<u8>,
+    root_ca: Option<Vec<u8>>,
+}
+
+/// The templates of this process, one per [`Key`] seen.
+static TEMPLATES: Mutex<Vec<(Key, Arc<Template>)>> = Mutex::new(Vec::new());
+
+/// Writes the recorded start of `state`'s configuration into its store (recording it first
+/// when this process has not yet); an error leaves the store as it was.
+pub(super) async fn replay(state: &State) -> Result<(), ApiError> {
+    let key = Key::of(&state.options);
+    let cached = TEMPLATES
+        .lock()
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, t)| t.clone());
+    let template = match cached {
+        Some(template) => template,
+        None => {
+            let template = Arc::new(record(&key).await?);
+            let mut templates = TEMPLATES.lock();
+            match templates.iter().find(|(k, _)| *k == key) {
+                Some((_, first)) => first.clone(),
+                None => {
+                    templates.push((key, template.clone()));
+                    template
+                }
+            }
+        }
+    };
+    template.replay(&state.store, state.options.root_ca.as_deref())
+}
+
+/// Runs the start of a server of this configuration through the write path, in a private
+/// state, and records what it wrote.
+async fn record(key: &Key) -> Result<Template, ApiError> {
+    let options = Options {
+        authorization: key.authorization,
+        root_ca: key.root_ca.then(|| ROOT_CA_MARK.to_string()),
+        disabled_admission_plugins: key.disabled_admission_plugins.clone(),
+        ..Options::default()
+    };
+    let (_shutdown, stopped) = watch::channel(false);
+    let began = chrono::Utc::now().timestamp();
+    let state = State::new(String::new(), options, stopped);
+    state.bootstrap_shared().await;
+    let ended = chrono::Utc::now().timestamp();
+    let events = state
+        .store
+        .history_since(0)
+        .ok_or_else(|| ApiError::internal("the recorded start outgrew the history"))?;
+    let times = (began..=ended).filter_map(|s| {
+        let t = chrono::DateTime::from_timestamp(s, 0)?;
+        Some(t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+    });
+    Ok(Template::from_events(&events, times))
+}
+
+impl Template {
+    /// The template of a recording's events; `times` are the renderings of every second
+    /// the recording ran in.
+    fn from_events(events: &[Arc<Event>], times: impl Iterator<Item = String>) -> Template {
+        let mut marks: HashMap<String, Hole> = times.map(|t| (t, Hole::Now)).collect();
+        marks.insert(ROOT_CA_MARK.to_string(), Hole::RootCa);
+        let mut uids = 0;
+        for uid in events.iter().filter_map(|e| e.object.uid()) {
+            if !marks.contains_key(uid) {
+                marks.insert(uid.to_string(), Hole::Uid(uids));
+                uids += 1;
+            }
+        }
+        let events = events
+            .iter()
+            .map(|e| Recorded {
+                kind: e.kind,
+                resource: e.resource.clone(),
+                key: e.key.clone(),
+                holes: holes(&e.object.json, &marks),
+                text: e.object.json.clone(),
+            })
+            .collect();
+        Template { events, uids }
+    }
+
+    /// Writes the recorded events into `store`, in one write, with this server's values.
+    fn replay(&self, store: &Store, root_ca: Option<&str>) -> Result<(), ApiError> {
+        let quoted = |s: &str| format!("\"{s}\"").into_bytes();
+        let values = Values {
+            uids: (0..self.uids)
+                .map(|_| quoted(&uuid::Uuid::new_v4().to_string()))
+                .collect(),
+            now: quoted(&now_rfc3339()),
+            root_ca: match root_ca {
+                Some(ca) => Some(serde_json::to_vec(ca).map_err(ApiError::internal)?),
+                None => None,
+            },
+        };
+        store.write(|txn| {
+            for event in &self.events {
+                match event.kind {
+                    EventType::Deleted => {
+                        txn.remove(&event.resource, &event.key)?;
+                    }
+                    EventType::Added | EventType::Modified => {
+                        let json = event.render(&values)?;
+                        txn.put_serialized(&event.resource, event.key.clone(), json)?;
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+impl Recorded {
+    /// The recorded state with a server's values in its holes.
+    fn render(&self, values: &Values) -> Result<Bytes, ApiError> {
+        let missing = || ApiError::internal("a recorded start's hole has no value");
+        let mut out = Vec::with_capacity(self.text.len() + 64);
+        let mut at = 0;
+        for (range, hole) in &self.holes {
+            let value = match hole {
+                Hole::Uid(n) => values.uids.get(*n).ok_or_else(missing)?,
+                Hole::Now => &values.now,
+                Hole::RootCa => values.root_ca.as_ref().ok_or_else(missing)?,
+            };
+            out.extend_from_slice(self.text.get(at..range.start).ok_or_else(missing)?);
+            out.extend_from_slice(value);
+            at = range.end;
+        }
+        out.extend_from_slice(self.text.get(at..).ok_or_else(missing)?);
+        Ok(Bytes::from(out))
+    }
+}
+
+/// The string tokens of `json` (quotes included) whose text is one of `marks`: one pass
+/// over the bytes (a token with an escape is never a mark, but its escapes are skipped).
+fn holes(json: &[u8], marks: &HashMap<String, Hole>) -> Vec<(Range<usize>, Hole)> {
+    let mut found = Vec::new();
+    let mut i = 0;
+    while let Some(byte) = json.get(i) {
+        if *byte != b'"' {
+            i += 1;
+            continue;
+        }
+        let mut end = i + 1;
+        loop {
+            match json.get(end) {
+                None => return found,
+                Some(b'\\') => end += 2,
+                Some(b'"') => break,
+                Some(_) => end += 1,
+            }
+        }
+        let text = json
+            .get(i + 1..end)
+            .and_then(|t| std::str::from_utf8(t).ok());
+        if let Some(hole) = text.and_then(|t| marks.get(t)) {
+            found.push((i..end + 1, *hole));
+        }
+        i = end + 1;
+    }
+    found
+}
