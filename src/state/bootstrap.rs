@@ -257,3 +257,127 @@ fn holes(json: &[u8], marks: &HashMap<String, Hole>) -> Vec<(Range<usize>, Hole)
     }
     found
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, HashSet};
+
+    use rstest::rstest;
+    use serde_json::Value;
+
+    use super::*;
+    use crate::context::Context;
+    use crate::controllers;
+    use crate::filters::authorization::Mode;
+    use crate::state::BootstrapKinds;
+
+    const MARK: &str = "0b1e4e2c-mark";
+
+    #[rstest]
+    #[case::value(r#"{"a":"0b1e4e2c-mark","b":1}"#, &[5])]
+    #[case::twice(r#"["0b1e4e2c-mark","0b1e4e2c-mark"]"#, &[1, 17])]
+    #[case::inside_a_longer_string(r#"{"a":"x0b1e4e2c-mark"}"#, &[])]
+    #[case::inside_escaped_quotes(r#"{"k":"{\"0b1e4e2c-mark\"}"}"#, &[])]
+    #[case::after_an_escaped_backslash(r#"{"a":"\\","b":"0b1e4e2c-mark"}"#, &[14])]
+    #[case::truncated(r#"{"a":"0b1e4e2c-mark"#, &[])]
+    fn holes_are_whole_string_tokens(#[case] json: &str, #[case] starts: &[usize]) {
+        let marks = HashMap::from([(MARK.to_string(), Hole::Now)]);
+        let got = holes(json.as_bytes(), &marks);
+        let got_starts: Vec<usize> = got.iter().map(|(range, _)| range.start).collect();
+        assert_eq!(got_starts, starts);
+        for (range, _) in got {
+            assert_eq!(&json[range], format!("\"{MARK}\""));
+        }
+    }
+
+    /// A server's start through the write path, or replayed.
+    async fn started(address: &str, authorization: Mode, replayed: bool) -> Arc<State> {
+        let options = Options {
+            authorization,
+            root_ca: Some("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n".into()),
+            ..Options::default()
+        };
+        let (_shutdown, stopped) = watch::channel(false);
+        let state = State::new(address.to_string(), options, stopped);
+        if replayed {
+            state.bootstrap().await;
+        } else {
+            let ctx = Context::internal();
+            let writes = state.create_bootstrap_objects(&ctx, BootstrapKinds::All);
+            controllers::after_all(&state, &ctx, writes).await;
+        }
+        state
+    }
+
+    /// Every object of a state by table and key, with uids named by the object they belong
+    /// to, times and resourceVersions (whose order differs) left out; and its uids.
+    fn objects(state: &State) -> (BTreeMap<String, Value>, Vec<String>) {
+        let snap = state.store.snapshot();
+        let mut names = HashMap::new();
+        let mut all = Vec::new();
+        for gr in snap.resources() {
+            for (key, obj) in snap.list(gr, None) {
+                let name = format!(
+                    "{}/{}/{}/{}",
+                    gr.group, gr.resource, key.namespace, key.name
+                );
+                let uid = obj.uid().unwrap_or_default().to_string();
+                names.insert(format!("\"{uid}\""), format!("\"uid of {name}\""));
+                all.push((name, String::from_utf8_lossy(&obj.json).into_owned()));
+            }
+        }
+        let times = regex::Regex::new(r#""\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ""#).expect("regex");
+        let uids = names.keys().cloned().collect();
+        let objects = all
+            .into_iter()
+            .map(|(name, mut text)| {
+                for (uid, named) in &names {
+                    text = text.replace(uid, named);
+                }
+                let text = times.replace_all(&text, "\"a time\"");
+                let mut value: Value = serde_json::from_str(&text).expect("stored JSON");
+                value["metadata"]["resourceVersion"].take();
+                (name, value)
+            })
+            .collect();
+        (objects, uids)
+    }
+
+    /// The replay writes what a start through the write path writes (the same objects, the
+    /// same managedFields), but for uids, fresh in every server, and times.
+    #[rstest]
+    #[case::always_allow(Mode::AlwaysAllow)]
+    #[case::rbac(Mode::Rbac)]
+    #[tokio::test]
+    async fn a_replayed_start_is_a_start_through_the_write_path(#[case] mode: Mode) {
+        let through = started("127.0.0.1:6443", mode, false).await;
+        let replayed = started("127.0.0.1:6443", mode, true).await;
+        let again = started("127.0.0.1:8443", mode, true).await;
+        let (want, through_uids) = objects(&through);
+        let (got, uids) = objects(&replayed);
+        assert_eq!(
+            got.keys().collect::<Vec<_>>(),
+            want.keys().collect::<Vec<_>>()
+        );
+        for (name, obj) in &got {
+            assert_eq!(Some(obj), want.get(name), "{name}");
+        }
+        assert!(got.contains_key("/configmaps/kube-public/kube-root-ca.crt"));
+        assert!(got.contains_key("/serviceaccounts/kube-node-lease/default"));
+
+        let (other, other_uids) = objects(&again);
+        let service = &other["/services/default/kubernetes"];
+        assert_eq!(
+            service["spec"]["ports"][0]["targetPort"], 8443,
+            "its own address"
+        );
+        let distinct: HashSet<&String> = uids
+            .iter()
+            .chain(&other_uids)
+            .chain(&through_uids)
+            .collect();
+        assert_eq!(distinct.len(), uids.len() * 3, "fresh uids in every server");
+        let events = |s: &State| s.store.history_since(0).map(|e| e.len());
+        assert_eq!(events(&replayed), events(&through));
+    }
+}

@@ -881,6 +881,39 @@ mod tests {
         assert_eq!(snap.list_after(&gr, Some("b"), None).count(), 3);
     }
 
+    /// A state put as bytes takes the next resourceVersion (stamped in when the bytes carry
+    /// another), feeds the uid and owner indexes as a put does, and is parsed when read.
+    #[rstest::rstest]
+    #[case::carries_its_rv(r#"{"apiVersion":"g/v1","metadata":{"name":"c","ownerReferences":[{"uid":"u-owner"}],"resourceVersion":"2","uid":"u-child"}}"#)]
+    #[case::carries_another(r#"{"apiVersion":"g/v1","metadata":{"name":"c","ownerReferences":[{"uid":"u-owner"}],"resourceVersion":"9","uid":"u-child"}}"#)]
+    #[case::data_first(r#"{"apiVersion":"g/v1","data":{"uid":"x","metadata":{}},"metadata":{"name":"c","ownerReferences":[{"uid":"u-owner"}],"resourceVersion":"1","uid":"u-child"}}"#)]
+    fn serialized_states_are_put_as_they_are(#[case] json: &str) {
+        let store = Store::new(16, 16);
+        let gr = GroupResource::new("g", "things");
+        let key = ObjectKey::new("", "c");
+        store
+            .write(|t| t.put(&gr, ObjectKey::new("", "o"), obj("", "o")))
+            .expect("write");
+        let bytes = Bytes::copy_from_slice(json.as_bytes());
+        let put = store
+            .write(|t| t.put_serialized(&gr, key.clone(), bytes))
+            .expect("put");
+        assert_eq!(
+            (put.rv, put.uid(), put.api_version()),
+            (2, Some("u-child"), Some("g/v1"))
+        );
+        assert!(!put.has_tree());
+        let snap = store.snapshot();
+        assert_eq!(snap.locate_uid("u-child"), Some((gr.clone(), key.clone())));
+        assert_eq!(snap.dependents_of("u-owner"), vec![(gr.clone(), key)]);
+        let tree = put.value();
+        assert_eq!(tree["metadata"]["resourceVersion"], "2");
+        assert_eq!(tree["metadata"]["name"], "c");
+        let events = store.history_since(1).expect("history");
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].kind, EventType::Added);
+    }
+
     #[test]
     fn uid_and_owner_indexes_follow_writes() {
         let store = Store::new(16, 16);
