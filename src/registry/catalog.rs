@@ -56,22 +56,30 @@ pub struct ApiGroup {
 
 /// An immutable view of everything served. See the module documentation.
 pub struct Registry {
-    /// group -> version -> plural: nested so that a request looks its resource up by `&str`
-    /// without allocating.
-    by_gvr: HashMap<String, HashMap<String, HashMap<String, Arc<ApiResource>>>>,
-    /// Groups under `/apis`, in discovery order.
-    pub groups: Vec<ApiGroup>,
-    /// Resources per group-version, in discovery order.
-    pub by_group_version: BTreeMap<(String, String), Vec<Arc<ApiResource>>>,
+    /// Where resources are looked up.
+    index: Arc<Index>,
     /// The address `/api` names.
     server_address: String,
-    /// Whether this is the built-in catalog alone, whose documents every server of the
-    /// process shares (but for `/api`).
+    /// Whether this is the built-in catalog alone, whose index and documents every server of
+    /// the process shares (but for `/api`).
     builtin_only: bool,
     /// Discovery documents, rendered on first use.
     documents: OnceLock<Documents>,
     /// OpenAPI documents, rendered on first use.
     openapi: OnceLock<Arc<OpenApi>>,
+}
+
+/// What a registry looks its resources up in: made from the resources alone, so the
+/// built-in catalog's is built once per process and shared by every server's registry until
+/// a CRD comes.
+struct Index {
+    /// group -> version -> plural: nested so that a request looks its resource up by `&str`
+    /// without allocating.
+    by_gvr: HashMap<String, HashMap<String, HashMap<String, Arc<ApiResource>>>>,
+    /// Groups under `/apis`, in discovery order.
+    groups: Vec<ApiGroup>,
+    /// Resources per group-version, in discovery order.
+    by_group_version: BTreeMap<(String, String), Vec<Arc<ApiResource>>>,
 }
 
 impl Registry {
@@ -83,6 +91,37 @@ impl Registry {
         custom: Vec<Arc<ApiResource>>,
         server_address: &str,
     ) -> Registry {
+        let builtin_only = custom.is_empty() && crate::registry::builtin::is_builtin_set(builtin);
+        let index = if builtin_only {
+            static BUILTIN: OnceLock<Arc<Index>> = OnceLock::new();
+            let build = || Arc::new(Index::build(builtin, Vec::new()));
+            BUILTIN.get_or_init(build).clone()
+        } else {
+            Arc::new(Index::build(builtin, custom))
+        };
+        Registry {
+            index,
+            server_address: server_address.to_string(),
+            builtin_only,
+            documents: OnceLock::new(),
+            openapi: OnceLock::new(),
+        }
+    }
+
+    /// Groups under `/apis`, in discovery order.
+    pub fn groups(&self) -> &[ApiGroup] {
+        &self.index.groups
+    }
+
+    /// Resources per group-version, in discovery order.
+    pub fn by_group_version(&self) -> &BTreeMap<(String, String), Vec<Arc<ApiResource>>> {
+        &self.index.by_group_version
+    }
+}
+
+impl Index {
+    /// See [`Registry::build`].
+    fn build(builtin: &[Arc<ApiResource>], custom: Vec<Arc<ApiResource>>) -> Index {
         let mut groups: Vec<ApiGroup> = Vec::new();
         let mut custom_groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for r in builtin.iter().filter(|r| !r.group.is_empty()) {
@@ -115,7 +154,6 @@ impl Registry {
             HashMap::new();
         let mut by_group_version: BTreeMap<(String, String), Vec<Arc<ApiResource>>> =
             BTreeMap::new();
-        let custom_is_empty = custom.is_empty();
         for r in builtin.iter().cloned().chain(custom) {
             by_gvr
                 .entry(r.group.clone())
@@ -132,23 +170,21 @@ impl Registry {
         for list in by_group_version.values_mut() {
             list.sort_by(|a, b| a.plural.cmp(&b.plural));
         }
-        Registry {
+        Index {
             by_gvr,
             groups,
             by_group_version,
-            server_address: server_address.to_string(),
-            builtin_only: custom_is_empty && crate::registry::builtin::is_builtin_set(builtin),
-            documents: OnceLock::new(),
-            openapi: OnceLock::new(),
         }
     }
+}
 
+impl Registry {
     /// The discovery documents, rendered on first use. Every server of the process serves the
     /// same built-in catalog until a CRD comes: the first to be asked renders its documents,
     /// the others share them, each with its own `/api`.
     pub fn documents(&self) -> &Documents {
         self.documents.get_or_init(|| {
-            let render = || Documents::render(&self.groups, &self.by_group_version);
+            let render = || Documents::render(&self.index.groups, &self.index.by_group_version);
             if self.builtin_only {
                 static BUILTIN: OnceLock<Documents> = OnceLock::new();
                 BUILTIN.get_or_init(render).for_server(&self.server_address)
@@ -161,7 +197,7 @@ impl Registry {
     /// The OpenAPI documents, rendered on first use and shared as [`Registry::documents`] are.
     pub fn openapi(&self) -> &Arc<OpenApi> {
         self.openapi.get_or_init(|| {
-            let render = || Arc::new(OpenApi::render(&self.by_group_version, GIT_VERSION));
+            let render = || Arc::new(OpenApi::render(&self.index.by_group_version, GIT_VERSION));
             if self.builtin_only {
                 static BUILTIN: OnceLock<Arc<OpenApi>> = OnceLock::new();
                 BUILTIN.get_or_init(render).clone()
@@ -173,12 +209,18 @@ impl Registry {
 
     /// The resource a request names, if served.
     pub fn resolve(&self, group: &str, version: &str, resource: &str) -> Option<Arc<ApiResource>> {
-        self.by_gvr.get(group)?.get(version)?.get(resource).cloned()
+        self.index
+            .by_gvr
+            .get(group)?
+            .get(version)?
+            .get(resource)
+            .cloned()
     }
 
     /// Every served (group, version, resource).
     pub fn resources(&self) -> impl Iterator<Item = &Arc<ApiResource>> {
-        self.by_gvr
+        self.index
+            .by_gvr
             .values()
             .flat_map(HashMap::values)
             .flat_map(HashMap::values)
@@ -186,14 +228,16 @@ impl Registry {
 
     /// The resource serving a kind in a group-version (for manifests, which name kinds).
     pub fn by_kind(&self, group: &str, version: &str, kind: &str) -> Option<Arc<ApiResource>> {
-        self.by_group_version
+        self.index
+            .by_group_version
             .get(&(group.to_string(), version.to_string()))
             .and_then(|list| list.iter().find(|r| r.kind == kind).cloned())
     }
 
     /// Whether a group-version is served at all (for 404 vs. 405 decisions).
     pub fn serves_group_version(&self, group: &str, version: &str) -> bool {
-        self.by_group_version
+        self.index
+            .by_group_version
             .contains_key(&(group.to_string(), version.to_string()))
     }
 
