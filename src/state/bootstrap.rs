@@ -228,34 +228,46 @@ impl Recorded {
     }
 }
 
-/// The string tokens of `json` (quotes included) whose text is one of `marks`: one pass
-/// over the bytes (a token with an escape is never a mark, but its escapes are skipped).
+/// The string tokens of `json` (quotes included) whose text is one of `marks` (a token with
+/// an escape is never a mark, but its escapes are skipped). It runs over every recorded byte
+/// in the builds tests use, unoptimised: quotes are found by `str::find` (a word at a time),
+/// and a token is looked up only when its length is within the marks'.
 fn holes(json: &[u8], marks: &HashMap<String, Hole>) -> Vec<(Range<usize>, Hole)> {
+    let Ok(text) = std::str::from_utf8(json) else {
+        return Vec::new();
+    };
+    let shortest = marks.keys().map(String::len).min().unwrap_or(0);
+    let longest = marks.keys().map(String::len).max().unwrap_or(0);
     let mut found = Vec::new();
-    let mut i = 0;
-    while let Some(byte) = json.get(i) {
-        if *byte != b'"' {
-            i += 1;
-            continue;
-        }
-        let mut end = i + 1;
-        loop {
-            match json.get(end) {
-                None => return found,
-                Some(b'\\') => end += 2,
-                Some(b'"') => break,
-                Some(_) => end += 1,
+    let mut at = 0;
+    while let Some(open) = text.get(at..).and_then(|rest| rest.find('"')) {
+        let from = at + open;
+        let Some(to) = closing_quote(text, from + 1) else {
+            break;
+        };
+        let length = to - from - 1;
+        if length >= shortest && length <= longest {
+            if let Some(hole) = text.get(from + 1..to).and_then(|t| marks.get(t)) {
+                found.push((from..to + 1, *hole));
             }
         }
-        let text = json
-            .get(i + 1..end)
-            .and_then(|t| std::str::from_utf8(t).ok());
-        if let Some(hole) = text.and_then(|t| marks.get(t)) {
-            found.push((i..end + 1, *hole));
-        }
-        i = end + 1;
+        at = to + 1;
     }
     found
+}
+
+/// The quote that closes the string whose text starts at `at`: the first one not escaped
+/// (preceded by an even run of backslashes).
+fn closing_quote(text: &str, mut at: usize) -> Option<usize> {
+    loop {
+        let quote = at + text.get(at..)?.find('"')?;
+        let before = text.as_bytes().get(..quote)?;
+        let backslashes = before.iter().rev().take_while(|b| **b == b'\\').count();
+        if backslashes % 2 == 0 {
+            return Some(quote);
+        }
+        at = quote + 1;
+    }
 }
 
 #[cfg(test)]
