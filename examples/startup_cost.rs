@@ -8,7 +8,8 @@
 //! builds; add `--release`, or `--config 'profile.dev.package.kubefake.opt-level=3'`, to see what
 //! optimising kubefake buys (README, "Debug builds"). An argument sets how many later servers
 //! are started (`0`: the first alone), for `valgrind --tool=callgrind`, which counts the
-//! instructions of each `Server::start()` whatever else the machine runs. The first server
+//! instructions of each `Server::start()` whatever else the machine runs; a second argument
+//! `rbac` starts every server with RBAC (its bootstrap policy's objects). The first server
 //! also applies the process's first strategic merge patch (to a Deployment), which decodes the
 //! published schemas its patch reaches (`kubefake::endpoints::patch::strategic` in callgrind).
 
@@ -37,10 +38,17 @@ struct Costs {
 
 async fn one_server(
     namespaces: &ApiResource,
+    mode: kubefake::AuthorizationMode,
     patch: bool,
 ) -> Result<Costs, Box<dyn std::error::Error>> {
     let began = Instant::now();
-    let server = kubefake::Server::start().await?;
+    let server = match mode {
+        kubefake::AuthorizationMode::AlwaysAllow => kubefake::Server::start().await?,
+        _ => {
+            let builder = kubefake::Server::builder().authorization_mode(mode);
+            builder.start().await?
+        }
+    };
     let start = began.elapsed();
     let began = Instant::now();
     let client = server.client()?;
@@ -101,10 +109,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(n) => n.parse()?,
         None => RUNS,
     };
-    let first = one_server(&namespaces, true).await?;
+    let mode = match std::env::args().nth(2).as_deref() {
+        Some("rbac") => kubefake::AuthorizationMode::Rbac,
+        _ => kubefake::AuthorizationMode::AlwaysAllow,
+    };
+    let first = one_server(&namespaces, mode, true).await?;
     let (mut starts, mut clients, mut firsts) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..runs {
-        let costs = one_server(&namespaces, false).await?;
+        let costs = one_server(&namespaces, mode, false).await?;
         starts.push(costs.start);
         clients.push(costs.client);
         firsts.push(costs.first_list);
