@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
-use crate::schema::gofmt::{go_float_v, go_json, go_quote, GoNum};
+use crate::schema::gofmt::{go_float_v, go_json, go_json_into, go_json_string, go_quote, GoNum};
 
 /// Why a `fieldsV1` value (`metadata.managedFields[*].fieldsV1`) does not decode, in
 /// structured-merge-diff's words: the apiserver wraps them into its managedFields decoding error.
@@ -84,14 +84,18 @@ impl PathElement {
                     if i > 0 {
                         s.push(',');
                     }
-                    s.push_str(&go_json(&Value::String(k.clone())));
+                    go_json_string(&mut s, k);
                     s.push(':');
-                    s.push_str(&go_json(v));
+                    go_json_into(&mut s, v);
                 }
                 s.push('}');
                 s
             }
-            PathElement::Value(v) => format!("v:{}", go_json(v)),
+            PathElement::Value(v) => {
+                let mut s = String::from("v:");
+                go_json_into(&mut s, v);
+                s
+            }
             PathElement::Index(i) => format!("i:{i}"),
         }
     }
@@ -358,6 +362,24 @@ impl FieldSet {
         }
     }
 
+    /// Adds a member at this level.
+    pub(crate) fn add_member(&mut self, pe: PathElement) {
+        self.members.insert(pe);
+    }
+
+    /// Adds the paths below `pe` (nothing for an empty set).
+    pub(crate) fn add_child(&mut self, pe: PathElement, below: FieldSet) {
+        if below.is_empty() {
+            return;
+        }
+        match self.children.get_mut(&pe) {
+            Some(mine) => mine.union_with(below),
+            None => {
+                self.children.insert(pe, below);
+            }
+        }
+    }
+
     /// Whether `path` is a member.
     pub(crate) fn has(&self, path: &[PathElement]) -> bool {
         match path {
@@ -370,6 +392,21 @@ impl FieldSet {
     /// Whether `pe` is a member at this level.
     pub(crate) fn has_member(&self, pe: &PathElement) -> bool {
         self.members.contains(pe)
+    }
+
+    /// [`FieldSet::has_member`] of a field, by name (no path element to build).
+    pub(crate) fn has_field_member(&self, name: &str) -> bool {
+        self.members
+            .iter()
+            .any(|pe| matches!(pe, PathElement::Field(n) if n == name))
+    }
+
+    /// [`FieldSet::child`] of a field, by name.
+    pub(crate) fn field_child(&self, name: &str) -> Option<&FieldSet> {
+        self.children.iter().find_map(|(pe, c)| match pe {
+            PathElement::Field(n) if n == name => Some(c),
+            _ => None,
+        })
     }
 
     /// The paths below `pe`, without the prefix.

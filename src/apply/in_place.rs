@@ -22,6 +22,8 @@ use serde_json::{Map, Value};
 use super::fieldpath::{FieldSet, PathElement};
 use super::typed::added_fields_v1;
 use super::{strip_set, unix_seconds, Ctx, Id};
+#[cfg(test)]
+use crate::typed::gotime::{format_time, parse_time, GO_ZERO_TIME_UNIX};
 
 /// The keys [`super::ManagedFields`] writes for an entry.
 const ENTRY_KEYS: [&str; 7] = [
@@ -60,8 +62,7 @@ pub(super) fn record_update(old: Option<&Value>, new: &mut Value, id: &Id, ctx: 
     }
     let live = old.filter(|o| o.is_object());
     if entries.is_empty() && live.is_none() && ctx.ignore.is_none() {
-        let mut fields = added_fields_v1(new, ctx.root);
-        remove_set(&mut fields, strip_set());
+        let fields = added_fields_v1(new, ctx.root, strip_set());
         if !fields.is_empty() {
             let mut entry = new_entry(id);
             entry["fieldsV1"] = Value::Object(fields);
@@ -223,6 +224,72 @@ pub(super) fn canonical_entries(entries: &[Value], api_version: &str) -> bool {
             let me = identity(e);
             entries[..i].iter().all(|o| identity(o) != me)
         })
+}
+
+/// Whether `metadata.managedFields` are in the form this server writes them (as
+/// [`canonical_entries`], in any apiVersion, each time as `metav1.Time` marshals): decoding them
+/// through their Go types gives them back unchanged, so a typed decode may set them aside.
+pub(crate) fn in_server_form(entries: &Value) -> bool {
+    let Some(entries) = entries.as_array().filter(|a| !a.is_empty()) else {
+        return false;
+    };
+    entries.iter().all(|e| {
+        let version = text(e, "apiVersion");
+        canonical_entry(e, version)
+            && e.get("time")
+                .and_then(Value::as_str)
+                .is_none_or(time_as_marshalled)
+    })
+}
+
+/// Whether a time reads back as itself through `metav1.Time`: `YYYY-MM-DDTHH:MM:SSZ`, a real
+/// date and time of day, not Go's zero time (which marshals as null). Checked by hand: this
+/// runs on every apply, and parsing then formatting cost more than the typing it saves.
+pub(super) fn time_as_marshalled(t: &str) -> bool {
+    let b = t.as_bytes();
+    let digits = |r: std::ops::Range<usize>| {
+        b.get(r)
+            .filter(|d| d.iter().all(u8::is_ascii_digit))
+            .map(|d| d.iter().fold(0u32, |n, c| n * 10 + u32::from(c - b'0')))
+    };
+    let shape = b.len() == 20
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b[10] == b'T'
+        && b[13] == b':'
+        && b[16] == b':'
+        && b[19] == b'Z';
+    let (Some(year), Some(month), Some(day), Some(hour), Some(min), Some(sec)) = (
+        digits(0..4),
+        digits(5..7),
+        digits(8..10),
+        digits(11..13),
+        digits(14..16),
+        digits(17..19),
+    ) else {
+        return false;
+    };
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let month_days = match month {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    shape
+        && (1..=12).contains(&month)
+        && (1..=month_days).contains(&day)
+        && hour < 24
+        && min < 60
+        && sec < 60
+        && t != "0001-01-01T00:00:00Z"
+}
+
+/// [`time_as_marshalled`] as typing decides it: parsed, then formatted back.
+#[cfg(test)]
+pub(super) fn time_round_trips(t: &str) -> bool {
+    matches!(parse_time(t, false), Ok((secs, 0))
+        if secs != GO_ZERO_TIME_UNIX && format_time(secs, 0, false) == t)
 }
 
 fn canonical_entry(entry: &Value, api_version: &str) -> bool {

@@ -31,6 +31,7 @@ mod tests;
 mod typed;
 pub mod versions;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
@@ -43,6 +44,8 @@ use typed::{
     compare, compare_without_managed_fields, ensure_named, merge, remove_items, to_set, Ty,
 };
 use versions::{Version, Versions};
+
+pub(crate) use in_place::in_server_form;
 
 pub use fieldpath::{FieldSet, FieldsV1Error};
 
@@ -147,24 +150,14 @@ pub struct ManagedFields {
 
 impl ManagedFields {
     fn to_json(&self) -> Value {
-        let mut m = Map::new();
-        if !self.manager.is_empty() {
-            m.insert("manager".into(), Value::String(self.manager.clone()));
-        }
-        m.insert("operation".into(), Value::String(self.operation.clone()));
-        m.insert("apiVersion".into(), Value::String(self.api_version.clone()));
-        if !self.time.is_empty() {
-            m.insert("time".into(), Value::String(self.time.clone()));
-        }
-        m.insert("fieldsType".into(), Value::String("FieldsV1".into()));
-        m.insert("fieldsV1".into(), self.fields.to_fields_v1());
-        if !self.subresource.is_empty() {
-            m.insert(
-                "subresource".into(),
-                Value::String(self.subresource.clone()),
-            );
-        }
-        Value::Object(m)
+        entry_json(
+            &self.manager,
+            &self.operation,
+            &self.api_version,
+            &self.time,
+            &self.subresource,
+            &self.fields,
+        )
     }
 
     fn from_json(v: &Value, i: usize) -> Result<ManagedFields, ApplyError> {
@@ -203,6 +196,35 @@ impl ManagedFields {
             fields,
         })
     }
+}
+
+/// One entry as the apiserver writes it: empty manager, time and subresource left out.
+fn entry_json(
+    manager: &str,
+    operation: &str,
+    api_version: &str,
+    time: &str,
+    subresource: &str,
+    fields: &FieldSet,
+) -> Value {
+    let mut m = Map::new();
+    let mut text = |k: &str, v: &str| {
+        if !v.is_empty() {
+            m.insert(k.into(), Value::String(v.to_string()));
+        }
+    };
+    text("manager", manager);
+    text("time", time);
+    text("subresource", subresource);
+    for (k, v) in [
+        ("operation", operation),
+        ("apiVersion", api_version),
+        ("fieldsType", "FieldsV1"),
+    ] {
+        m.insert(k.into(), Value::String(v.to_string()));
+    }
+    m.insert("fieldsV1".into(), fields.to_fields_v1());
+    Value::Object(m)
 }
 
 /// Parses `metadata.managedFields` (absent or null: no entries). Fails, as the apiserver's
@@ -246,6 +268,11 @@ pub fn disown(obj: &mut Value, field: &str) {
 /// Writes `metadata.managedFields` (in the given order; no entries removes the field, as the
 /// apiserver omits an empty list). Does nothing on a value that is not an object.
 pub fn write_managed_fields(obj: &mut Value, entries: &[ManagedFields]) {
+    write_entries(obj, entries.iter().map(ManagedFields::to_json).collect());
+}
+
+/// [`write_managed_fields`] of entries already in JSON.
+fn write_entries(obj: &mut Value, entries: Vec<Value>) {
     let Value::Object(o) = obj else { return };
     if entries.is_empty() {
         if let Some(Value::Object(meta)) = o.get_mut("metadata") {
@@ -257,10 +284,7 @@ pub fn write_managed_fields(obj: &mut Value, entries: &[ManagedFields]) {
         .entry("metadata")
         .or_insert_with(|| Value::Object(Map::new()));
     if let Value::Object(meta) = meta {
-        meta.insert(
-            "managedFields".into(),
-            Value::Array(entries.iter().map(ManagedFields::to_json).collect()),
-        );
+        meta.insert("managedFields".into(), Value::Array(entries));
     }
 }
 
@@ -343,55 +367,59 @@ struct Managed {
 }
 
 impl Managed {
-    fn decode(entries: &[ManagedFields]) -> Managed {
+    fn decode(entries: Vec<ManagedFields>) -> Managed {
         let mut m = Managed::default();
         for e in entries {
             let id = Id::new(&e.manager, &e.operation, &e.api_version, &e.subresource);
-            m.fields.insert(
-                id.clone(),
-                Entry {
-                    set: e.fields.clone(),
-                    api_version: e.api_version.clone(),
-                    applied: e.operation == "Apply",
-                },
-            );
             if e.time.is_empty() {
                 m.times.remove(&id);
             } else {
-                m.times.insert(id, e.time.clone());
+                m.times.insert(id.clone(), e.time);
             }
+            let applied = e.operation == "Apply";
+            m.fields.insert(
+                id,
+                Entry {
+                    set: e.fields,
+                    api_version: e.api_version,
+                    applied,
+                },
+            );
         }
         m
     }
 
-    /// The entries sorted as `sortEncodedManagedFields`: operation, time, manager, apiVersion,
-    /// subresource.
-    fn encode(&self) -> Vec<ManagedFields> {
-        let mut out: Vec<ManagedFields> = self
-            .fields
-            .iter()
-            .map(|(id, e)| ManagedFields {
-                manager: id.manager.clone(),
-                operation: if e.applied { "Apply" } else { "Update" }.into(),
-                api_version: e.api_version.clone(),
-                time: self.times.get(id).cloned().unwrap_or_default(),
-                subresource: id.subresource.clone(),
-                fields: e.set.clone(),
-            })
-            .collect();
-        out.sort_by(|p, q| {
-            p.operation
-                .cmp(&q.operation)
-                .then_with(|| unix_seconds(&p.time).cmp(&unix_seconds(&q.time)))
+    /// The entries in JSON, sorted as `sortEncodedManagedFields`: operation, time, manager,
+    /// apiVersion, subresource.
+    fn encode(&self) -> Vec<Value> {
+        let operation = |e: &Entry| if e.applied { "Apply" } else { "Update" };
+        let time = |id: &Id| self.times.get(id).map_or("", String::as_str);
+        let mut entries: Vec<(&Id, &Entry)> = self.fields.iter().collect();
+        entries.sort_by(|(p, pe), (q, qe)| {
+            operation(pe)
+                .cmp(operation(qe))
+                .then_with(|| unix_seconds(time(p)).cmp(&unix_seconds(time(q))))
                 .then_with(|| p.manager.cmp(&q.manager))
-                .then_with(|| p.api_version.cmp(&q.api_version))
+                .then_with(|| pe.api_version.cmp(&qe.api_version))
                 .then_with(|| p.subresource.cmp(&q.subresource))
         });
-        out
+        entries
+            .into_iter()
+            .map(|(id, e)| {
+                entry_json(
+                    &id.manager,
+                    operation(e),
+                    &e.api_version,
+                    time(id),
+                    &id.subresource,
+                    &e.set,
+                )
+            })
+            .collect()
     }
 
     fn decode_obj(obj: &Value) -> Result<Managed, ApplyError> {
-        read_managed_fields(obj).map(|e| Managed::decode(&e))
+        read_managed_fields(obj).map(Managed::decode)
     }
 }
 
@@ -564,7 +592,7 @@ fn update_managers(
     }
     for (id, s) in conflicts.iter().chain(&removed) {
         if let Some(e) = managed.fields.get_mut(id) {
-            e.set = e.set.difference(s);
+            e.set.difference_in(s);
         }
     }
     for id in &gone {
@@ -685,7 +713,7 @@ fn apply_inner(
     id: &Id,
     force: bool,
     ctx: &Ctx,
-) -> Result<(Option<Value>, Managed), ConflictSets> {
+) -> Result<(Option<Value>, Managed), (ConflictSets, Managed)> {
     let root = ctx.root;
     let merged = merge(Some(live), Some(config), root).unwrap_or_else(|| Value::Object(Map::new()));
     let last = managed.fields.get(id).cloned();
@@ -699,7 +727,10 @@ fn apply_inner(
         },
     );
     let merged = prune(merged, &managed, last.as_ref(), ctx);
-    update_managers(live, &merged, &mut managed, id, force, ctx)?;
+    if let Err(conflicts) = update_managers(live, &merged, &mut managed, id, force, ctx) {
+        // The conflicts name other managers, whose entries are as they were.
+        return Err((conflicts, managed));
+    }
     let unchanged = fieldpath::values_equal(live, &merged);
     strip_meta(&mut managed, id);
     if unchanged {
@@ -813,8 +844,14 @@ pub fn apply(
     let live_obj = live
         .filter(|v| v.is_object())
         .map_or_else(|| Value::Object(Map::new()), without_managed_fields);
-    let mut config = object_or_empty(Some(config));
-    strip_managed_fields(&mut config);
+    let config = match config.pointer("/metadata/managedFields") {
+        None if config.is_object() => Cow::Borrowed(config),
+        _ => {
+            let mut config = object_or_empty(Some(config));
+            strip_managed_fields(&mut config);
+            Cow::Owned(config)
+        }
+    };
 
     if managed.fields.is_empty() {
         let before = Id::new(BEFORE_FIRST_APPLY, "Update", api_version, subresource);
@@ -823,26 +860,31 @@ pub fn apply(
     }
 
     let id = Id::new(manager, "Apply", api_version, subresource);
-    let result = match apply_inner(&live_obj, &config, managed.clone(), &id, force, &ctx) {
-        Err(conflicts) if manager == "kubectl" => {
+    // kubectl may retry, forcing what its client-side apply set: from the same managers.
+    let retry = (manager == "kubectl").then(|| managed.clone());
+    let result = match (
+        apply_inner(&live_obj, &config, managed, &id, force, &ctx),
+        retry,
+    ) {
+        (Err((conflicts, tried)), Some(managed)) => {
             match allowed_from_last_applied(&live_obj, &ctx) {
                 Some(allowed) => match not_allowed(conflicts, &allowed) {
                     rest if rest.is_empty() => {
-                        apply_inner(&live_obj, &config, managed.clone(), &id, true, &ctx)
+                        apply_inner(&live_obj, &config, managed, &id, true, &ctx)
                     }
-                    rest => Err(rest),
+                    rest => Err((rest, tried)),
                 },
-                None => Err(conflicts),
+                None => Err((conflicts, tried)),
             }
         }
-        r => r,
+        (r, _) => r,
     };
-    let (obj, managed) = result.map_err(|c| Conflicts::from_sets(c, &managed))?;
+    let (obj, managed) = result.map_err(|(c, managed)| Conflicts::from_sets(c, &managed))?;
     let mut out = obj.unwrap_or(live_obj);
     if manager == "kubectl" && has_last_applied(&out) {
         set_last_applied(&mut out, &config);
     }
-    write_managed_fields(&mut out, &managed.encode());
+    write_entries(&mut out, managed.encode());
     Ok(out)
 }
 
@@ -969,7 +1011,7 @@ fn record_update_by_sets(old: Option<&Value>, new: &mut Value, id: &Id, ctx: &Ct
         return;
     }
     tracked_update(live, new, &mut managed, id, ctx);
-    write_managed_fields(new, &managed.encode());
+    write_entries(new, managed.encode());
 }
 
 /// `isResetManagedFields`: `managedFields: []` or a single empty entry.

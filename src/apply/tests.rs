@@ -1507,8 +1507,118 @@ fn created_fields_are_the_comparison_with_an_empty_object() {
         let v = json!({"metadata": random_value(&mut rng, 1), "spec": random_value(&mut rng, 1),
             "x": random_value(&mut rng, 2)});
         let root = Ty::Root((i % 2 == 0).then(|| s.root()));
-        let by_sets = typed::compare_without_managed_fields(&json!({}), &v, root).added;
-        let written = typed::added_fields_v1(&v, root);
-        assert_eq!(Value::Object(written), by_sets.to_fields_v1(), "{v}");
+        let added = typed::compare_without_managed_fields(&json!({}), &v, root).added;
+        let listed = FieldSet::from_fields_v1(&json!({"f:spec": {"f:ports": {
+            "k:{\"name\":\"x\"}": {}, "k:{\"name\":\"tags\"}": {"f:port": {}}}}}))
+        .expect("fieldsV1");
+        for not_owned in [&FieldSet::default(), strip_set(), &listed] {
+            let written = typed::added_fields_v1(&v, root, not_owned);
+            let by_sets = added.difference(not_owned).to_fields_v1();
+            assert_eq!(Value::Object(written), by_sets, "{v} - {not_owned:?}");
+        }
+    }
+}
+
+#[test]
+fn times_in_server_form_are_those_typing_gives_back() {
+    let cases = [
+        "2024-01-01T00:00:01Z",
+        "2024-02-29T23:59:59Z",
+        "2023-02-29T00:00:00Z",
+        "2100-02-29T00:00:00Z",
+        "2000-02-29T00:00:00Z",
+        "2024-04-31T00:00:00Z",
+        "2024-13-01T00:00:00Z",
+        "2024-00-10T00:00:00Z",
+        "2024-01-00T00:00:00Z",
+        "2024-01-01T24:00:00Z",
+        "2024-01-01T00:60:00Z",
+        "2024-01-01T00:00:60Z",
+        "0001-01-01T00:00:00Z",
+        "0000-01-01T00:00:00Z",
+        "9999-12-31T23:59:59Z",
+        "2024-01-01T00:00:01.5Z",
+        "2024-01-01T00:00:01+00:00",
+        "2024-01-01 00:00:01Z",
+        "2024-1-01T00:00:01Z",
+        "+024-01-01T00:00:01Z",
+        "",
+    ];
+    for t in cases {
+        assert_eq!(
+            in_place::time_as_marshalled(t),
+            in_place::time_round_trips(t),
+            "{t}"
+        );
+    }
+}
+
+/// [`typed::to_set`] as it was written first, path by path: the reference the level-by-level
+/// build is checked against.
+fn walk_set_by_paths(v: &Value, ty: Ty, path: &mut Vec<PathElement>, out: &mut FieldSet) {
+    match typed::kind(v, ty) {
+        typed::K::Leaf => out.insert(path),
+        typed::K::Map => {
+            if ty.map_atomic() {
+                out.insert(path);
+                return;
+            }
+            let Some(m) = v.as_object() else { return };
+            for (k, cv) in m {
+                let (cty, named) = ty.field(k);
+                path.push(PathElement::Field(k.clone()));
+                walk_set_by_paths(cv, cty, path, out);
+                if cv.is_null() || cv.as_object().is_some_and(Map::is_empty) || !named {
+                    out.insert(path);
+                }
+                path.pop();
+            }
+        }
+        typed::K::List => {
+            let lt = ty.list();
+            if matches!(lt.kind, typed::ListKind::Atomic) {
+                out.insert(path);
+                return;
+            }
+            let Some(items) = v.as_array() else { return };
+            let Some(pes) = typed::list_pes(items, &lt) else {
+                out.insert(path);
+                return;
+            };
+            let mut counts: BTreeMap<&PathElement, usize> = BTreeMap::new();
+            for pe in &pes {
+                *counts.entry(pe).or_default() += 1;
+            }
+            for (pe, n) in &counts {
+                if *n > 1 {
+                    path.push((*pe).clone());
+                    out.insert(path);
+                    path.pop();
+                }
+            }
+            for (item, pe) in items.iter().zip(&pes) {
+                if counts.get(pe).copied().unwrap_or(0) > 1 {
+                    continue;
+                }
+                path.push(pe.clone());
+                walk_set_by_paths(item, lt.elem, path, out);
+                out.insert(path);
+                path.pop();
+            }
+        }
+    }
+}
+
+#[test]
+fn sets_built_level_by_level_equal_those_built_path_by_path() {
+    let s = schema();
+    let mut rng = fastrand::Rng::with_seed(9);
+    for i in 0..3000 {
+        let v = json!({"metadata": random_value(&mut rng, 1), "spec": random_value(&mut rng, 1),
+            "x": random_value(&mut rng, 2)});
+        let root = Ty::Root((i % 2 == 0).then(|| s.root()));
+        let mut by_paths = FieldSet::default();
+        walk_set_by_paths(&v, root, &mut Vec::new(), &mut by_paths);
+        assert_eq!(typed::to_set(&v, root), by_paths, "{v}");
     }
 }

@@ -96,7 +96,7 @@ impl<'a> Ty<'a> {
         Kinds { map, list, scalar }
     }
 
-    fn map_atomic(self) -> bool {
+    pub(super) fn map_atomic(self) -> bool {
         match self {
             Ty::Node(n, _) => n.map_type.as_deref() == Some("atomic"),
             Ty::UntypedAtomic => true,
@@ -238,13 +238,13 @@ fn node_field<'a>(n: &'a Node, preserve: bool, k: &str) -> (Ty<'a>, bool) {
 
 /// How a value is handled under a type (smd's `deduceAtom` + `handleAtom`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum K {
+pub(super) enum K {
     Leaf,
     Map,
     List,
 }
 
-fn kind(v: &Value, ty: Ty) -> K {
+pub(super) fn kind(v: &Value, ty: Ty) -> K {
     let k = ty.kinds();
     match v {
         Value::Object(_) if k.map => K::Map,
@@ -285,7 +285,7 @@ pub(crate) fn item_pe(lt: &ListTy, item: &Value) -> Option<PathElement> {
 }
 
 /// The path elements of every item, or `None` if one cannot be identified.
-fn list_pes(items: &[Value], lt: &ListTy) -> Option<Vec<PathElement>> {
+pub(super) fn list_pes(items: &[Value], lt: &ListTy) -> Option<Vec<PathElement>> {
     items.iter().map(|i| item_pe(lt, i)).collect()
 }
 
@@ -299,64 +299,56 @@ fn is_empty_map(v: &Value) -> bool {
 /// smd's `ToFieldSet`: every field the value sets. Struct (named) fields holding children are not
 /// members themselves; map keys, list items, leaves, nulls and empty maps are.
 pub(crate) fn to_set(v: &Value, ty: Ty) -> FieldSet {
-    let mut out = FieldSet::default();
-    let mut path = Vec::new();
-    walk_set(v, ty, &mut path, &mut out);
-    out
+    set_below(v, ty).0
 }
 
-fn walk_set(v: &Value, ty: Ty, path: &mut Vec<PathElement>, out: &mut FieldSet) {
+/// The members below a position holding `v`, and whether the position itself is one; built
+/// level by level (each path element made once) rather than path by path.
+fn set_below(v: &Value, ty: Ty) -> (FieldSet, bool) {
+    let mut out = FieldSet::default();
     match kind(v, ty) {
-        K::Leaf => out.insert(path),
+        K::Leaf => return (out, true),
         K::Map => {
             if ty.map_atomic() {
-                out.insert(path);
-                return;
+                return (out, true);
             }
-            let Some(m) = v.as_object() else { return };
+            let Some(m) = v.as_object() else {
+                return (out, false);
+            };
             for (k, cv) in m {
                 let (cty, named) = ty.field(k);
-                path.push(PathElement::Field(k.clone()));
-                walk_set(cv, cty, path, out);
-                if cv.is_null() || is_empty_map(cv) || !named {
-                    out.insert(path);
+                let (below, member) = set_below(cv, cty);
+                let pe = PathElement::Field(k.clone());
+                if member || cv.is_null() || is_empty_map(cv) || !named {
+                    out.add_member(pe.clone());
                 }
-                path.pop();
+                out.add_child(pe, below);
             }
         }
         K::List => {
             let lt = ty.list();
             if matches!(lt.kind, ListKind::Atomic) {
-                out.insert(path);
-                return;
+                return (out, true);
             }
-            let Some(items) = v.as_array() else { return };
+            let Some(items) = v.as_array() else {
+                return (out, false);
+            };
             let Some(pes) = list_pes(items, &lt) else {
-                out.insert(path);
-                return;
+                return (out, true);
             };
             let mut counts: BTreeMap<&PathElement, usize> = BTreeMap::new();
             for pe in &pes {
                 *counts.entry(pe).or_default() += 1;
             }
-            for (pe, n) in &counts {
-                if *n > 1 {
-                    path.push((*pe).clone());
-                    out.insert(path);
-                    path.pop();
-                }
-            }
             for (item, pe) in items.iter().zip(&pes) {
-                if counts.get(pe).copied().unwrap_or(0) > 1 {
-                    continue;
+                out.add_member(pe.clone());
+                if counts.get(pe).copied().unwrap_or(0) == 1 {
+                    out.add_child(pe.clone(), set_below(item, lt.elem).0);
                 }
-                path.push(pe.clone());
-                walk_set(item, lt.elem, path, out);
-                out.insert(path);
-                path.pop();
             }
         }
     }
+    (out, false)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -366,10 +358,12 @@ fn walk_set(v: &Value, ty: Ty, path: &mut Vec<PathElement>, out: &mut FieldSet) 
 /// values take `r`, maps merge per key, associative lists per item (keeping `l`'s order for its
 /// items and inserting `r`'s new items where smd does).
 pub(crate) fn merge(l: Option<&Value>, r: Option<&Value>, ty: Ty) -> Option<Value> {
+    // What one side alone holds, or both hold alike, merges to itself: copied without a walk.
     let k = match (l, r) {
-        (_, Some(r)) => kind(r, ty),
-        (Some(l), None) => kind(l, ty),
         (None, None) => return None,
+        (Some(v), None) | (None, Some(v)) => return Some(v.clone()),
+        (Some(l), Some(r)) if l == r => return Some(r.clone()),
+        (_, Some(r)) => kind(r, ty),
     };
     let leaf = || r.or(l).cloned();
     match k {
@@ -381,13 +375,8 @@ pub(crate) fn merge(l: Option<&Value>, r: Option<&Value>, ty: Ty) -> Option<Valu
             if ty.map_atomic() || (empty(lm) && empty(rm)) {
                 return leaf();
             }
-            let keys: BTreeSet<&String> = lm
-                .into_iter()
-                .flat_map(Map::keys)
-                .chain(rm.into_iter().flat_map(Map::keys))
-                .collect();
             let mut out = Map::new();
-            for key in keys {
+            for key in union_keys(lm, rm) {
                 let cty = ty.field(key).0;
                 if let Some(v) = merge(
                     lm.and_then(|m| m.get(key)),
@@ -544,33 +533,43 @@ pub(crate) fn compare_without_managed_fields(l: &Value, r: &Value, ty: Ty) -> Co
 }
 
 /// The fields a create adds, in `fieldsV1` form: [`compare_without_managed_fields`] of an empty
-/// object and `v`, written straight as JSON instead of through a set. Everything `v` sets is a
-/// member; a container also has its children below it (`"."` beside them).
-pub(crate) fn added_fields_v1(v: &Value, ty: Ty) -> Map<String, Value> {
+/// object and `v`, minus the members of `not_owned` (level by level, as
+/// [`FieldSet::difference`]), written straight as JSON instead of through sets. Everything `v`
+/// sets is a member; a container also has its children below it (`"."` beside them).
+pub(crate) fn added_fields_v1(v: &Value, ty: Ty, not_owned: &FieldSet) -> Map<String, Value> {
     let mut out = Map::new();
     if let Some(m) = v.as_object() {
-        added_fields(m, ty, &mut out);
+        added_fields(m, ty, Some(not_owned), &mut out);
     }
     out
 }
 
-fn added_fields(m: &Map<String, Value>, ty: Ty, out: &mut Map<String, Value>) {
+fn added_fields(
+    m: &Map<String, Value>,
+    ty: Ty,
+    not_owned: Option<&FieldSet>,
+    out: &mut Map<String, Value>,
+) {
     for (k, x) in m {
         if matches!(ty, Ty::Meta) && k == "managedFields" {
             continue;
         }
-        let node = added_node(x, ty.field(k).0);
-        out.insert(PathElement::Field(k.clone()).serialize(), node);
+        let below = not_owned.and_then(|n| n.field_child(k));
+        let owned = !not_owned.is_some_and(|n| n.has_field_member(k));
+        if let Some(node) = added_node(x, ty.field(k).0, below, owned) {
+            out.insert(PathElement::Field(k.clone()).serialize(), node);
+        }
     }
 }
 
-fn added_node(v: &Value, ty: Ty) -> Value {
+/// The node of a position holding `v`: `None` when it is neither `owned` nor has members below.
+fn added_node(v: &Value, ty: Ty, not_owned: Option<&FieldSet>, owned: bool) -> Option<Value> {
     let mut node = Map::new();
     match kind(v, ty) {
         K::Leaf => {}
         K::Map => {
             if let Some(m) = v.as_object().filter(|m| !m.is_empty() && !ty.map_atomic()) {
-                added_fields(m, ty, &mut node);
+                added_fields(m, ty, not_owned, &mut node);
             }
         }
         K::List => {
@@ -578,20 +577,30 @@ fn added_node(v: &Value, ty: Ty) -> Value {
             let items = v.as_array().map(Vec::as_slice).unwrap_or(&[]);
             if !matches!(lt.kind, ListKind::Atomic) {
                 if let Some(pes) = list_pes(items, &lt) {
-                    added_items(items, &pes, &lt, &mut node);
+                    added_items(items, &pes, &lt, not_owned, &mut node);
                 }
             }
         }
     }
-    if !node.is_empty() {
-        node.insert(".".into(), Value::Object(Map::new()));
+    match (owned, node.is_empty()) {
+        (false, true) => None,
+        (true, false) => {
+            node.insert(".".into(), Value::Object(Map::new()));
+            Some(Value::Object(node))
+        }
+        _ => Some(Value::Object(node)),
     }
-    Value::Object(node)
 }
 
 /// A list's items as [`compare_list_items`] adds them: an item given more than once is a
 /// member without children.
-fn added_items(items: &[Value], pes: &[PathElement], lt: &ListTy, out: &mut Map<String, Value>) {
+fn added_items(
+    items: &[Value],
+    pes: &[PathElement],
+    lt: &ListTy,
+    not_owned: Option<&FieldSet>,
+    out: &mut Map<String, Value>,
+) {
     let mut count: BTreeMap<&PathElement, usize> = BTreeMap::new();
     for pe in pes {
         *count.entry(pe).or_default() += 1;
@@ -601,11 +610,14 @@ fn added_items(items: &[Value], pes: &[PathElement], lt: &ListTy, out: &mut Map<
         if out.contains_key(&key) {
             continue;
         }
+        let owned = !not_owned.is_some_and(|n| n.has_member(pe));
         let node = match count.get(pe) {
-            Some(1) => added_node(item, lt.elem),
-            _ => Value::Object(Map::new()),
+            Some(1) => added_node(item, lt.elem, not_owned.and_then(|n| n.child(pe)), owned),
+            _ => owned.then(|| Value::Object(Map::new())),
         };
-        out.insert(key, node);
+        if let Some(node) = node {
+            out.insert(key, node);
+        }
     }
 }
 

@@ -197,7 +197,8 @@ fn go_json_float(f: f64) -> String {
     }
 }
 
-fn go_json_string(out: &mut String, s: &str) {
+/// Appends `s` as Go's `json.Marshal` writes a string (HTML-safe escapes).
+pub(crate) fn go_json_string(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {
         match c {
@@ -220,7 +221,8 @@ fn go_json_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
-fn go_json_into(out: &mut String, v: &Value) {
+/// Appends [`go_json`] of `v`, for callers building a larger text.
+pub(crate) fn go_json_into(out: &mut String, v: &Value) {
     match v {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),

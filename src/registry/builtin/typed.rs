@@ -85,9 +85,10 @@ impl Strategy for Typed {
     }
 
     /// managedFields equal to the stored object's (a patch or an apply that kept them, a PUT
-    /// that sends back what it read) were typed when they were stored, or written by the
-    /// server in typed form, and typing is idempotent: they are set aside while the rest is
-    /// decoded instead of being walked and copied again on every write.
+    /// that sends back what it read) were typed when they were stored, and typing is
+    /// idempotent; entries in the form the server writes them (an apply's) type to themselves:
+    /// either way they are set aside while the rest is decoded instead of being walked and
+    /// copied again on every write.
     fn decode_update(&self, obj: &mut Value, old: &Value, ctx: &Context) -> Result<(), ApiError> {
         let kept = take_stored_managed_fields(obj, old);
         self.decode(obj, ctx)?;
@@ -183,14 +184,16 @@ impl Strategy for Typed {
 }
 
 /// Takes `metadata.managedFields` out of an update's new object when they are the stored
-/// object's, non-empty (an empty list is dropped by the decode, so it is never set aside).
+/// object's, non-empty (an empty list is dropped by the decode, so it is never set aside), or
+/// in the form the server writes them (what a server-side apply leaves there).
 fn take_stored_managed_fields(obj: &mut Value, old: &Value) -> Option<Value> {
     let stored = old
-        .get("metadata")?
-        .get("managedFields")
-        .filter(|m| m.as_array().is_some_and(|a| !a.is_empty()))?;
+        .get("metadata")
+        .and_then(|m| m.get("managedFields"))
+        .filter(|m| m.as_array().is_some_and(|a| !a.is_empty()));
     let meta = obj.get_mut("metadata")?.as_object_mut()?;
-    if meta.get("managedFields") != Some(stored) {
+    let sent = meta.get("managedFields")?;
+    if stored != Some(sent) && !crate::apply::in_server_form(sent) {
         return None;
     }
     meta.remove("managedFields")
@@ -217,16 +220,30 @@ mod tests {
         json!({"metadata": meta, "data": {"a": "1"}})
     }
 
+    fn odd(key: &str, value: Value) -> Value {
+        let mut e = entry("a");
+        e[key] = value;
+        e
+    }
+
     #[rstest]
     #[case::unchanged(Some(json!([entry("a")])), Some(json!([entry("a")])), true)]
-    #[case::changed(Some(json!([entry("a")])), Some(json!([entry("b")])), false)]
-    #[case::added(Some(json!([entry("a")])), Some(json!([entry("a"), entry("b")])), false)]
+    #[case::changed(Some(json!([entry("a")])), Some(json!([entry("b")])), true)]
+    #[case::added(Some(json!([entry("a")])), Some(json!([entry("a"), entry("b")])), true)]
     #[case::cleared(Some(json!([entry("a")])), Some(json!([])), false)]
     #[case::left_out(Some(json!([entry("a")])), None, false)]
-    #[case::none_stored(None, Some(json!([entry("a")])), false)]
+    #[case::none_stored(None, Some(json!([entry("a")])), true)]
     #[case::both_empty(Some(json!([])), Some(json!([])), false)]
     #[case::both_null(Some(Value::Null), Some(Value::Null), false)]
-    fn stored_managed_fields_are_set_aside_only_when_unchanged(
+    #[case::fraction(None, Some(json!([odd("time", json!("2026-01-01T00:00:00.5Z"))])), false)]
+    #[case::offset(None, Some(json!([odd("time", json!("2026-01-01T01:00:00+01:00"))])), false)]
+    #[case::zero_time(None, Some(json!([odd("time", json!("0001-01-01T00:00:00Z"))])), false)]
+    #[case::unknown_key(None, Some(json!([odd("extra", json!("x"))])), false)]
+    #[case::empty_manager(None, Some(json!([odd("manager", json!(""))])), false)]
+    #[case::number(None, Some(json!([odd("subresource", json!(1))])), false)]
+    #[case::leaf_dot(None, Some(json!([odd("fieldsV1", json!({"f:a": {".": {}}}))])), false)]
+    #[case::bad_key(None, Some(json!([odd("fieldsV1", json!({"x": {}}))])), false)]
+    fn managed_fields_are_set_aside_when_stored_or_in_server_form(
         #[case] stored: Option<Value>,
         #[case] sent: Option<Value>,
         #[case] set_aside: bool,
@@ -242,6 +259,27 @@ mod tests {
         } else {
             assert_eq!(obj, with_managed(sent));
         }
+    }
+
+    /// What setting aside relies on: typing gives entries in the server's form back unchanged.
+    #[test]
+    fn typing_leaves_entries_in_server_form_unchanged() {
+        let entries = json!([
+            entry("a"),
+            odd("subresource", json!("status")),
+            odd(
+                "fieldsV1",
+                json!({"f:data": {".": {}, "f:a": {}}, "f:metadata": {
+                "f:ownerReferences": {"k:{\"uid\":\"u\"}": {}}}})
+            )
+        ]);
+        assert!(crate::apply::in_server_form(&entries));
+        let mut obj = json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "1"},
+            "metadata": {"name": "a", "namespace": "n"}});
+        obj["metadata"]["managedFields"] = entries.clone();
+        let typed =
+            crate::typed::normalize::normalize("v1", "ConfigMap", &obj).expect("a ConfigMap types");
+        assert_eq!(typed.value["metadata"]["managedFields"], entries);
     }
 
     #[test]
