@@ -205,7 +205,7 @@ impl State {
     /// then look at them all at once (the aggregated ClusterRoles get their rules once, with
     /// every role and binding there). The objects that do not name the server, and what the
     /// controllers write for them, are recorded once per process and replayed
-    /// ([`bootstrap`]); those that name it are made here.
+    /// (`state::bootstrap`); those that name it are made here.
     pub async fn bootstrap(&self) {
         let ctx = Context::internal();
         let writes = async {
@@ -238,7 +238,7 @@ impl State {
         }
     }
 
-    /// What [`bootstrap`] records: the start of the objects that do not name the server,
+    /// What `state::bootstrap` records: the start of the objects that do not name the server,
     /// through the write path, and what the controllers do about them.
     async fn bootstrap_shared(&self) {
         let ctx = Context::internal();
@@ -341,7 +341,7 @@ impl State {
 enum BootstrapKinds {
     /// Every kind's (a state serving kinds of its own).
     All,
-    /// Those that do not name the server (what [`bootstrap`] records).
+    /// Those that do not name the server (what `state::bootstrap` records).
     Shared,
     /// Those that name the server (after a replay).
     PerServer,
