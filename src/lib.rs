@@ -104,6 +104,9 @@
 //! - A watcher sees every event after its starting resourceVersion, in order, or a 410 ERROR.
 //! - Schemas, discovery and OpenAPI documents are built once per catalog (a built-in kind's
 //!   schema once per process), when first used, never per request.
+//! - What every server starts with is made once per process and configuration, then
+//!   replayed into each server with its own uids, times and CA bundle (`state::bootstrap`);
+//!   only the objects that name the server are made per server.
 //! - Every rejection is a `Status` with the apiserver's reason, code and message, and changes
 //!   nothing; a panic is a 500 `Status` and changes nothing either.
 //! - Per-request state travels in an explicit [`context::Context`], never in thread-locals: a
