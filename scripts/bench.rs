@@ -18,7 +18,7 @@
 //!    Target: established under 5 ms.
 //! 4. **Throughput** of create, get and list (a collection of 100 objects) of CronTabs,
 //!    ConfigMaps and Deployments over HTTP/1.1
-//!    keep-alive with 1 and 8 concurrent clients, each its own `reqwest::Client`. The server runs
+//!    keep-alive with 1, 8 and 16 concurrent clients, each its own `reqwest::Client`. The server runs
 //!    in this process on the same multi-threaded tokio runtime as the clients, so both share the
 //!    machine's CPUs: the numbers are a lower bound of what the server alone could do.
 //!    Target: get over 10,000 req/s with 8 clients.
@@ -163,7 +163,7 @@ async fn run(threads: usize, sections: &[Section]) -> Result<()> {
         eprintln!("measuring throughput ({THROUGHPUT_DURATION:?} per row)...");
         for subject in [Subject::CronTab, Subject::ConfigMap, Subject::Deployment] {
             for op in [Op::Create, Op::Get, Op::List] {
-                for clients in [1, 8] {
+                for clients in [1, 8, 16] {
                     let server = kubefake::Server::builder();
                     let rate = bench_throughput(server, &crd, subject, op, clients).await?;
                     throughput.push((subject, op, clients, rate));

@@ -38,7 +38,7 @@ use crate::error::ApiError;
 use crate::filters::authorization::Mode;
 use crate::registry::catalog::Registry;
 use crate::registry::resource::ApiResource;
-use crate::store::{Snapshot, Store};
+use crate::store::{GroupResource, Snapshot, Store};
 use crate::webhook::WebhookClient;
 
 /// What a request does to an object (`admission.Operation`).
@@ -130,6 +130,18 @@ pub trait Validating: Send + Sync {
     fn check_at_commit(&self, _attrs: &Attributes<'_>, _state: &Snapshot) -> Result<(), ApiError> {
         Ok(())
     }
+}
+
+/// Whether no object of a configuration resource (`admissionregistration.k8s.io` policies or
+/// webhook configurations) exists: their plugins then have nothing to do for any request, and
+/// say so before they build a future or the resource's name.
+pub(crate) fn none_configured(attrs: &Attributes<'_>, configs: &GroupResource) -> bool {
+    attrs.store.snapshot().count(configs) == 0
+}
+
+/// A resource of `admissionregistration.k8s.io`, named once per process.
+pub(crate) fn configs(resource: &'static str) -> GroupResource {
+    GroupResource::new("admissionregistration.k8s.io", resource)
 }
 
 /// The admission chain of a server.

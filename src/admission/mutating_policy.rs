@@ -23,7 +23,7 @@ use super::{Attributes, Mutating};
 use crate::cel::{Authz, Bindings, EvalError, ExpressionCache};
 use crate::context::ReinvocationMemo;
 use crate::error::ApiError;
-use crate::store::{Snapshot, StoredObject};
+use crate::store::{GroupResource, Snapshot, StoredObject};
 
 /// The variables every mutating policy expression may use.
 const VARS: [&str; 7] = [
@@ -47,6 +47,11 @@ impl Mutating for MutatingPolicies {
         attrs: &'a Attributes<'a>,
         object: &'a mut Value,
     ) -> BoxFuture<'a, Result<(), ApiError>> {
+        static POLICIES: LazyLock<GroupResource> =
+            LazyLock::new(|| super::configs("mutatingadmissionpolicies"));
+        if super::none_configured(attrs, &POLICIES) {
+            return Box::pin(std::future::ready(Ok(())));
+        }
         Box::pin(async move {
             let snap = attrs.store.snapshot();
             let kinds = (

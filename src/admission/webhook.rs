@@ -661,6 +661,11 @@ impl Mutating for MutatingWebhooks {
         attrs: &'a Attributes<'a>,
         object: &'a mut Value,
     ) -> BoxFuture<'a, Result<(), ApiError>> {
+        static CONFIGS: LazyLock<GroupResource> =
+            LazyLock::new(|| super::configs("mutatingwebhookconfigurations"));
+        if super::none_configured(attrs, &CONFIGS) {
+            return Box::pin(std::future::ready(Ok(())));
+        }
         Box::pin(async move {
             let snap = attrs.store.snapshot();
             let mut hooks =
@@ -768,6 +773,11 @@ impl Validating for ValidatingWebhooks {
         attrs: &'a Attributes<'a>,
         object: Option<&'a Value>,
     ) -> BoxFuture<'a, Result<(), ApiError>> {
+        static CONFIGS: LazyLock<GroupResource> =
+            LazyLock::new(|| super::configs("validatingwebhookconfigurations"));
+        if super::none_configured(attrs, &CONFIGS) {
+            return Box::pin(std::future::ready(Ok(())));
+        }
         Box::pin(async move {
             let snap = attrs.store.snapshot();
             let hooks =

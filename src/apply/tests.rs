@@ -1622,3 +1622,192 @@ fn sets_built_level_by_level_equal_those_built_path_by_path() {
         assert_eq!(typed::to_set(&v, root), by_paths, "{v}");
     }
 }
+
+/// [`typed::compare`] as it was written first, path by path: the reference the level-by-level
+/// comparison is checked against.
+fn compare_at_by_paths(
+    l: Option<&Value>,
+    r: Option<&Value>,
+    ty: Ty,
+    path: &mut Vec<PathElement>,
+    c: &mut typed::Comparison,
+) {
+    let leafed = match (l, r) {
+        (None, None) => return,
+        (Some(lv), None) => compare_handle_by_paths(typed::kind(lv, ty), l, r, ty, path, c),
+        (None, Some(rv)) => compare_handle_by_paths(typed::kind(rv, ty), l, r, ty, path, c),
+        (Some(lv), Some(rv)) => {
+            let (kl, kr) = (typed::kind(lv, ty), typed::kind(rv, ty));
+            if kl != kr {
+                compare_handle_by_paths(kl, l, r, ty, path, c);
+            }
+            compare_handle_by_paths(kr, l, r, ty, path, c)
+        }
+    };
+    if !leafed {
+        if l.is_none() {
+            c.added.insert(path);
+        } else if r.is_none() {
+            c.removed.insert(path);
+        }
+    }
+}
+
+fn compare_leaf_by_paths(
+    l: Option<&Value>,
+    r: Option<&Value>,
+    path: &[PathElement],
+    c: &mut typed::Comparison,
+) -> bool {
+    match (l, r) {
+        (None, _) => c.added.insert(path),
+        (_, None) => c.removed.insert(path),
+        (Some(a), Some(b)) => {
+            if !fieldpath::values_equal(a, b) {
+                c.modified.insert(path)
+            }
+        }
+    }
+    true
+}
+
+/// Returns whether the position was handled as a leaf.
+fn compare_handle_by_paths(
+    k: typed::K,
+    l: Option<&Value>,
+    r: Option<&Value>,
+    ty: Ty,
+    path: &mut Vec<PathElement>,
+    c: &mut typed::Comparison,
+) -> bool {
+    match k {
+        typed::K::Leaf => compare_leaf_by_paths(l, r, path, c),
+        typed::K::Map => {
+            let lm = l.and_then(Value::as_object);
+            let rm = r.and_then(Value::as_object);
+            let empty = |m: Option<&Map<String, Value>>| m.is_none_or(Map::is_empty);
+            if ty.map_atomic() || (empty(lm) && empty(rm)) {
+                return compare_leaf_by_paths(l, r, path, c);
+            }
+            let skip = false;
+            let keys: std::collections::BTreeSet<&String> = lm
+                .into_iter()
+                .flat_map(Map::keys)
+                .chain(rm.into_iter().flat_map(Map::keys))
+                .collect();
+            for key in keys {
+                let (lv, rv) = (lm.and_then(|m| m.get(key)), rm.and_then(|m| m.get(key)));
+                // Equal values differ nowhere below: no need to walk them.
+                if lv.is_some() && lv == rv || skip && key == "managedFields" {
+                    continue;
+                }
+                let cty = ty.field(key).0;
+                path.push(PathElement::Field(key.clone()));
+                compare_at_by_paths(lv, rv, cty, path, c);
+                path.pop();
+            }
+            false
+        }
+        typed::K::List => {
+            let la = l.and_then(Value::as_array);
+            let ra = r.and_then(Value::as_array);
+            let lt = ty.list();
+            let empty = |a: Option<&Vec<Value>>| a.is_none_or(Vec::is_empty);
+            if matches!(lt.kind, typed::ListKind::Atomic) || (empty(la) && empty(ra)) {
+                return compare_leaf_by_paths(l, r, path, c);
+            }
+            let la = la.map(Vec::as_slice).unwrap_or(&[]);
+            let ra = ra.map(Vec::as_slice).unwrap_or(&[]);
+            let (Some(lpes), Some(rpes)) = (typed::list_pes(la, &lt), typed::list_pes(ra, &lt))
+            else {
+                return compare_leaf_by_paths(l, r, path, c);
+            };
+            compare_list_items_by_paths(la, &lpes, ra, &rpes, &lt, path, c);
+            false
+        }
+    }
+}
+
+fn compare_list_items_by_paths(
+    la: &[Value],
+    lpes: &[PathElement],
+    ra: &[Value],
+    rpes: &[PathElement],
+    lt: &typed::ListTy,
+    path: &mut Vec<PathElement>,
+    c: &mut typed::Comparison,
+) {
+    let mut all: Vec<&PathElement> = Vec::new();
+    let mut lvals: BTreeMap<&PathElement, Vec<&Value>> = BTreeMap::new();
+    for (pe, item) in lpes.iter().zip(la) {
+        let e = lvals.entry(pe).or_default();
+        if e.is_empty() {
+            all.push(pe);
+        }
+        e.push(item);
+    }
+    let mut rvals: BTreeMap<&PathElement, Vec<&Value>> = BTreeMap::new();
+    for (pe, item) in rpes.iter().zip(ra) {
+        let e = rvals.entry(pe).or_default();
+        if e.is_empty() && !lvals.contains_key(pe) {
+            all.push(pe);
+        }
+        e.push(item);
+    }
+    for pe in all {
+        let ll = lvals.get(pe).map(Vec::as_slice).unwrap_or(&[]);
+        let rl = rvals.get(pe).map(Vec::as_slice).unwrap_or(&[]);
+        if let ([a], [b]) = (ll, rl) {
+            if a == b {
+                continue;
+            }
+        }
+        path.push(pe.clone());
+        if ll.len() <= 1 && rl.len() <= 1 {
+            compare_at_by_paths(ll.first().copied(), rl.first().copied(), lt.elem, path, c);
+        } else if ll.len() >= 2 && rl.len() >= 2 {
+            let same = ll.len() == rl.len()
+                && ll
+                    .iter()
+                    .zip(rl)
+                    .all(|(a, b)| fieldpath::values_equal(a, b));
+            if !same {
+                c.modified.insert(path);
+            }
+        } else if ll.len() >= 2 {
+            if let Some(first) = rl.first() {
+                compare_at_by_paths(None, Some(first), lt.elem, path, c);
+            }
+            c.removed.insert(path);
+        } else {
+            if let Some(first) = ll.first() {
+                compare_at_by_paths(Some(first), None, lt.elem, path, c);
+            }
+            c.added.insert(path);
+        }
+        path.pop();
+    }
+}
+
+//
+
+#[test]
+fn comparisons_built_level_by_level_equal_those_built_path_by_path() {
+    let s = schema();
+    let mut rng = fastrand::Rng::with_seed(13);
+    for i in 0..3000 {
+        let root = Ty::Root((i % 2 == 0).then(|| s.root()));
+        let l = json!({"metadata": random_value(&mut rng, 1), "spec": random_value(&mut rng, 1)});
+        let mut r = if i % 3 == 0 { l.clone() } else { json!({}) };
+        r["spec"] = random_value(&mut rng, 1);
+        if i % 5 == 0 {
+            r["metadata"] = random_value(&mut rng, 1);
+        }
+        let mut by_paths = typed::Comparison::default();
+        compare_at_by_paths(Some(&l), Some(&r), root, &mut Vec::new(), &mut by_paths);
+        let c = typed::compare(&l, &r, root);
+        assert_eq!(c.added, by_paths.added, "{l} -> {r}");
+        assert_eq!(c.modified, by_paths.modified, "{l} -> {r}");
+        assert_eq!(c.removed, by_paths.removed, "{l} -> {r}");
+    }
+}

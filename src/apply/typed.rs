@@ -497,8 +497,6 @@ pub(crate) struct Comparison {
     pub(crate) removed: FieldSet,
     pub(crate) modified: FieldSet,
     pub(crate) added: FieldSet,
-    /// Whether `metadata.managedFields` is left out, as if neither object had it.
-    skip_managed_fields: bool,
 }
 
 impl Comparison {
@@ -514,22 +512,13 @@ impl Comparison {
 
 /// smd's `Compare` of `l` (before) and `r` (after).
 pub(crate) fn compare(l: &Value, r: &Value, ty: Ty) -> Comparison {
-    let mut c = Comparison::default();
-    let mut path = Vec::new();
-    compare_at(Some(l), Some(r), ty, &mut path, &mut c);
-    c
+    compare_node(Some(l), Some(r), ty, false).0
 }
 
 /// [`compare`] of two objects as if neither had `metadata.managedFields`, which every update
 /// compares without: no copy of either object is needed to leave them out.
 pub(crate) fn compare_without_managed_fields(l: &Value, r: &Value, ty: Ty) -> Comparison {
-    let mut c = Comparison {
-        skip_managed_fields: true,
-        ..Comparison::default()
-    };
-    let mut path = Vec::new();
-    compare_at(Some(l), Some(r), ty, &mut path, &mut c);
-    c
+    compare_node(Some(l), Some(r), ty, true).0
 }
 
 /// The fields a create adds, in `fieldsV1` form: [`compare_without_managed_fields`] of an empty
@@ -557,7 +546,10 @@ fn added_fields(
         let below = not_owned.and_then(|n| n.field_child(k));
         let owned = !not_owned.is_some_and(|n| n.has_field_member(k));
         if let Some(node) = added_node(x, ty.field(k).0, below, owned) {
-            out.insert(PathElement::Field(k.clone()).serialize(), node);
+            let mut key = String::with_capacity(k.len() + 2);
+            key.push_str("f:");
+            key.push_str(k);
+            out.insert(key, node);
         }
     }
 }
@@ -642,46 +634,95 @@ fn union_keys<'v>(
     })
 }
 
-fn compare_at(
-    l: Option<&Value>,
-    r: Option<&Value>,
-    ty: Ty,
-    path: &mut Vec<PathElement>,
-    c: &mut Comparison,
-) {
-    let leafed = match (l, r) {
-        (None, None) => return,
-        (Some(lv), None) => compare_handle(kind(lv, ty), l, r, ty, path, c),
-        (None, Some(rv)) => compare_handle(kind(rv, ty), l, r, ty, path, c),
-        (Some(lv), Some(rv)) => {
-            let (kl, kr) = (kind(lv, ty), kind(rv, ty));
-            if kl != kr {
-                compare_handle(kl, l, r, ty, path, c);
+/// Which of a comparison's sets a position itself is in.
+#[derive(Debug, Default, Clone, Copy)]
+struct Here {
+    removed: bool,
+    modified: bool,
+    added: bool,
+}
+
+impl Comparison {
+    /// Adds a child position: `here` says which sets hold it, `below` what differs under it.
+    fn attach(&mut self, pe: PathElement, below: Comparison, here: Here) {
+        let parts = [
+            (&mut self.removed, below.removed, here.removed),
+            (&mut self.modified, below.modified, here.modified),
+            (&mut self.added, below.added, here.added),
+        ];
+        // The element is copied for all uses but the last, which takes it.
+        let mut uses: usize = parts
+            .iter()
+            .map(|(_, below, member)| usize::from(*member) + usize::from(!below.is_empty()))
+            .sum();
+        let mut pe = Some(pe);
+        let mut next = || {
+            uses = uses.saturating_sub(1);
+            if uses == 0 {
+                pe.take()
+            } else {
+                pe.clone()
             }
-            compare_handle(kr, l, r, ty, path, c)
-        }
-    };
-    if !leafed {
-        if l.is_none() {
-            c.added.insert(path);
-        } else if r.is_none() {
-            c.removed.insert(path);
+        };
+        for (set, below, member) in parts {
+            if member {
+                if let Some(pe) = next() {
+                    set.add_member(pe);
+                }
+            }
+            if !below.is_empty() {
+                if let Some(pe) = next() {
+                    set.add_child(pe, below);
+                }
+            }
         }
     }
 }
 
-fn compare_leaf(
+/// smd's `Compare` of the values at one position (`None`: absent), built level by level: what
+/// differs below the position (each path element made once, where a path-by-path build
+/// walked from the root for every leaf), and which sets the position itself joins.
+/// `skip_managed_fields` leaves out `metadata.managedFields`.
+fn compare_node(
     l: Option<&Value>,
     r: Option<&Value>,
-    path: &[PathElement],
-    c: &mut Comparison,
-) -> bool {
+    ty: Ty,
+    skip_managed_fields: bool,
+) -> (Comparison, Here) {
+    let mut c = Comparison::default();
+    let mut here = Here::default();
+    let handle = |k: K, c: &mut Comparison, here: &mut Here| {
+        compare_handle(k, l, r, ty, skip_managed_fields, c, here)
+    };
+    let leafed = match (l, r) {
+        (None, None) => return (c, here),
+        (Some(lv), None) => handle(kind(lv, ty), &mut c, &mut here),
+        (None, Some(rv)) => handle(kind(rv, ty), &mut c, &mut here),
+        (Some(lv), Some(rv)) => {
+            let (kl, kr) = (kind(lv, ty), kind(rv, ty));
+            if kl != kr {
+                handle(kl, &mut c, &mut here);
+            }
+            handle(kr, &mut c, &mut here)
+        }
+    };
+    if !leafed {
+        if l.is_none() {
+            here.added = true;
+        } else if r.is_none() {
+            here.removed = true;
+        }
+    }
+    (c, here)
+}
+
+fn compare_leaf(l: Option<&Value>, r: Option<&Value>, here: &mut Here) -> bool {
     match (l, r) {
-        (None, _) => c.added.insert(path),
-        (_, None) => c.removed.insert(path),
+        (None, _) => here.added = true,
+        (_, None) => here.removed = true,
         (Some(a), Some(b)) => {
             if !values_equal(a, b) {
-                c.modified.insert(path)
+                here.modified = true;
             }
         }
     }
@@ -694,19 +735,20 @@ fn compare_handle(
     l: Option<&Value>,
     r: Option<&Value>,
     ty: Ty,
-    path: &mut Vec<PathElement>,
+    skip_managed_fields: bool,
     c: &mut Comparison,
+    here: &mut Here,
 ) -> bool {
     match k {
-        K::Leaf => compare_leaf(l, r, path, c),
+        K::Leaf => compare_leaf(l, r, here),
         K::Map => {
             let lm = l.and_then(Value::as_object);
             let rm = r.and_then(Value::as_object);
             let empty = |m: Option<&Map<String, Value>>| m.is_none_or(Map::is_empty);
             if ty.map_atomic() || (empty(lm) && empty(rm)) {
-                return compare_leaf(l, r, path, c);
+                return compare_leaf(l, r, here);
             }
-            let skip = c.skip_managed_fields && matches!(ty, Ty::Meta);
+            let skip = skip_managed_fields && matches!(ty, Ty::Meta);
             for key in union_keys(lm, rm) {
                 let (lv, rv) = (lm.and_then(|m| m.get(key)), rm.and_then(|m| m.get(key)));
                 // Equal values differ nowhere below: no need to walk them.
@@ -714,9 +756,17 @@ fn compare_handle(
                     continue;
                 }
                 let cty = ty.field(key).0;
-                path.push(PathElement::Field(key.clone()));
-                compare_at(lv, rv, cty, path, c);
-                path.pop();
+                // Two scalars (most changed fields): a leaf that changed, or nothing.
+                if let (Some(a), Some(b)) = (lv, rv) {
+                    if kind(a, cty) == K::Leaf && kind(b, cty) == K::Leaf {
+                        if !values_equal(a, b) {
+                            c.modified.add_member(PathElement::Field(key.clone()));
+                        }
+                        continue;
+                    }
+                }
+                let (below, at) = compare_node(lv, rv, cty, skip_managed_fields);
+                c.attach(PathElement::Field(key.clone()), below, at);
             }
             false
         }
@@ -726,14 +776,14 @@ fn compare_handle(
             let lt = ty.list();
             let empty = |a: Option<&Vec<Value>>| a.is_none_or(Vec::is_empty);
             if matches!(lt.kind, ListKind::Atomic) || (empty(la) && empty(ra)) {
-                return compare_leaf(l, r, path, c);
+                return compare_leaf(l, r, here);
             }
             let la = la.map(Vec::as_slice).unwrap_or(&[]);
             let ra = ra.map(Vec::as_slice).unwrap_or(&[]);
             let (Some(lpes), Some(rpes)) = (list_pes(la, &lt), list_pes(ra, &lt)) else {
-                return compare_leaf(l, r, path, c);
+                return compare_leaf(l, r, here);
             };
-            compare_list_items(la, &lpes, ra, &rpes, &lt, path, c);
+            compare_list_items(la, &lpes, ra, &rpes, &lt, skip_managed_fields, c);
             false
         }
     }
@@ -745,7 +795,7 @@ fn compare_list_items(
     ra: &[Value],
     rpes: &[PathElement],
     lt: &ListTy,
-    path: &mut Vec<PathElement>,
+    skip_managed_fields: bool,
     c: &mut Comparison,
 ) {
     let mut all: Vec<&PathElement> = Vec::new();
@@ -765,6 +815,8 @@ fn compare_list_items(
         }
         e.push(item);
     }
+    let node =
+        |l: Option<&Value>, r: Option<&Value>| compare_node(l, r, lt.elem, skip_managed_fields);
     for pe in all {
         let ll = lvals.get(pe).map(Vec::as_slice).unwrap_or(&[]);
         let rl = rvals.get(pe).map(Vec::as_slice).unwrap_or(&[]);
@@ -773,26 +825,25 @@ fn compare_list_items(
                 continue;
             }
         }
-        path.push(pe.clone());
-        if ll.len() <= 1 && rl.len() <= 1 {
-            compare_at(ll.first().copied(), rl.first().copied(), lt.elem, path, c);
+        let (below, at) = if ll.len() <= 1 && rl.len() <= 1 {
+            node(ll.first().copied(), rl.first().copied())
         } else if ll.len() >= 2 && rl.len() >= 2 {
             let same = ll.len() == rl.len() && ll.iter().zip(rl).all(|(a, b)| values_equal(a, b));
-            if !same {
-                c.modified.insert(path);
-            }
+            let at = Here {
+                modified: !same,
+                ..Here::default()
+            };
+            (Comparison::default(), at)
         } else if ll.len() >= 2 {
-            if let Some(first) = rl.first() {
-                compare_at(None, Some(first), lt.elem, path, c);
-            }
-            c.removed.insert(path);
+            let (below, mut at) = node(None, rl.first().copied());
+            at.removed = true;
+            (below, at)
         } else {
-            if let Some(first) = ll.first() {
-                compare_at(Some(first), None, lt.elem, path, c);
-            }
-            c.added.insert(path);
-        }
-        path.pop();
+            let (below, mut at) = node(ll.first().copied(), None);
+            at.added = true;
+            (below, at)
+        };
+        c.attach(pe.clone(), below, at);
     }
 }
 

@@ -815,14 +815,22 @@ fn prepare_delete(
 /// The object's state after the controllers reacted to a write (a CRD they established, say), or
 /// the written state when they removed it.
 fn latest(state: &State, res: &ApiResource, written: Arc<StoredObject>) -> Arc<StoredObject> {
-    let written_tree = written.value();
-    let ns = meta_str(&written_tree, "namespace");
-    let key = ObjectKey::new(
-        if res.namespaced { ns } else { "" },
-        meta_str(&written.value(), "name"),
-    );
-    match state.store.snapshot().get(&res.gr, &key) {
-        Some(now) if meta_str(&now.value(), "uid") == meta_str(&written.value(), "uid") => now,
+    // A stored state knows its key and uid: no need to look into it.
+    let now = match written.key() {
+        Some(key) => state.store.snapshot().get(&res.gr, key),
+        None => {
+            let tree = written.value();
+            let ns = if res.namespaced {
+                meta_str(&tree, "namespace")
+            } else {
+                ""
+            };
+            let key = ObjectKey::new(ns, meta_str(&tree, "name"));
+            state.store.snapshot().get(&res.gr, &key)
+        }
+    };
+    match now {
+        Some(now) if now.uid() == written.uid() => now,
         _ => written,
     }
 }
