@@ -250,7 +250,10 @@ pub fn read_managed_fields(obj: &Value) -> Result<Vec<ManagedFields>, ApplyError
 /// through the main resource own.
 pub fn disown(obj: &mut Value, field: &str) {
     let key = format!("f:{field}");
-    let Some(Value::Array(entries)) = obj.pointer_mut("/metadata/managedFields") else {
+    let entries = obj
+        .get_mut("metadata")
+        .and_then(|m| m.get_mut("managedFields"));
+    let Some(Value::Array(entries)) = entries else {
         return;
     };
     entries.retain_mut(|e| match e.get_mut("fieldsV1") {
@@ -844,7 +847,7 @@ pub fn apply(
     let live_obj = live
         .filter(|v| v.is_object())
         .map_or_else(|| Value::Object(Map::new()), without_managed_fields);
-    let config = match config.pointer("/metadata/managedFields") {
+    let config = match config.get("metadata").and_then(|m| m.get("managedFields")) {
         None if config.is_object() => Cow::Borrowed(config),
         _ => {
             let mut config = object_or_empty(Some(config));
