@@ -20,6 +20,11 @@
 //!   (`spec`) never owned by status writers; each manager's fields compared in the version it
 //!   wrote through ([`versions`]).
 //!
+//! Non-apply writes whose entries are in the form this server writes them (most: a patch keeps
+//! them, a PUT sends back what it read) edit those entries as JSON (`in_place`) instead of
+//! decoding every manager's fields into sets and encoding them again; the set algebra takes the
+//! rest, and the tests run both paths on the same writes.
+//!
 //! The apiserver's cap on update managers (merging the oldest beyond 10) is not implemented.
 
 mod fieldpath;
