@@ -47,14 +47,14 @@ pub(super) fn record_update(old: Option<&Value>, new: &mut Value, id: &Id, ctx: 
         true => take_entries(new),
         false => {
             take_entries(new);
-            old.and_then(|o| o.pointer("/metadata/managedFields"))
+            old.and_then(|o| meta_field(o, "managedFields"))
                 .and_then(Value::as_array)
                 .cloned()
                 .unwrap_or_default()
         }
     };
     let is_create = old
-        .and_then(|o| o.pointer("/metadata/uid"))
+        .and_then(|o| meta_field(o, "uid"))
         .and_then(Value::as_str)
         .is_none_or(str::is_empty);
     if entries.is_empty() && !is_create {
@@ -136,14 +136,12 @@ fn source(old: Option<&Value>, new: &Value, id: &Id, api_version: &str) -> Optio
     if !new.get("metadata").is_some_and(Value::is_object) {
         return None;
     }
-    let sent = new
-        .pointer("/metadata/managedFields")
-        .filter(|v| !v.is_null());
+    let sent = meta_field(new, "managedFields").filter(|v| !v.is_null());
     let (from_new, entries) = match sent {
         Some(v) if id.subresource.is_empty() => (true, Some(v)),
         _ => (
             false,
-            old.and_then(|o| o.pointer("/metadata/managedFields"))
+            old.and_then(|o| meta_field(o, "managedFields"))
                 .filter(|v| !v.is_null()),
         ),
     };
@@ -154,6 +152,11 @@ fn source(old: Option<&Value>, new: &Value, id: &Id, api_version: &str) -> Optio
         }
         Some(_) => None,
     }
+}
+
+/// `metadata.<key>` (`Value::pointer` would allocate for each step of its path).
+fn meta_field<'v>(obj: &'v Value, key: &str) -> Option<&'v Value> {
+    obj.get("metadata")?.get(key)
 }
 
 fn take_entries(new: &mut Value) -> Vec<Value> {
