@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 use super::object_meta::{is_dns1123_label, is_dns1123_subdomain};
 use crate::error::{field, StatusCause};
+use crate::registry::pointer::Pointer;
 
 /// `IsConfigMapKey`: the keys of ConfigMap and Secret data.
 pub fn config_map_key_errors(key: &str) -> Vec<&'static str> {
@@ -1075,7 +1076,7 @@ pub fn not_found(path: &str, value: &Value) -> StatusCause {
 
 /// `ValidateNonnegativeField` of an integer at `pointer` (absent counts as 0).
 pub fn nonnegative(obj: &Value, pointer: &str, path: &str) -> Vec<StatusCause> {
-    nonnegative_errors(obj.pointer(pointer).unwrap_or(&Value::Null), path)
+    nonnegative_errors(obj.at(pointer).unwrap_or(&Value::Null), path)
 }
 
 /// `ValidateImmutableField`: `field is immutable` when the value changed.

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use crate::error::{field, StatusCause};
 use crate::registry::object_meta::{is_dns1123_label, is_dns1123_subdomain, meta_str};
+use crate::registry::pointer::Pointer;
 use crate::registry::validation::{
     dns1035_label_errors, invalid_each, webhook_client_config_errors,
 };
@@ -249,7 +250,7 @@ pub fn apply_defaults(crd: &mut Value) {
     // `SetDefaults_ServiceReference`: a conversion webhook's Service port is 443.
     if let Some(service) = spec
         .get_mut("conversion")
-        .and_then(|c| c.pointer_mut("/webhook/clientConfig/service"))
+        .and_then(|c| c.at_mut("/webhook/clientConfig/service"))
         .and_then(Value::as_object_mut)
     {
         if service.get("port").is_none_or(Value::is_null) {

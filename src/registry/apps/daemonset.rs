@@ -21,6 +21,7 @@ use crate::controllers::simulated;
 use crate::error::{field, StatusCause};
 use crate::registry::builtin;
 use crate::registry::core::podspec::default_pod_spec;
+use crate::registry::pointer::Pointer;
 use crate::registry::resource::ApiResource;
 use crate::registry::table::{Column, Columns};
 use crate::registry::validation::{label_selector_errors, selector_is_empty, selector_matches};
@@ -143,7 +144,7 @@ fn defaults(obj: &mut Value) {
     if spec.get("revisionHistoryLimit").is_none_or(Value::is_null) {
         spec["revisionHistoryLimit"] = json!(10);
     }
-    if let Some(pod_spec) = spec.pointer_mut("/template/spec") {
+    if let Some(pod_spec) = spec.at_mut("/template/spec") {
         default_pod_spec(pod_spec);
     }
 }
@@ -153,9 +154,7 @@ fn validate(obj: &Value) -> Vec<StatusCause> {
     let spec = &obj["spec"];
     let selector = &spec["selector"];
     let mut errs = label_selector_errors(selector, "spec.selector", false);
-    let labels = spec
-        .pointer("/template/metadata/labels")
-        .unwrap_or(&Value::Null);
+    let labels = spec.at("/template/metadata/labels").unwrap_or(&Value::Null);
     if selector_matches(selector, labels) == Some(false) {
         errs.push(selector_mismatch(labels));
     }

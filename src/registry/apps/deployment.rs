@@ -21,6 +21,7 @@ use crate::error::{field, StatusCause};
 use crate::registry::apiextensions::SelectorFormat;
 use crate::registry::builtin;
 use crate::registry::core::podspec::default_pod_spec;
+use crate::registry::pointer::Pointer;
 use crate::registry::resource::ApiResource;
 use crate::registry::table::{Column, Columns};
 use crate::registry::validation::immutable;
@@ -120,7 +121,7 @@ fn defaults(obj: &mut Value) {
             spec[key] = json!(value);
         }
     }
-    if let Some(pod_spec) = spec.pointer_mut("/template/spec") {
+    if let Some(pod_spec) = spec.at_mut("/template/spec") {
         default_pod_spec(pod_spec);
     }
 }

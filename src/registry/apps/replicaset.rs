@@ -19,6 +19,7 @@ use crate::error::StatusCause;
 use crate::registry::apiextensions::SelectorFormat;
 use crate::registry::builtin;
 use crate::registry::core::podspec::default_pod_spec;
+use crate::registry::pointer::Pointer;
 use crate::registry::resource::ApiResource;
 use crate::registry::table::{Column, Columns};
 
@@ -86,7 +87,7 @@ fn defaults(obj: &mut Value) {
     if spec.get("replicas").is_none_or(Value::is_null) {
         spec["replicas"] = json!(1);
     }
-    if let Some(pod_spec) = spec.pointer_mut("/template/spec") {
+    if let Some(pod_spec) = spec.at_mut("/template/spec") {
         default_pod_spec(pod_spec);
     }
 }

@@ -24,6 +24,7 @@ use crate::registry::apiextensions::SelectorFormat;
 use crate::registry::builtin;
 use crate::registry::core::podspec::{default_pod_spec, validate_pod_template_spec};
 use crate::registry::object_meta::{name_errors, NameRule};
+use crate::registry::pointer::Pointer;
 use crate::registry::resource::ApiResource;
 use crate::registry::table::{Column, Columns};
 
@@ -52,11 +53,11 @@ pub fn resource() -> ApiResource {
 /// feature, off in 1.36, so it is dropped unless the stored object already had it.
 fn drop_max_unavailable(obj: &mut Value, old: &Value) {
     let pointer = "/spec/updateStrategy/rollingUpdate/maxUnavailable";
-    if old.pointer(pointer).is_some_and(|v| !v.is_null()) {
+    if old.at(pointer).is_some_and(|v| !v.is_null()) {
         return;
     }
     let rolling = obj
-        .pointer_mut("/spec/updateStrategy/rollingUpdate")
+        .at_mut("/spec/updateStrategy/rollingUpdate")
         .and_then(Value::as_object_mut);
     if let Some(rolling) = rolling {
         rolling.remove("maxUnavailable");
@@ -150,7 +151,7 @@ fn defaults(obj: &mut Value) {
             default_to(&mut claim["status"], "phase", json!("Pending"));
         }
     }
-    if let Some(pod_spec) = spec.pointer_mut("/template/spec") {
+    if let Some(pod_spec) = spec.at_mut("/template/spec") {
         default_pod_spec(pod_spec);
     }
 }
@@ -222,7 +223,7 @@ fn template_to_validate(spec: &Value) -> Value {
         .as_array()
         .into_iter()
         .flatten()
-        .filter_map(|c| c.pointer("/metadata/name").and_then(Value::as_str))
+        .filter_map(|c| c.at("/metadata/name").and_then(Value::as_str))
         .map(str::to_string)
         .collect();
     if claims.is_empty() || !template["spec"].is_object() {

@@ -13,6 +13,7 @@ use crate::error::{field, StatusCause};
 use crate::registry::apiextensions::{ScaleSubresource, SelectorFormat};
 use crate::registry::core::podspec::validate_pod_template_spec;
 use crate::registry::object_meta::NameRule;
+use crate::registry::pointer::Pointer;
 use crate::registry::scale::label_selector_string;
 use crate::registry::strategy::{bump_generation, Strategy};
 use crate::registry::validation::{
@@ -220,9 +221,7 @@ pub fn selector_and_template_labels(spec: &Value, what: &str, errs: &mut Vec<Sta
             ));
         }
     }
-    let labels = spec
-        .pointer("/template/metadata/labels")
-        .unwrap_or(&Value::Null);
+    let labels = spec.at("/template/metadata/labels").unwrap_or(&Value::Null);
     match selector_matches(selector, labels) {
         None => {
             let detail = if what == "statefulset" {
@@ -306,7 +305,7 @@ pub fn always_running_template(spec: &Value, kind: &str, errs: &mut Vec<StatusCa
 pub fn restart_always(template: &Value, kind: &str) -> Vec<StatusCause> {
     let mut errs = Vec::new();
     let policy = template
-        .pointer("/spec/restartPolicy")
+        .at("/spec/restartPolicy")
         .and_then(Value::as_str)
         .unwrap_or("");
     if policy != "Always" {
@@ -317,7 +316,7 @@ pub fn restart_always(template: &Value, kind: &str) -> Vec<StatusCause> {
         ));
     }
     if template
-        .pointer("/spec/activeDeadlineSeconds")
+        .at("/spec/activeDeadlineSeconds")
         .is_some_and(|v| !v.is_null())
     {
         errs.push(field::forbidden(
@@ -419,7 +418,7 @@ pub fn collision_count_kept(obj: &Value, old: &Value) -> Vec<StatusCause> {
 /// `layoutContainerCells`: the containers' names and images, comma-separated.
 pub fn container_cells(template: &Value) -> (String, String) {
     let containers: Vec<&Value> = template
-        .pointer("/spec/containers")
+        .at("/spec/containers")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
@@ -474,5 +473,5 @@ pub fn selector_cell(obj: &Value) -> Value {
 
 /// An integer cell read at a JSON pointer (0 when absent).
 pub fn int_at(obj: &Value, pointer: &str) -> i64 {
-    obj.pointer(pointer).and_then(Value::as_i64).unwrap_or(0)
+    obj.at(pointer).and_then(Value::as_i64).unwrap_or(0)
 }

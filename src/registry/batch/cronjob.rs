@@ -21,6 +21,7 @@ use crate::registry::apps::workload::{
 };
 use crate::registry::builtin;
 use crate::registry::object_meta::{meta_str, name_errors, NameRule};
+use crate::registry::pointer::Pointer;
 use crate::registry::resource::ApiResource;
 use crate::registry::strategy::Strategy;
 use crate::registry::table::{age, Column, Columns};
@@ -171,7 +172,7 @@ fn defaults(obj: &mut Value) {
             spec[key] = value;
         }
     }
-    if let Some(job_spec) = spec.pointer_mut("/jobTemplate/spec") {
+    if let Some(job_spec) = spec.at_mut("/jobTemplate/spec") {
         default_job_template_spec(job_spec);
     }
 }

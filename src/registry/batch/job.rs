@@ -27,6 +27,7 @@ use crate::registry::core::podspec::{default_pod_spec, validate_pod_template_spe
 use crate::registry::object_meta::{
     self, is_dns1123_label, is_qualified_name, meta_str, name_errors, NameRule, QUALIFIED_NAME_MSG,
 };
+use crate::registry::pointer::Pointer;
 use crate::registry::resource::ApiResource;
 use crate::registry::store::Propagation;
 use crate::registry::strategy::Strategy;
@@ -228,7 +229,7 @@ impl Strategy for JobStrategy {
 /// defaults.
 fn defaults(obj: &mut Value) {
     let template_labels = obj
-        .pointer("/spec/template/metadata/labels")
+        .at("/spec/template/metadata/labels")
         .filter(|l| l.is_object())
         .cloned();
     if let Some(spec) = obj.get_mut("spec").filter(|s| s.is_object()) {
@@ -284,7 +285,7 @@ pub fn default_job_spec(spec: &mut Value) {
 /// patterns `True`, and the pod spec's defaults.
 pub fn default_job_template_spec(spec: &mut Value) {
     if let Some(rules) = spec
-        .pointer_mut("/podFailurePolicy/rules")
+        .at_mut("/podFailurePolicy/rules")
         .and_then(Value::as_array_mut)
     {
         let patterns = rules
@@ -297,7 +298,7 @@ pub fn default_job_template_spec(spec: &mut Value) {
             }
         }
     }
-    if let Some(pod_spec) = spec.pointer_mut("/template/spec") {
+    if let Some(pod_spec) = spec.at_mut("/template/spec") {
         default_pod_spec(pod_spec);
     }
 }
@@ -340,7 +341,7 @@ fn prepare_create(obj: &mut Value) {
         }
     }
     let template_labels = obj
-        .pointer("/spec/template/metadata/labels")
+        .at("/spec/template/metadata/labels")
         .filter(|l| l.as_object().is_some_and(|m| !m.is_empty()))
         .cloned();
     let has_labels = obj["metadata"]["labels"]
@@ -390,9 +391,7 @@ fn generated_selector_errors(obj: &Value, prefixed_labels: bool) -> Vec<StatusCa
     if uid.is_empty() {
         errs.push(field::required("metadata.uid", ""));
     }
-    let labels = spec
-        .pointer("/template/metadata/labels")
-        .unwrap_or(&Value::Null);
+    let labels = spec.at("/template/metadata/labels").unwrap_or(&Value::Null);
     let mut expected = vec![(CONTROLLER_UID_LABELS[0], uid), (JOB_NAME_LABELS[0], name)];
     if prefixed_labels {
         expected.push((CONTROLLER_UID_LABELS[1], uid));
@@ -430,9 +429,7 @@ fn validate_job_spec(spec: &Value) -> Vec<StatusCause> {
     } else {
         errs.push(field::required("spec.selector", ""));
     }
-    let labels = spec
-        .pointer("/template/metadata/labels")
-        .unwrap_or(&Value::Null);
+    let labels = spec.at("/template/metadata/labels").unwrap_or(&Value::Null);
     if selector_matches(selector, labels) == Some(false) {
         errs.push(workload::selector_mismatch(labels));
     }
@@ -925,7 +922,7 @@ fn pod_replacement_policy_errors(spec: &Value, path: &str) -> Vec<StatusCause> {
 fn restart_policy_errors(spec: &Value, path: &str) -> Vec<StatusCause> {
     let at = format!("{path}.template.spec.restartPolicy");
     let policy = spec
-        .pointer("/template/spec/restartPolicy")
+        .at("/template/spec/restartPolicy")
         .and_then(Value::as_str)
         .unwrap_or("");
     match policy {
@@ -951,7 +948,7 @@ fn restart_policy_errors(spec: &Value, path: &str) -> Vec<StatusCause> {
 /// with parallelism), and the selector, template, completion mode and policies fixed.
 fn validate_update(obj: &Value, old: &Value) -> Vec<StatusCause> {
     let old_labels = old
-        .pointer("/spec/template/metadata/labels")
+        .at("/spec/template/metadata/labels")
         .unwrap_or(&Value::Null);
     let prefixed = old_labels.get(JOB_NAME_LABELS[1]).is_some()
         && old_labels.get(CONTROLLER_UID_LABELS[1]).is_some();

@@ -14,6 +14,7 @@ use serde_json::{json, Map, Value};
 use super::resourcequota::resource_name_errors;
 use crate::error::{field, StatusCause};
 use crate::registry::builtin;
+use crate::registry::pointer::Pointer;
 use crate::registry::resource::ApiResource;
 use crate::registry::strategy::Strategy;
 use crate::registry::validation::{is_extended_resource, qualified_name_messages, quantity_value};
@@ -36,9 +37,7 @@ impl Strategy for LimitRangeStrategy {
     }
 
     fn defaults(&self, obj: &mut Value) {
-        let limits = obj
-            .pointer_mut("/spec/limits")
-            .and_then(Value::as_array_mut);
+        let limits = obj.at_mut("/spec/limits").and_then(Value::as_array_mut);
         for item in limits.into_iter().flatten() {
             default_item(item);
         }

@@ -27,6 +27,7 @@ use crate::controllers::{simulated, Work};
 use crate::error::{field, ApiError, StatusCause};
 use crate::registry::builtin;
 use crate::registry::object_meta::{meta_str, name_errors, now_rfc3339, NameRule};
+use crate::registry::pointer::Pointer;
 use crate::registry::resource::{Action, ActionCall, ApiResource, Subresource};
 use crate::registry::store::{
     self as rest, DeleteOptions, Deleted, Propagation, Target, UpdateSource,
@@ -110,7 +111,7 @@ fn columns() -> Columns {
 }
 
 fn text_at<'a>(obj: &'a Value, pointer: &str) -> &'a str {
-    obj.pointer(pointer).and_then(Value::as_str).unwrap_or("")
+    obj.at(pointer).and_then(Value::as_str).unwrap_or("")
 }
 
 fn or_none(s: &str) -> &str {
@@ -122,7 +123,7 @@ fn or_none(s: &str) -> &str {
 }
 
 fn list<'a>(obj: &'a Value, pointer: &str) -> impl Iterator<Item = &'a Value> {
-    obj.pointer(pointer)
+    obj.at(pointer)
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
@@ -197,7 +198,7 @@ fn printed(pod: &Value) -> Printed {
             sidecar_restarts += count;
             latest(&mut last_sidecar_restart, finished);
         }
-        let terminated = status.pointer("/state/terminated");
+        let terminated = status.at("/state/terminated");
         let waiting_reason = text_at(status, "/state/waiting/reason");
         if terminated.is_some_and(|t| t["exitCode"].as_i64().unwrap_or(0) == 0) {
             continue;
@@ -287,7 +288,7 @@ fn container_reason(
         let waiting = text_at(status, "/state/waiting/reason");
         if !waiting.is_empty() {
             reason = waiting.to_string();
-        } else if let Some(t) = status.pointer("/state/terminated") {
+        } else if let Some(t) = status.at("/state/terminated") {
             let exit = t["exitCode"].as_i64().unwrap_or(0);
             reason = match (text_at(t, "/reason"), t["signal"].as_i64().unwrap_or(0)) {
                 (r, _) if !r.is_empty() => r.to_string(),
@@ -297,7 +298,7 @@ fn container_reason(
             if exit != 0 {
                 error_reason = reason.clone();
             }
-        } else if status["ready"] == true && status.pointer("/state/running").is_some() {
+        } else if status["ready"] == true && status.at("/state/running").is_some() {
             has_running = true;
             ready += 1;
         }
@@ -329,7 +330,7 @@ fn sync_ips(status: &mut Value) {
     for (one, many) in [("podIP", "podIPs"), ("hostIP", "hostIPs")] {
         let single = status[one].as_str().unwrap_or("").to_string();
         let first = status
-            .pointer(&format!("/{many}/0/ip"))
+            .at(&format!("/{many}/0/ip"))
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();
@@ -1068,7 +1069,7 @@ fn eviction_delete_options(opts: &Value) -> Result<DeleteOptions, ApiError> {
             None => None,
         },
     };
-    let text = |p: &str| opts.pointer(p).and_then(Value::as_str).map(str::to_string);
+    let text = |p: &str| opts.at(p).and_then(Value::as_str).map(str::to_string);
     Ok(DeleteOptions {
         uid: text("/preconditions/uid"),
         resource_version: text("/preconditions/resourceVersion"),

@@ -20,6 +20,7 @@ use crate::error::{field, StatusCause};
 use crate::registry::object_meta::{
     is_qualified_name, name_errors, validate_labels_and_annotations, NameRule, QUALIFIED_NAME_MSG,
 };
+use crate::registry::pointer::Pointer;
 use crate::registry::validation::not_found;
 
 /// The default `terminationMessagePath`.
@@ -190,7 +191,7 @@ fn default_volume(volume: &mut Value) {
         default_field(disk, "readOnly", json!(false));
     }
     let claim_spec = volume
-        .pointer_mut("/ephemeral/volumeClaimTemplate/spec")
+        .at_mut("/ephemeral/volumeClaimTemplate/spec")
         .filter(|v| v.is_object());
     if let Some(claim_spec) = claim_spec {
         default_field(claim_spec, "volumeMode", json!("Filesystem"));
@@ -405,7 +406,7 @@ pub fn default_pod_only(spec: &mut Value) {
 
 /// A container's requests take every limit they do not set.
 fn requests_from_limits(c: &mut Value) {
-    let Some(limits) = c.pointer("/resources/limits").and_then(Value::as_object) else {
+    let Some(limits) = c.at("/resources/limits").and_then(Value::as_object) else {
         return;
     };
     let limits = limits.clone();
@@ -453,8 +454,8 @@ pub fn qos_class(spec: &Value) -> &'static str {
             }
             found
         };
-        sum(&mut requests, c.pointer("/resources/requests"));
-        let limited = sum(&mut limits, c.pointer("/resources/limits"));
+        sum(&mut requests, c.at("/resources/requests"));
+        let limited = sum(&mut limits, c.at("/resources/limits"));
         if !compute.iter().all(|r| limited.iter().any(|l| l == r)) {
             guaranteed = false;
         }

@@ -10,6 +10,7 @@ use super::podspec::{default_pod_spec, validate_pod_template_spec};
 use crate::error::StatusCause;
 use crate::registry::apps::workload::{container_cells, format_labels};
 use crate::registry::builtin;
+use crate::registry::pointer::Pointer;
 use crate::registry::resource::ApiResource;
 use crate::registry::strategy::{bump_generation, Strategy};
 use crate::registry::table::{Column, Columns};
@@ -56,7 +57,7 @@ impl Strategy for PodTemplateStrategy {
     }
 
     fn defaults(&self, obj: &mut Value) {
-        if let Some(spec) = obj.pointer_mut("/template/spec") {
+        if let Some(spec) = obj.at_mut("/template/spec") {
             default_pod_spec(spec);
         }
     }

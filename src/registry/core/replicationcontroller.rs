@@ -19,6 +19,7 @@ use crate::registry::apps::workload::{
     self, always_running_template, format_labels, nonnegative_fields, Rules, Workload,
 };
 use crate::registry::builtin;
+use crate::registry::pointer::Pointer;
 use crate::registry::resource::ApiResource;
 
 /// The served resource.
@@ -50,7 +51,7 @@ pub fn resource() -> ApiResource {
 /// `SetDefaults_ReplicationController` and the template's pod spec defaults.
 fn defaults(obj: &mut Value) {
     let labels = obj
-        .pointer("/spec/template/metadata/labels")
+        .at("/spec/template/metadata/labels")
         .filter(|l| l.is_object())
         .cloned();
     if let Some(labels) = labels {
@@ -62,7 +63,7 @@ fn defaults(obj: &mut Value) {
             obj["metadata"]["labels"] = labels;
         }
     }
-    if let Some(pod_spec) = obj.pointer_mut("/spec/template/spec") {
+    if let Some(pod_spec) = obj.at_mut("/spec/template/spec") {
         default_pod_spec(pod_spec);
     }
 }

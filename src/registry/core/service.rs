@@ -35,6 +35,7 @@ use crate::controllers::Work;
 use crate::error::{ApiError, StatusCause};
 use crate::registry::builtin;
 use crate::registry::object_meta::{meta_str, NameRule};
+use crate::registry::pointer::Pointer;
 use crate::registry::resource::ApiResource;
 use crate::registry::resource::ClusterInfo;
 use crate::registry::strategy::{keep_only_status, Strategy};
@@ -254,7 +255,7 @@ fn set_defaults(obj: &mut Value) {
         spec.insert("allocateLoadBalancerNodePorts".into(), json!(true));
     }
     let ingress = obj
-        .pointer_mut("/status/loadBalancer/ingress")
+        .at_mut("/status/loadBalancer/ingress")
         .and_then(Value::as_array_mut);
     for ing in ingress.into_iter().flatten() {
         if !text(ing, "ip").is_empty() && ing["ipMode"].is_null() {
