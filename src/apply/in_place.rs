@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 
 use super::fieldpath::{FieldSet, PathElement};
 use super::typed::added_fields_v1;
-use super::{strip_set, unix_seconds, Ctx, Id};
+use super::{strip_set, unix_seconds, write_entries, Ctx, Id};
 #[cfg(test)]
 use crate::typed::gotime::{format_time, parse_time, GO_ZERO_TIME_UNIX};
 
@@ -43,15 +43,14 @@ pub(super) fn record_update(old: Option<&Value>, new: &mut Value, id: &Id, ctx: 
     let Some(from_new) = source(old, new, id, ctx.api_version) else {
         return false;
     };
+    let taken = take_entries(new);
     let mut entries = match from_new {
-        true => take_entries(new),
-        false => {
-            take_entries(new);
-            old.and_then(|o| meta_field(o, "managedFields"))
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default()
-        }
+        true => taken,
+        false => old
+            .and_then(|o| meta_field(o, "managedFields"))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
     };
     let is_create = old
         .and_then(|o| meta_field(o, "uid"))
@@ -67,15 +66,13 @@ pub(super) fn record_update(old: Option<&Value>, new: &mut Value, id: &Id, ctx: 
             let mut entry = new_entry(id);
             entry["fieldsV1"] = Value::Object(fields);
             entry["time"] = Value::String(ctx.now.to_string());
-            if let Some(Value::Object(meta)) = new.get_mut("metadata") {
-                meta.insert("managedFields".into(), Value::Array(vec![entry]));
-            }
+            entries.push(entry);
         }
+        write_entries(new, entries);
         return true;
     }
     let empty = Value::Object(Map::new());
-    let live = live.unwrap_or(&empty);
-    let Some(cmp) = ctx.compare_in(live, new, ctx.api_version) else {
+    let Some(cmp) = ctx.compare_in(live.unwrap_or(&empty), new, ctx.api_version) else {
         return false;
     };
     let mut changed = cmp.modified;
@@ -86,47 +83,60 @@ pub(super) fn record_update(old: Option<&Value>, new: &mut Value, id: &Id, ctx: 
         || ctx.ignore.as_ref().is_some_and(|ig| changed.touches(ig));
     let adjusted = cut.then(|| ctx.filter(changed.difference(strip_set())));
     let mine = adjusted.as_ref().unwrap_or(&changed);
-    // The writer's entry ends as (its fields - changed) + mine, which is (its fields - what
-    // changed outside mine) + mine: the fields it keeps owning are not taken out and put back.
-    let not_mine = match &adjusted {
+    take_from_entries(&mut entries, id, &changed, adjusted.as_ref(), &cmp.removed);
+    if !mine.is_empty() {
+        give_to_writer(&mut entries, id, mine, ctx.now);
+    }
+    entries.sort_by(encoded_order);
+    write_entries(new, entries);
+    true
+}
+
+/// Takes what the write changed and removed from every entry, dropping those left empty. The
+/// writer's entry ends as (its fields - changed) + what it comes to own (`adjusted`, or all
+/// changed when `None`), which is (its fields - what changed outside that) + that: the fields
+/// it keeps owning are not taken out to be put back.
+fn take_from_entries(
+    entries: &mut Vec<Value>,
+    id: &Id,
+    changed: &FieldSet,
+    adjusted: Option<&FieldSet>,
+    removed: &FieldSet,
+) {
+    let not_mine = match adjusted {
         Some(mine) if !mine.is_empty() => Some(changed.difference(mine)),
         Some(_) => None,
         None => Some(FieldSet::default()),
     };
-    for entry in &mut entries {
+    for entry in entries.iter_mut() {
         let taken = match &not_mine {
             Some(not_mine) if is_entry_of(entry, id) => not_mine,
-            _ => &changed,
+            _ => changed,
         };
         if let Some(fields) = fields_v1(entry) {
             remove_set(fields, taken);
-            remove_set(fields, &cmp.removed);
+            remove_set(fields, removed);
         }
     }
     entries.retain_mut(|e| fields_v1(e).is_some_and(|f| !f.is_empty()));
-    if !mine.is_empty() {
-        let i = match entries.iter().position(|e| is_entry_of(e, id)) {
-            Some(i) => i,
-            None => {
-                entries.push(new_entry(id));
-                entries.len() - 1
-            }
-        };
-        let entry = &mut entries[i];
-        if let Some(fields) = fields_v1(entry) {
-            insert_set(fields, mine);
+}
+
+/// The writer's entry (made if it has none) comes to own `mine`, and its time moves.
+fn give_to_writer(entries: &mut Vec<Value>, id: &Id, mine: &FieldSet, now: &str) {
+    let i = match entries.iter().position(|e| is_entry_of(e, id)) {
+        Some(i) => i,
+        None => {
+            entries.push(new_entry(id));
+            entries.len() - 1
         }
-        if let Some(e) = entry.as_object_mut() {
-            e.insert("time".into(), Value::String(ctx.now.to_string()));
-        }
+    };
+    let entry = &mut entries[i];
+    if let Some(fields) = fields_v1(entry) {
+        insert_set(fields, mine);
     }
-    entries.sort_by(encoded_order);
-    if !entries.is_empty() {
-        if let Some(Value::Object(meta)) = new.get_mut("metadata") {
-            meta.insert("managedFields".into(), Value::Array(entries));
-        }
+    if let Some(e) = entry.as_object_mut() {
+        e.insert("time".into(), Value::String(now.to_string()));
     }
-    true
 }
 
 /// Where the entries come from, as [`super::record_update`] chooses (`true`: the new object's),
