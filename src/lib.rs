@@ -66,7 +66,8 @@
 //! - [`store`]: objects, the one write path, the global resourceVersion, watch fan-out, the
 //!   event history and snapshots for consistent lists; [`store::StoredObject`] (in
 //!   `store/object.rs`) is one object state, its bytes always and its JSON tree only while a
-//!   bounded window of recent trees holds it; [`store::selector`] label and field selectors.
+//!   bounded window of recent trees holds it; `store/json.rs` writes a tree as those bytes
+//!   (serde_json's form, faster); [`store::selector`] label and field selectors.
 //! - [`controllers`]: what kube-controller-manager and apiextensions-apiserver would run: CRD
 //!   establishing and cleanup, namespace lifecycle, the garbage collector, the storage
 //!   protection finalizers, ClusterRole aggregation, ValidatingAdmissionPolicy status, each

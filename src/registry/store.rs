@@ -355,7 +355,7 @@ fn dry_run_object(mut obj: Value, rv: u64) -> StoredObject {
     } else {
         meta_mut(&mut obj).insert("resourceVersion".into(), json!(rv.to_string()));
     }
-    let json = bytes::Bytes::from(serde_json::to_vec(&obj).unwrap_or_default());
+    let json = bytes::Bytes::from(crate::store::to_json(&obj));
     StoredObject::from_parts(obj, json, rv)
 }
 

@@ -11,8 +11,11 @@
 //! The closure runs no I/O and no `.await`; everything expensive (decoding, validation) happens
 //! before it, with an optimistic-concurrency check inside it.
 
+mod json;
 mod object;
 pub mod selector;
+
+pub(crate) use json::to_vec as to_json;
 
 pub use object::{StoredObject, Tree, TreeWindow, TREE_WINDOW_BYTES, TREE_WINDOW_TREES};
 

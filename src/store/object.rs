@@ -172,13 +172,7 @@ impl StoredObject {
             }
             None => return Err(ApiError::internal("object without metadata")),
         }
-        // Most objects are a few KB: starting there saves the first doublings' copies.
-        let mut json = Vec::with_capacity(2048);
-        serde_json::to_writer(&mut json, &value).map_err(ApiError::internal)?;
-        // The buffer grew by doubling: up to half of it would be kept empty for the object's
-        // whole life.
-        json.shrink_to_fit();
-        let json = Bytes::from(json);
+        let json = Bytes::from(super::json::to_vec(&value));
         let mut obj = StoredObject::from_parts(value, json, rv);
         window.admit(&obj.tree, obj.json.len());
         obj.window = Some(window.clone());
