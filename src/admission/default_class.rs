@@ -28,7 +28,7 @@ pub struct DefaultIngressClass;
 fn creates(attrs: &Attributes<'_>, group: &str, plural: &str) -> bool {
     attrs.operation == Operation::Create
         && attrs.subresource.is_empty()
-        && attrs.resource.gr == GroupResource::new(group, plural)
+        && attrs.is_for(group, plural)
 }
 
 fn annotation<'v>(obj: &'v Value, key: &str) -> Option<&'v Value> {
@@ -58,6 +58,11 @@ fn newest_default(store: &Store, classes: &GroupResource, annotations: &[&str]) 
 }
 
 impl Mutating for DefaultStorageClass {
+    /// Creates of PersistentVolumeClaims.
+    fn handles(&self, attrs: &Attributes<'_>) -> bool {
+        creates(attrs, "", "persistentvolumeclaims")
+    }
+
     fn admit<'a>(
         &'a self,
         attrs: &'a Attributes<'a>,
@@ -67,7 +72,7 @@ impl Mutating for DefaultStorageClass {
             .get("storageClassName")
             .is_some_and(|v| !v.is_null())
             || annotation(object, BETA_CLAIM_CLASS).is_some();
-        if creates(attrs, "", "persistentvolumeclaims") && !has_class {
+        if !has_class {
             let classes = GroupResource::new("storage.k8s.io", "storageclasses");
             let annotations = [DEFAULT_ANNOTATION, BETA_DEFAULT_ANNOTATION];
             if let Some(name) = newest_default(attrs.store, &classes, &annotations) {
@@ -79,6 +84,11 @@ impl Mutating for DefaultStorageClass {
 }
 
 impl Mutating for DefaultIngressClass {
+    /// Creates of Ingresses.
+    fn handles(&self, attrs: &Attributes<'_>) -> bool {
+        creates(attrs, "networking.k8s.io", "ingresses")
+    }
+
     fn admit<'a>(
         &'a self,
         attrs: &'a Attributes<'a>,
@@ -88,7 +98,7 @@ impl Mutating for DefaultIngressClass {
             .get("ingressClassName")
             .is_some_and(|v| !v.is_null())
             || annotation(object, INGRESS_CLASS_ANNOTATION).is_some();
-        if creates(attrs, "networking.k8s.io", "ingresses") && !has_class {
+        if !has_class {
             let classes = GroupResource::new("networking.k8s.io", "ingressclasses");
             if let Some(name) = newest_default(attrs.store, &classes, &[INGRESS_DEFAULT]) {
                 object["spec"]["ingressClassName"] = json!(name);

@@ -8,7 +8,6 @@ use serde_json::{json, Value};
 
 use super::{Attributes, Mutating, Operation};
 use crate::error::ApiError;
-use crate::store::GroupResource;
 
 /// The taints, and the seconds they are tolerated.
 const TAINTS: [&str; 2] = [
@@ -21,16 +20,19 @@ const SECONDS: i64 = 300;
 pub struct DefaultTolerationSeconds;
 
 impl Mutating for DefaultTolerationSeconds {
-    fn admit<'a>(
-        &'a self,
-        attrs: &'a Attributes<'a>,
-        object: &'a mut Value,
-    ) -> BoxFuture<'a, Result<(), ApiError>> {
-        let applies = attrs.resource.gr == GroupResource::new("", "pods")
+    /// Creates and updates of pods.
+    fn handles(&self, attrs: &Attributes<'_>) -> bool {
+        attrs.is_for("", "pods")
             && attrs.subresource.is_empty()
             && matches!(attrs.operation, Operation::Create | Operation::Update)
-            && object["spec"].is_object();
-        if applies {
+    }
+
+    fn admit<'a>(
+        &'a self,
+        _attrs: &'a Attributes<'a>,
+        object: &'a mut Value,
+    ) -> BoxFuture<'a, Result<(), ApiError>> {
+        if object["spec"].is_object() {
             add_tolerations(&mut object["spec"]);
         }
         Box::pin(std::future::ready(Ok(())))

@@ -97,8 +97,24 @@ pub struct Attributes<'a> {
     pub authorization: Mode,
 }
 
+impl Attributes<'_> {
+    /// Whether the request is for this resource (or one of its subresources), in any version:
+    /// how a plugin tells the requests it handles, without building a `GroupResource`.
+    pub fn is_for(&self, group: &str, plural: &str) -> bool {
+        self.resource.plural == plural && self.resource.group == group
+    }
+}
+
 /// A plugin that may change the object of a create or update.
 pub trait Mutating: Send + Sync {
+    /// Whether the plugin has anything to do for this request (the apiserver's `Handles`,
+    /// asked of the request's resource as well as its operation). Every write asks every
+    /// plugin, so the answer must come from the request's attributes alone, cheaply; the chain
+    /// calls neither [`Mutating::admit`] nor [`Mutating::admit_delete`] when it is `false`.
+    fn handles(&self, _attrs: &Attributes<'_>) -> bool {
+        true
+    }
+
     /// Changes `object` or refuses the request.
     fn admit<'a>(
         &'a self,
@@ -118,6 +134,13 @@ pub trait Mutating: Send + Sync {
 
 /// A plugin that may refuse a request but not change it.
 pub trait Validating: Send + Sync {
+    /// Whether the plugin has anything to validate for this request, as
+    /// [`Mutating::handles`]: the chain skips [`Validating::validate`] when it is `false`
+    /// (not [`Validating::check_at_commit`], which answers for itself).
+    fn handles(&self, _attrs: &Attributes<'_>) -> bool {
+        true
+    }
+
     /// Refuses the request, or lets it pass. `object` is the new object (none for a delete).
     fn validate<'a>(
         &'a self,
@@ -133,8 +156,8 @@ pub trait Validating: Send + Sync {
 }
 
 /// Whether no object of a configuration resource (`admissionregistration.k8s.io` policies or
-/// webhook configurations) exists: their plugins then have nothing to do for any request, and
-/// say so before they build a future or the resource's name.
+/// webhook configurations) exists: their plugins then handle no request. Asked of the current
+/// state each time, so that a configuration written by one request applies to the next.
 pub(crate) fn none_configured(attrs: &Attributes<'_>, configs: &GroupResource) -> bool {
     attrs.store.snapshot().count(configs) == 0
 }
@@ -247,7 +270,7 @@ impl Chain {
     pub async fn admit(&self, attrs: &Attributes<'_>, object: &mut Value) -> Result<(), ApiError> {
         let ctx = attrs.ctx;
         let mut after_if_needed: Option<Value> = None;
-        for plugin in &self.mutating {
+        for plugin in self.mutating.iter().filter(|p| p.handles(attrs)) {
             let before = ctx.reinvocation().if_needed_invoked;
             plugin.admit(attrs, object).await?;
             if !before && ctx.reinvocation().if_needed_invoked {
@@ -259,7 +282,7 @@ impl Chain {
         }
         ctx.set_reinvoking(true);
         let mut again = Ok(());
-        for plugin in &self.mutating {
+        for plugin in self.mutating.iter().filter(|p| p.handles(attrs)) {
             again = plugin.admit(attrs, object).await;
             if again.is_err() {
                 break;
@@ -271,7 +294,7 @@ impl Chain {
 
     /// Runs the mutating plugins for a delete.
     pub async fn admit_delete(&self, attrs: &Attributes<'_>) -> Result<(), ApiError> {
-        for plugin in &self.mutating {
+        for plugin in self.mutating.iter().filter(|p| p.handles(attrs)) {
             plugin.admit_delete(attrs).await?;
         }
         Ok(())
@@ -283,7 +306,7 @@ impl Chain {
         attrs: &Attributes<'_>,
         object: Option<&Value>,
     ) -> Result<(), ApiError> {
-        for plugin in &self.validating {
+        for plugin in self.validating.iter().filter(|p| p.handles(attrs)) {
             plugin.validate(attrs, object).await?;
         }
         Ok(())

@@ -42,16 +42,18 @@ static EXPRESSIONS: LazyLock<ExpressionCache> = LazyLock::new(|| ExpressionCache
 pub struct MutatingPolicies;
 
 impl Mutating for MutatingPolicies {
+    /// Any request, once a MutatingAdmissionPolicy exists.
+    fn handles(&self, attrs: &Attributes<'_>) -> bool {
+        static POLICIES: LazyLock<GroupResource> =
+            LazyLock::new(|| super::configs("mutatingadmissionpolicies"));
+        !super::none_configured(attrs, &POLICIES)
+    }
+
     fn admit<'a>(
         &'a self,
         attrs: &'a Attributes<'a>,
         object: &'a mut Value,
     ) -> BoxFuture<'a, Result<(), ApiError>> {
-        static POLICIES: LazyLock<GroupResource> =
-            LazyLock::new(|| super::configs("mutatingadmissionpolicies"));
-        if super::none_configured(attrs, &POLICIES) {
-            return Box::pin(std::future::ready(Ok(())));
-        }
         Box::pin(async move {
             let snap = attrs.store.snapshot();
             let kinds = (

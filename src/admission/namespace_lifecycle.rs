@@ -20,18 +20,21 @@ const IMMORTAL_NAMESPACES: [&str; 3] = ["default", "kube-system", "kube-public"]
 pub struct NamespaceLifecycle;
 
 fn is_namespace(attrs: &Attributes<'_>) -> bool {
-    attrs.resource.gr == namespaces_gr()
+    attrs.is_for("", "namespaces")
 }
 
 impl Validating for NamespaceLifecycle {
+    /// Deletes of namespaces (what it checks of creates, it checks at commit).
+    fn handles(&self, attrs: &Attributes<'_>) -> bool {
+        attrs.operation == Operation::Delete && is_namespace(attrs)
+    }
+
     fn validate<'a>(
         &'a self,
         attrs: &'a Attributes<'a>,
         _object: Option<&'a Value>,
     ) -> BoxFuture<'a, Result<(), ApiError>> {
-        let refused = attrs.operation == Operation::Delete
-            && is_namespace(attrs)
-            && IMMORTAL_NAMESPACES.contains(&attrs.name);
+        let refused = IMMORTAL_NAMESPACES.contains(&attrs.name);
         let result = if refused {
             Err(ApiError::forbidden(
                 &attrs.resource.group,

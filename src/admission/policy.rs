@@ -57,16 +57,18 @@ struct Denial {
 }
 
 impl Validating for ValidatingPolicies {
+    /// Any request, once a ValidatingAdmissionPolicy exists.
+    fn handles(&self, attrs: &Attributes<'_>) -> bool {
+        static POLICIES: LazyLock<GroupResource> =
+            LazyLock::new(|| super::configs("validatingadmissionpolicies"));
+        !super::none_configured(attrs, &POLICIES)
+    }
+
     fn validate<'a>(
         &'a self,
         attrs: &'a Attributes<'a>,
         object: Option<&'a Value>,
     ) -> BoxFuture<'a, Result<(), ApiError>> {
-        static POLICIES: LazyLock<GroupResource> =
-            LazyLock::new(|| super::configs("validatingadmissionpolicies"));
-        if super::none_configured(attrs, &POLICIES) {
-            return Box::pin(std::future::ready(Ok(())));
-        }
         Box::pin(async move {
             let snap = attrs.store.snapshot();
             let kinds = (

@@ -21,14 +21,19 @@ use crate::store::{GroupResource, ObjectKey};
 pub struct Priority;
 
 impl Mutating for Priority {
+    /// Creates and updates of pods.
+    fn handles(&self, attrs: &Attributes<'_>) -> bool {
+        attrs.is_for("", "pods")
+            && attrs.subresource.is_empty()
+            && matches!(attrs.operation, Operation::Create | Operation::Update)
+    }
+
     fn admit<'a>(
         &'a self,
         attrs: &'a Attributes<'a>,
         object: &'a mut Value,
     ) -> BoxFuture<'a, Result<(), ApiError>> {
-        let is_pod = attrs.resource.gr == GroupResource::new("", "pods")
-            && attrs.subresource.is_empty()
-            && object["spec"].is_object();
+        let is_pod = object["spec"].is_object();
         let result = match attrs.operation {
             Operation::Create if is_pod => admit_create(attrs, object),
             Operation::Update if is_pod => {
@@ -50,19 +55,21 @@ impl Mutating for Priority {
 }
 
 impl Validating for Priority {
+    /// Writes of PriorityClasses.
+    fn handles(&self, attrs: &Attributes<'_>) -> bool {
+        attrs.subresource.is_empty() && attrs.is_for(GROUP, "priorityclasses")
+    }
+
     fn validate<'a>(
         &'a self,
         attrs: &'a Attributes<'a>,
         object: Option<&'a Value>,
     ) -> BoxFuture<'a, Result<(), ApiError>> {
-        let res = attrs.resource;
-        let is_class =
-            attrs.subresource.is_empty() && res.group == GROUP && res.plural == "priorityclasses";
         let why = match attrs.operation {
-            Operation::Delete if is_class && is_system_class(attrs.name) => {
+            Operation::Delete if is_system_class(attrs.name) => {
                 Some("this is a system priority class and cannot be deleted".to_string())
             }
-            Operation::Create | Operation::Update if is_class => {
+            Operation::Create | Operation::Update => {
                 second_default(attrs, object).map(|other| {
                     format!("PriorityClass {other} is already marked as default. Only one default can exist")
                 })

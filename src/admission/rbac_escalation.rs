@@ -39,6 +39,14 @@ use crate::store::{GroupResource, ObjectKey, Snapshot};
 pub struct RbacEscalation;
 
 impl Mutating for RbacEscalation {
+    /// Creates and updates of the RBAC kinds, when the authorizer is not `AlwaysAllow`.
+    fn handles(&self, attrs: &Attributes<'_>) -> bool {
+        attrs.resource.group == GROUP
+            && attrs.subresource.is_empty()
+            && matches!(attrs.operation, Operation::Create | Operation::Update)
+            && attrs.authorization != Mode::AlwaysAllow
+    }
+
     fn admit<'a>(
         &'a self,
         attrs: &'a Attributes<'a>,

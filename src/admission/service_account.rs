@@ -37,9 +37,14 @@ pub struct ServiceAccount;
 
 /// Whether a request is a pod create this plugin changes.
 pub fn is_pod_create(attrs: &Attributes<'_>) -> bool {
-    attrs.resource.gr == GroupResource::new("", "pods")
-        && attrs.subresource.is_empty()
-        && attrs.operation == Operation::Create
+    attrs.operation == Operation::Create && attrs.subresource.is_empty() && attrs.is_for("", "pods")
+}
+
+/// Whether a request adds ephemeral containers to a pod.
+fn is_ephemeral_update(attrs: &Attributes<'_>) -> bool {
+    attrs.operation == Operation::Update
+        && attrs.subresource == "ephemeralcontainers"
+        && attrs.is_for("", "pods")
 }
 
 fn is_mirror(pod: &Value) -> bool {
@@ -47,12 +52,17 @@ fn is_mirror(pod: &Value) -> bool {
 }
 
 impl Mutating for ServiceAccount {
+    /// Pod creates.
+    fn handles(&self, attrs: &Attributes<'_>) -> bool {
+        is_pod_create(attrs)
+    }
+
     fn admit<'a>(
         &'a self,
         attrs: &'a Attributes<'a>,
         object: &'a mut Value,
     ) -> BoxFuture<'a, Result<(), ApiError>> {
-        let result = if is_pod_create(attrs) && !is_mirror(object) {
+        let result = if !is_mirror(object) {
             admit_pod(attrs, object)
         } else {
             Ok(())
@@ -62,6 +72,11 @@ impl Mutating for ServiceAccount {
 }
 
 impl Validating for ServiceAccount {
+    /// Pod creates, and updates of a pod's ephemeral containers.
+    fn handles(&self, attrs: &Attributes<'_>) -> bool {
+        is_pod_create(attrs) || is_ephemeral_update(attrs)
+    }
+
     /// The account must still exist once mutating admission is done: on a pod create, and when
     /// ephemeral containers are added.
     fn validate<'a>(
@@ -69,11 +84,8 @@ impl Validating for ServiceAccount {
         attrs: &'a Attributes<'a>,
         object: Option<&'a Value>,
     ) -> BoxFuture<'a, Result<(), ApiError>> {
-        let ephemeral = attrs.resource.gr == GroupResource::new("", "pods")
-            && attrs.subresource == "ephemeralcontainers"
-            && attrs.operation == Operation::Update;
         let result = match object {
-            Some(pod) if ephemeral || (is_pod_create(attrs) && !is_mirror(pod)) => {
+            Some(pod) if is_ephemeral_update(attrs) || !is_mirror(pod) => {
                 let name = pod["spec"]["serviceAccountName"].as_str().unwrap_or("");
                 account(attrs, pod, name).map(|_| ())
             }

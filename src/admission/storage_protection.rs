@@ -49,6 +49,11 @@ pub fn add_finalizer(object: &mut Value, finalizer: &str) {
 }
 
 impl Mutating for StorageObjectInUseProtection {
+    /// Creates of the protected resources.
+    fn handles(&self, attrs: &Attributes<'_>) -> bool {
+        finalizer_for(attrs).is_some()
+    }
+
     fn admit<'a>(
         &'a self,
         attrs: &'a Attributes<'a>,

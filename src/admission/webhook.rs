@@ -656,16 +656,18 @@ impl MutatingWebhooks {
 }
 
 impl Mutating for MutatingWebhooks {
+    /// Any request, once a MutatingWebhookConfiguration exists (deletes included).
+    fn handles(&self, attrs: &Attributes<'_>) -> bool {
+        static CONFIGS: LazyLock<GroupResource> =
+            LazyLock::new(|| super::configs("mutatingwebhookconfigurations"));
+        !super::none_configured(attrs, &CONFIGS)
+    }
+
     fn admit<'a>(
         &'a self,
         attrs: &'a Attributes<'a>,
         object: &'a mut Value,
     ) -> BoxFuture<'a, Result<(), ApiError>> {
-        static CONFIGS: LazyLock<GroupResource> =
-            LazyLock::new(|| super::configs("mutatingwebhookconfigurations"));
-        if super::none_configured(attrs, &CONFIGS) {
-            return Box::pin(std::future::ready(Ok(())));
-        }
         Box::pin(async move {
             let snap = attrs.store.snapshot();
             let mut hooks =
@@ -768,16 +770,18 @@ impl MutatingWebhooks {
 }
 
 impl Validating for ValidatingWebhooks {
+    /// Any request, once a ValidatingWebhookConfiguration exists.
+    fn handles(&self, attrs: &Attributes<'_>) -> bool {
+        static CONFIGS: LazyLock<GroupResource> =
+            LazyLock::new(|| super::configs("validatingwebhookconfigurations"));
+        !super::none_configured(attrs, &CONFIGS)
+    }
+
     fn validate<'a>(
         &'a self,
         attrs: &'a Attributes<'a>,
         object: Option<&'a Value>,
     ) -> BoxFuture<'a, Result<(), ApiError>> {
-        static CONFIGS: LazyLock<GroupResource> =
-            LazyLock::new(|| super::configs("validatingwebhookconfigurations"));
-        if super::none_configured(attrs, &CONFIGS) {
-            return Box::pin(std::future::ready(Ok(())));
-        }
         Box::pin(async move {
             let snap = attrs.store.snapshot();
             let hooks =
