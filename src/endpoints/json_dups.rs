@@ -1,12 +1,14 @@
 //! JSON decoding that notices duplicate keys. `serde_json` keeps the last value silently; the
 //! apiserver reports duplicates like unknown fields (`fieldValidation`), by path.
 //!
-//! The cost is linear in the body: the path to the current value is a stack of segments (the
-//! keys themselves, moved in and out, and array indexes), written out as a string only for a
-//! duplicate that is reported; a duplicate is found by the object's own map. As sigs.k8s.io/json
-//! caps its strict errors, at most [`MAX_DUPLICATES`] distinct paths are reported, and path
-//! rendering stops once [`MAX_RENDERED_BYTES`] have been written (the first duplicate is always
-//! reported), so that a duplicate repeated under a very long path cannot cost more than that.
+//! The cost is linear in the body. A first parse only notices whether any object has a key
+//! twice (its own map says so on insert); only a body that has one is parsed again, keeping
+//! the paths: the path to the current value is a stack of segments (the keys themselves, moved
+//! in and out, and array indexes), written out as a string only for a duplicate that is
+//! reported. As sigs.k8s.io/json caps its strict errors, at most [`MAX_DUPLICATES`] distinct
+//! paths are reported, and path rendering stops once [`MAX_RENDERED_BYTES`] have been written
+//! (the first duplicate is always reported), so that a duplicate repeated under a very long
+//! path cannot cost more than that.
 
 use std::collections::HashSet;
 use std::fmt;
@@ -25,11 +27,25 @@ pub const MAX_RENDERED_BYTES: usize = 64 * 1024;
 /// keys (`spec.replicas`, `spec.list[0].name`), each once, in document order, at most
 /// [`MAX_DUPLICATES`].
 pub fn parse(bytes: &[u8]) -> Result<(Value, Vec<String>), serde_json::Error> {
-    let mut dups = Dups::default();
+    // Bodies with a duplicate are rare: the first parse only notices whether there is one,
+    // without keeping a path; a body that has one is parsed again, with the paths.
+    let (value, dups) = parse_with(bytes, Dups::default())?;
+    if !dups.any {
+        return Ok((value, Vec::new()));
+    }
+    let with_paths = Dups {
+        paths: true,
+        ..Dups::default()
+    };
+    let (value, dups) = parse_with(bytes, with_paths)?;
+    Ok((value, dups.found))
+}
+
+fn parse_with(bytes: &[u8], mut dups: Dups) -> Result<(Value, Dups), serde_json::Error> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let value = Node { dups: &mut dups }.deserialize(&mut de)?;
     de.end()?;
-    Ok((value, dups.found))
+    Ok((value, dups))
 }
 
 /// One step of the path to the current value.
@@ -40,9 +56,13 @@ enum Seg {
     Index(usize),
 }
 
-/// The walk's state: the path stack and what was reported.
+/// The walk's state: whether a duplicate was seen, and when the paths are wanted, the path
+/// stack and what was reported.
 #[derive(Default)]
 struct Dups {
+    /// Keep the path to the current value and report duplicates by it.
+    paths: bool,
+    any: bool,
     path: Vec<Seg>,
     found: Vec<String>,
     seen: HashSet<String>,
@@ -131,6 +151,14 @@ impl<'de> Visitor<'de> for Node<'_> {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut out = Vec::new();
+        if !self.dups.paths {
+            while let Some(v) = seq.next_element_seed(Node {
+                dups: &mut *self.dups,
+            })? {
+                out.push(v);
+            }
+            return Ok(Value::Array(out));
+        }
         loop {
             self.dups.path.push(Seg::Index(out.len()));
             let next = seq.next_element_seed(Node {
@@ -146,6 +174,15 @@ impl<'de> Visitor<'de> for Node<'_> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut out = Map::new();
+        if !self.dups.paths {
+            while let Some(key) = map.next_key::<String>()? {
+                let value = map.next_value_seed(Node {
+                    dups: &mut *self.dups,
+                })?;
+                self.dups.any |= out.insert(key, value).is_some();
+            }
+            return Ok(Value::Object(out));
+        }
         while let Some(key) = map.next_key::<String>()? {
             // Go checks a key before decoding its value.
             if out.contains_key(&key) {

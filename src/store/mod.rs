@@ -176,16 +176,27 @@ type Table = imbl::OrdMap<Arc<ObjectKey>, Arc<StoredObject>>;
 /// Where an object lives, shared by the indexes.
 type Location = Arc<(GroupResource, ObjectKey)>;
 
+/// The snapshot's hash maps hash with foldhash, seeded per process: several times cheaper than
+/// the standard SipHash on its short keys (group and resource names, uids), and every write and
+/// read looks some up.
+type HashMap<K, V> =
+    imbl::GenericHashMap<K, V, foldhash::fast::RandomState, imbl::shared_ptr::DefaultSharedPtr>;
+
 /// Every object at one resourceVersion. Cheap to clone and never changes once published.
 #[derive(Clone, Default)]
 pub struct Snapshot {
     /// The resourceVersion of the last write this snapshot includes.
     pub rv: u64,
-    tables: imbl::HashMap<GroupResource, Table>,
+    tables: HashMap<GroupResource, Table>,
     /// uid -> where the object lives (the garbage collector finds owners by uid).
-    by_uid: imbl::HashMap<Arc<str>, Location>,
+    by_uid: HashMap<Arc<str>, Location>,
     /// owner uid -> objects naming it in `ownerReferences`.
-    dependents: imbl::HashMap<Arc<str>, imbl::OrdSet<Location>>,
+    dependents: HashMap<Arc<str>, imbl::OrdSet<Location>>,
+}
+
+/// The owner uids of a state, none for no state.
+fn owners_of(state: Option<&StoredObject>) -> &[Arc<str>] {
+    state.map_or(&[], |s| &s.owners)
 }
 
 /// `metadata.ownerReferences[*].uid` of an object.
@@ -205,43 +216,68 @@ impl Snapshot {
         key: &ObjectKey,
         new: Option<Arc<StoredObject>>,
     ) -> Option<Arc<StoredObject>> {
-        let table = self.tables.entry(gr.clone()).or_default();
-        let prev = match &new {
-            Some(obj) => {
+        let prev = match (self.tables.get_mut(gr), &new) {
+            (Some(table), Some(obj)) => {
                 let stored_key = obj.key.clone().unwrap_or_else(|| Arc::new(key.clone()));
                 table.insert(stored_key, obj.clone())
             }
-            None => table.remove(key),
+            (Some(table), None) => {
+                let prev = table.remove(key);
+                if table.is_empty() {
+                    self.tables.remove(gr);
+                }
+                prev
+            }
+            (None, Some(obj)) => {
+                let stored_key = obj.key.clone().unwrap_or_else(|| Arc::new(key.clone()));
+                self.tables
+                    .insert(gr.clone(), Table::unit(stored_key, obj.clone()));
+                None
+            }
+            (None, None) => None,
         };
-        if table.is_empty() {
-            self.tables.remove(gr);
+        self.reindex(gr, key, prev.as_deref(), new.as_deref());
+        prev
+    }
+
+    /// Moves the uid and owner indexes from `old` to `new` (states of the object at `gr`,
+    /// `key`). An update keeps both uid and owners, and then has nothing to do.
+    fn reindex(
+        &mut self,
+        gr: &GroupResource,
+        key: &ObjectKey,
+        old: Option<&StoredObject>,
+        new: Option<&StoredObject>,
+    ) {
+        let (old_uid, new_uid) = (
+            old.and_then(|o| o.uid.as_ref()),
+            new.and_then(|n| n.uid.as_ref()),
+        );
+        let (old_owners, new_owners) = (owners_of(old), owners_of(new));
+        if old_uid == new_uid && old_owners == new_owners {
+            return;
         }
         let entry: Location = Arc::new((gr.clone(), key.clone()));
-        if let Some(old) = &prev {
-            if let Some(uid) = &old.uid {
-                self.by_uid.remove(uid);
-            }
-            for owner in old.owners.iter() {
-                if let Some(set) = self.dependents.get_mut(owner) {
-                    set.remove(&entry);
-                    if set.is_empty() {
-                        self.dependents.remove(owner);
-                    }
+        if let Some(uid) = old_uid {
+            self.by_uid.remove(uid);
+        }
+        for owner in old_owners.iter() {
+            if let Some(set) = self.dependents.get_mut(owner) {
+                set.remove(&entry);
+                if set.is_empty() {
+                    self.dependents.remove(owner);
                 }
             }
         }
-        if let Some(obj) = &new {
-            if let Some(uid) = &obj.uid {
-                self.by_uid.insert(uid.clone(), entry.clone());
-            }
-            for owner in obj.owners.iter() {
-                self.dependents
-                    .entry(owner.clone())
-                    .or_default()
-                    .insert(entry.clone());
-            }
+        if let Some(uid) = new_uid {
+            self.by_uid.insert(uid.clone(), entry.clone());
         }
-        prev
+        for owner in new_owners.iter() {
+            self.dependents
+                .entry(owner.clone())
+                .or_default()
+                .insert(entry.clone());
+        }
     }
 
     /// Where the object with this uid lives.

@@ -26,7 +26,6 @@
 //! [`MAX_DEPTH`].
 
 use std::borrow::Cow;
-use std::sync::LazyLock;
 
 use base64::Engine;
 use serde_json::{Map, Number, Value};
@@ -38,9 +37,6 @@ use super::quantity;
 
 /// The walk's result: errors boxed, so that the values passed up stay small.
 type Walked<T> = Result<T, Box<TypedError>>;
-
-/// The object of an absent struct.
-static EMPTY: LazyLock<Map<String, Value>> = LazyLock::new(Map::new);
 
 /// The most unknown-field paths reported, as the apiserver's decoder caps its strict errors.
 pub const MAX_UNKNOWN: usize = 100;
@@ -61,7 +57,7 @@ pub struct Normalized {
 /// the error Go's decoder reports (its Display is Go's text). `obj` should be an object; its
 /// `apiVersion` and `kind` keys are kept as Go keeps them (omitted when empty) and are not
 /// checked against the arguments, which choose the type.
-pub fn normalize(api_version: &str, kind: &str, obj: &Value) -> Result<Normalized, TypedError> {
+pub fn normalize(api_version: &str, kind: &str, obj: Value) -> Result<Normalized, TypedError> {
     let table = &*TABLE;
     let id = table
         .kind(api_version, kind)
@@ -74,7 +70,7 @@ pub fn normalize(api_version: &str, kind: &str, obj: &Value) -> Result<Normalize
 
 /// [`normalize`] with the type given as a message of a table, for callers that hold a nested
 /// type rather than a kind.
-pub fn normalize_as(table: &Table, id: MsgId, obj: &Value) -> Result<Normalized, TypedError> {
+pub fn normalize_as(table: &Table, id: MsgId, obj: Value) -> Result<Normalized, TypedError> {
     let mut w = Walker {
         table,
         saved: None,
@@ -86,10 +82,10 @@ pub fn normalize_as(table: &Table, id: MsgId, obj: &Value) -> Result<Normalized,
     let value = match obj {
         Value::Object(o) => Value::Object(w.object(id, o, 0).map_err(|e| *e)?),
         // Go leaves the zero value for a JSON null.
-        Value::Null => Value::Object(w.object(id, &EMPTY, 0).map_err(|e| *e)?),
+        Value::Null => Value::Object(w.object(id, Map::new(), 0).map_err(|e| *e)?),
         other => {
             return Err(TypedError::Type {
-                value: json_kind(other).into(),
+                value: json_kind(&other).into(),
                 go_type: table.message(id).go_type().into(),
                 field: None,
             })
@@ -112,28 +108,29 @@ enum TypeName<'a> {
     Named(&'static str),
 }
 
-/// The state of one walk over a value borrowed for `'v`.
-struct Walker<'t, 'v> {
+/// The state of one walk, which takes the input apart as it goes: keys and strings move to the
+/// output rather than being copied.
+struct Walker<'t> {
     table: &'t Table,
     /// The first type mismatch, which Go reports once it has read everything.
     saved: Option<TypedError>,
     unknown: Vec<String>,
     /// The strict decoder's path to the current value: keys and indexes, written out
     /// (`spec.containers[0].name`) only for an unknown field.
-    path: Vec<Seg<'v>>,
+    path: Vec<Seg>,
     /// encoding/json's error context: the innermost struct whose field is being read...
     strukt: &'static str,
     /// ...and the JSON names (and embedded struct names) from the root, without indexes.
     stack: Vec<&'static str>,
 }
 
-impl<'t, 'v> Walker<'t, 'v> {
+impl<'t> Walker<'t> {
     /// A struct that arrived as an object: its known keys converted, unknown ones reported,
     /// absent fields as Go writes their zero values.
     fn object(
         &mut self,
         id: MsgId,
-        obj: &'v Map<String, Value>,
+        obj: Map<String, Value>,
         depth: usize,
     ) -> Walked<Map<String, Value>> {
         if depth > MAX_DEPTH {
@@ -146,8 +143,8 @@ impl<'t, 'v> Walker<'t, 'v> {
         // Which fields arrived, one bit each (the largest struct has far fewer than 128).
         let mut arrived = 0u128;
         for (key, val) in obj {
-            let Some(i) = fields.index(key) else {
-                self.unknown_field(key);
+            let Some(i) = fields.index(&key) else {
+                self.unknown_field(&key);
                 continue;
             };
             arrived |= 1u128.checked_shl(i as u32).unwrap_or(0);
@@ -160,9 +157,9 @@ impl<'t, 'v> Walker<'t, 'v> {
             let v = self.field(&jf.field, val, depth)?;
             self.strukt = outer;
             self.stack.truncate(stack);
-            self.path.pop();
+            let key = self.pop_key();
             if let Some(v) = v {
-                out.insert(key.clone(), v);
+                out.insert(key, v);
             }
         }
         // The zero values Go writes for the fields that did not arrive.
@@ -183,7 +180,7 @@ impl<'t, 'v> Walker<'t, 'v> {
     fn unknown_field(&mut self, key: &str) {
         if self.unknown.len() < MAX_UNKNOWN {
             let mut p = String::new();
-            for seg in self.path.iter().chain([&Seg::Key(key)]) {
+            for seg in &self.path {
                 match seg {
                     Seg::Key(k) => {
                         if !p.is_empty() {
@@ -198,7 +195,19 @@ impl<'t, 'v> Walker<'t, 'v> {
                     }
                 }
             }
+            if !p.is_empty() {
+                p.push('.');
+            }
+            p.push_str(key);
             self.unknown.push(p);
+        }
+    }
+
+    /// Takes back the key [`Seg::Key`] lent to the path for the walk below it.
+    fn pop_key(&mut self) -> String {
+        match self.path.pop() {
+            Some(Seg::Key(key)) => key,
+            _ => String::new(),
         }
     }
 
@@ -224,7 +233,7 @@ impl<'t, 'v> Walker<'t, 'v> {
     /// The JSON of a message's zero value.
     fn zero(&mut self, id: MsgId, depth: usize) -> Walked<Value> {
         Ok(match self.table.message(id).special {
-            Special::None => Value::Object(self.object(id, &EMPTY, depth + 1)?),
+            Special::None => Value::Object(self.object(id, Map::new(), depth + 1)?),
             Special::Duration => Value::String("0s".into()),
             Special::Quantity => Value::String("0".into()),
             Special::IntOrString => Value::from(0),
@@ -237,7 +246,7 @@ impl<'t, 'v> Walker<'t, 'v> {
     }
 
     /// A field that arrived; None when Go leaves it out.
-    fn field(&mut self, f: &'t Field, val: &'v Value, depth: usize) -> Walked<Option<Value>> {
+    fn field(&mut self, f: &'t Field, val: Value, depth: usize) -> Walked<Option<Value>> {
         match f.ty {
             Ty::One(s) => self.one(s, f.mode, val, TypeName::Field(f), depth),
             Ty::List(s) => self.list(s, f.mode, val, TypeName::Field(f), TypeName::Elem(f), depth),
@@ -250,7 +259,7 @@ impl<'t, 'v> Walker<'t, 'v> {
         &mut self,
         s: Scalar,
         mode: Mode,
-        val: &'v Value,
+        val: Value,
         ty: TypeName<'t>,
         depth: usize,
     ) -> Walked<Option<Value>> {
@@ -278,7 +287,7 @@ impl<'t, 'v> Walker<'t, 'v> {
         &mut self,
         id: MsgId,
         mode: Mode,
-        val: &'v Value,
+        val: Value,
         depth: usize,
     ) -> Walked<Option<Value>> {
         let table = self.table;
@@ -307,10 +316,10 @@ impl<'t, 'v> Walker<'t, 'v> {
                 v
             }
             (Special::None, other) => {
-                self.type_error(json_kind(other).into(), TypeName::Named(m.go_type()));
+                self.type_error(json_kind(&other).into(), TypeName::Named(m.go_type()));
                 return Ok(None);
             }
-            (Special::Wrapper, _) => {
+            (Special::Wrapper, val) => {
                 // The table checks that a wrapper has its `items` field.
                 let Some(items) = m.fields.first() else {
                     return Ok(None);
@@ -326,14 +335,14 @@ impl<'t, 'v> Walker<'t, 'v> {
             }
             (Special::Time | Special::MicroTime, Value::String(s)) => {
                 let micros = m.special == Special::MicroTime;
-                let (secs, nanos) = parse_time(s, micros).map_err(invalid)?;
+                let (secs, nanos) = parse_time(&s, micros).map_err(invalid)?;
                 if secs == GO_ZERO_TIME_UNIX && nanos == 0 {
                     return Ok((!omit_zero).then_some(Value::Null));
                 }
                 Value::String(format_time(secs, nanos, micros))
             }
             (Special::Duration, Value::String(s)) => {
-                let d = parse_duration(s).map_err(invalid)?;
+                let d = parse_duration(&s).map_err(invalid)?;
                 if omit_zero && d == 0 {
                     return Ok(None);
                 }
@@ -342,11 +351,11 @@ impl<'t, 'v> Walker<'t, 'v> {
             (Special::Time | Special::MicroTime | Special::Duration, other) => {
                 // Their UnmarshalJSON reads a Go string first.
                 return Err(Box::new(
-                    self.type_err(json_kind(other).into(), "string".into()),
+                    self.type_err(json_kind(&other).into(), "string".into()),
                 ));
             }
             (Special::Quantity, val) => {
-                let text = match val {
+                let text = match &val {
                     Value::String(s) if !escaped_in_json(s) => quantity::canonicalize(s),
                     Value::Number(n) => quantity::canonicalize(&number_text(n)),
                     // Go parses the raw JSON: quotes, an escape, `true`, `{`, `[`.
@@ -358,8 +367,8 @@ impl<'t, 'v> Walker<'t, 'v> {
                 }
                 Value::String(text)
             }
-            (Special::IntOrString, Value::String(_)) => val.clone(),
-            (Special::IntOrString, Value::Number(n)) => match go_integer(Scalar::Int32, n) {
+            (Special::IntOrString, val @ Value::String(_)) => val,
+            (Special::IntOrString, Value::Number(n)) => match go_integer(Scalar::Int32, &n) {
                 Ok(v) => v,
                 Err(literal) => {
                     return Err(Box::new(
@@ -369,10 +378,10 @@ impl<'t, 'v> Walker<'t, 'v> {
             },
             (Special::IntOrString, other) => {
                 return Err(Box::new(
-                    self.type_err(json_kind(other).into(), "int32".into()),
+                    self.type_err(json_kind(&other).into(), "int32".into()),
                 ));
             }
-            (Special::RawExtension | Special::FieldsV1, val) => val.clone(),
+            (Special::RawExtension | Special::FieldsV1, val) => val,
         };
         Ok(Some(v))
     }
@@ -382,7 +391,7 @@ impl<'t, 'v> Walker<'t, 'v> {
         &mut self,
         s: Scalar,
         mode: Mode,
-        val: &'v Value,
+        val: Value,
         ty: TypeName<'t>,
         elem: TypeName<'t>,
         depth: usize,
@@ -391,7 +400,7 @@ impl<'t, 'v> Walker<'t, 'v> {
             Value::Null => Ok(nil_collection(mode)),
             Value::Array(items) => {
                 let mut out = Vec::with_capacity(items.len());
-                for (i, item) in items.iter().enumerate() {
+                for (i, item) in items.into_iter().enumerate() {
                     self.path.push(Seg::Index(i));
                     let v = self.one(s, Mode::Value, item, elem, depth)?;
                     self.path.pop();
@@ -403,7 +412,7 @@ impl<'t, 'v> Walker<'t, 'v> {
                 Ok(Some(Value::Array(out)))
             }
             other => {
-                self.type_error(json_kind(other).into(), ty);
+                self.type_error(json_kind(&other).into(), ty);
                 Ok(None)
             }
         }
@@ -414,7 +423,7 @@ impl<'t, 'v> Walker<'t, 'v> {
         &mut self,
         s: Scalar,
         mode: Mode,
-        val: &'v Value,
+        val: Value,
         ty: TypeName<'t>,
         elem: TypeName<'t>,
         depth: usize,
@@ -426,8 +435,8 @@ impl<'t, 'v> Walker<'t, 'v> {
                 for (k, item) in entries {
                     self.path.push(Seg::Key(k));
                     let v = self.one(s, Mode::Value, item, elem, depth)?;
-                    self.path.pop();
-                    out.insert(k.clone(), v.unwrap_or(Value::Null));
+                    let k = self.pop_key();
+                    out.insert(k, v.unwrap_or(Value::Null));
                 }
                 if out.is_empty() && !matches!(mode, Mode::Value | Mode::NullablePointer) {
                     return Ok(None);
@@ -435,20 +444,20 @@ impl<'t, 'v> Walker<'t, 'v> {
                 Ok(Some(Value::Object(out)))
             }
             other => {
-                self.type_error(json_kind(other).into(), ty);
+                self.type_error(json_kind(&other).into(), ty);
                 Ok(None)
             }
         }
     }
 
     /// A scalar that is not null; None after a type error (remembered).
-    fn scalar(&mut self, s: Scalar, val: &Value, ty: TypeName<'t>) -> Option<Value> {
+    fn scalar(&mut self, s: Scalar, val: Value, ty: TypeName<'t>) -> Option<Value> {
         match (s, val) {
-            (Scalar::String, Value::String(_)) | (Scalar::Bool, Value::Bool(_)) => {
-                Some(val.clone())
+            (Scalar::String, val @ Value::String(_)) | (Scalar::Bool, val @ Value::Bool(_)) => {
+                Some(val)
             }
             (Scalar::Int32 | Scalar::Int64 | Scalar::Uint32 | Scalar::Uint64, Value::Number(n)) => {
-                match go_integer(s, n) {
+                match go_integer(s, &n) {
                     Ok(v) => Some(v),
                     Err(literal) => {
                         self.type_error(format!("number {literal}"), ty);
@@ -456,14 +465,14 @@ impl<'t, 'v> Walker<'t, 'v> {
                     }
                 }
             }
-            (Scalar::Double | Scalar::Float, Value::Number(n)) => match go_float(s, n) {
+            (Scalar::Double | Scalar::Float, Value::Number(n)) => match go_float(s, &n) {
                 Some(v) => Some(v),
                 None => {
-                    self.type_error(format!("number {}", number_text(n)), ty);
+                    self.type_error(format!("number {}", number_text(&n)), ty);
                     None
                 }
             },
-            (Scalar::Bytes, Value::String(text)) => match go_base64(text) {
+            (Scalar::Bytes, Value::String(text)) => match go_base64(&text) {
                 Ok(bytes) => Some(Value::String(
                     base64::engine::general_purpose::STANDARD.encode(bytes),
                 )),
@@ -477,7 +486,7 @@ impl<'t, 'v> Walker<'t, 'v> {
             // encoding/json fills a []byte from an array of numbers too.
             (Scalar::Bytes, Value::Array(items)) => {
                 let mut bytes = Vec::with_capacity(items.len());
-                for item in items {
+                for item in &items {
                     let b = match item {
                         Value::Null => Some(0),
                         Value::Number(n) => match n.as_u64().and_then(|u| u8::try_from(u).ok()) {
@@ -503,7 +512,7 @@ impl<'t, 'v> Walker<'t, 'v> {
                 ))
             }
             (_, other) => {
-                self.type_error(json_kind(other).into(), ty);
+                self.type_error(json_kind(&other).into(), ty);
                 None
             }
         }
@@ -544,9 +553,10 @@ impl<'t, 'v> Walker<'t, 'v> {
 }
 
 /// One step of the strict decoder's path.
-enum Seg<'v> {
-    /// A struct field or map key: `.key` (`key` at the root).
-    Key(&'v str),
+enum Seg {
+    /// A struct field or map key: `.key` (`key` at the root), lent by the input while the walk
+    /// is below it.
+    Key(String),
     /// A slice element: `[i]`.
     Index(usize),
 }

@@ -38,7 +38,7 @@ fn check(cases: &str) -> (usize, Vec<String>) {
                 continue;
             }
         };
-        let got = normalize(&c.api_version, &c.kind, &input);
+        let got = normalize(&c.api_version, &c.kind, input);
         match (&c.error, got) {
             (Some(want), Err(e)) if e.to_string() == *want => {}
             (Some(want), Err(e)) => bad.push(format!(
@@ -136,11 +136,11 @@ fn norm(v: Value) -> Normalized {
         v["apiVersion"].as_str().unwrap(),
         v["kind"].as_str().unwrap(),
     );
-    normalize(api_version, kind, &v).unwrap()
+    normalize(api_version, kind, v.clone()).unwrap()
 }
 
 fn error(api_version: &str, kind: &str, v: Value) -> String {
-    normalize(api_version, kind, &v).unwrap_err().to_string()
+    normalize(api_version, kind, v).unwrap_err().to_string()
 }
 
 #[test]
@@ -183,7 +183,7 @@ fn unknown_fields_are_dropped_and_reported_with_indexes() {
     assert!(out.value["spec"]["containers"][1].get("extra").is_none());
     let many: serde_json::Map<String, Value> =
         (0..150).map(|i| (format!("k{i:03}"), json!(i))).collect();
-    let out = normalize("v1", "ConfigMap", &Value::Object(many)).unwrap();
+    let out = normalize("v1", "ConfigMap", Value::Object(many)).unwrap();
     assert_eq!(out.unknown.len(), normalize::MAX_UNKNOWN);
 }
 
@@ -275,13 +275,13 @@ fn documented_divergences_from_number_literals() {
     // Go accepts `-0` but refuses `-0.0`; both are -0.0 here, taken as `-0`.
     let v = serde_json::from_str(r#"{"spec":{"replicas":-0.0}}"#).unwrap();
     assert_eq!(
-        normalize("apps/v1", "Deployment", &v).unwrap().value["spec"]["replicas"],
+        normalize("apps/v1", "Deployment", v).unwrap().value["spec"]["replicas"],
         0
     );
     // Go keeps `1e3` in its DecimalExponent form; here it is 1000.
     let v = serde_json::from_str(r#"{"spec":{"hard":{"cpu":1e3}}}"#).unwrap();
     assert_eq!(
-        normalize("v1", "ResourceQuota", &v).unwrap().value["spec"]["hard"]["cpu"],
+        normalize("v1", "ResourceQuota", v).unwrap().value["spec"]["hard"]["cpu"],
         "1k"
     );
 }
@@ -323,7 +323,7 @@ fn kinds_without_a_go_type_here_are_refused_and_depth_is_capped() {
     assert!(normalize(
         "apiextensions.k8s.io/v1",
         "CustomResourceDefinition",
-        &json!({})
+        json!({})
     )
     .is_err());
     // RawExtension content is kept whatever its depth; the type itself nests far less.
@@ -364,7 +364,7 @@ fn quantities_from_env() {
         let v: Value = serde_json::from_str(line).unwrap();
         n += 1;
         let input = serde_json::json!({"limits": {"q": v["in"]}});
-        let got = normalize::normalize_as(table, holder, &input);
+        let got = normalize::normalize_as(table, holder, input);
         let got = match got {
             Ok(o) => Ok(o.value["limits"]["q"].clone()),
             Err(e) => Err(e.to_string()),

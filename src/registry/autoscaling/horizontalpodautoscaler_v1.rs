@@ -190,7 +190,7 @@ pub fn convert(obj: &Value, to: &str) -> Result<Value, ApiError> {
         defaults(&mut v2);
         v2
     };
-    crate::typed::normalize(to, KIND, &shaped)
+    crate::typed::normalize(to, KIND, shaped)
         .map(|n| n.value)
         .map_err(|e| ApiError::internal(format!("converting a {KIND} to {to}: {e}")))
 }

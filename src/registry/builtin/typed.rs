@@ -60,14 +60,14 @@ impl Typed {
 }
 
 impl Strategy for Typed {
+    /// Typing takes the object apart (its strings move to the typed tree rather than being
+    /// copied): after an error, `obj` is left null, and the request that fails drops it.
     fn decode(&self, obj: &mut Value, ctx: &Context) -> Result<(), ApiError> {
-        let normalized = match typed::normalize(&self.api_version, &self.kind, obj) {
-            Ok(n) => Some(n),
-            // A kind the Go model does not describe keeps its JSON as sent.
-            Err(TypedError::NotRegistered { .. }) => None,
-            Err(e) => return Err(self.decode_error(&e)),
-        };
-        if let Some(n) = normalized {
+        let table = &*typed::model::TABLE;
+        // A kind the Go model does not describe keeps its JSON as sent.
+        if let Some(id) = table.kind(&self.api_version, &self.kind) {
+            let n = typed::normalize::normalize_as(table, id, std::mem::take(obj))
+                .map_err(|e| self.decode_error(&e))?;
             ctx.field_validation.report(
                 ctx,
                 "unknown field",
@@ -277,8 +277,8 @@ mod tests {
         let mut obj = json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "1"},
             "metadata": {"name": "a", "namespace": "n"}});
         obj["metadata"]["managedFields"] = entries.clone();
-        let typed =
-            crate::typed::normalize::normalize("v1", "ConfigMap", &obj).expect("a ConfigMap types");
+        let typed = crate::typed::normalize::normalize("v1", "ConfigMap", obj.clone())
+            .expect("a ConfigMap types");
         assert_eq!(typed.value["metadata"]["managedFields"], entries);
     }
 

@@ -96,7 +96,7 @@ pub fn convert(obj: &Value, to: &str) -> Result<Value, ApiError> {
     } else {
         to_core_shape(obj)
     };
-    crate::typed::normalize(to, "Event", &shaped)
+    crate::typed::normalize(to, "Event", shaped)
         .map(|n| n.value)
         .map_err(|e| ApiError::internal(format!("converting an Event to {to}: {e}")))
 }
