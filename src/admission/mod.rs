@@ -377,3 +377,262 @@ pub fn authorizer(attrs: &Attributes<'_>, snap: &Snapshot) -> crate::cel::Authz 
     };
     crate::cel::Authz::new(std::rc::Rc::new(check), request)
 }
+
+#[cfg(test)]
+mod tests {
+    use rstest::rstest;
+
+    use super::*;
+
+    /// The built-in plugins by name, as the chain runs them.
+    fn mutating() -> Vec<(&'static str, Arc<dyn Mutating>)> {
+        vec![
+            ("ServiceAccount", Arc::new(service_account::ServiceAccount)),
+            ("Priority", Arc::new(priority::Priority)),
+            (
+                "DefaultTolerationSeconds",
+                Arc::new(default_toleration_seconds::DefaultTolerationSeconds),
+            ),
+            (
+                "StorageObjectInUseProtection",
+                Arc::new(storage_protection::StorageObjectInUseProtection),
+            ),
+            (
+                "DefaultStorageClass",
+                Arc::new(default_class::DefaultStorageClass),
+            ),
+            (
+                "DefaultIngressClass",
+                Arc::new(default_class::DefaultIngressClass),
+            ),
+            ("RbacEscalation", Arc::new(rbac_escalation::RbacEscalation)),
+        ]
+    }
+
+    fn validating() -> Vec<(&'static str, Arc<dyn Validating>)> {
+        vec![
+            (
+                "NamespaceLifecycle",
+                Arc::new(namespace_lifecycle::NamespaceLifecycle),
+            ),
+            ("ServiceAccount", Arc::new(service_account::ServiceAccount)),
+            ("Priority", Arc::new(priority::Priority)),
+        ]
+    }
+
+    /// The served resource, and the registry that serves it.
+    fn served(api_version: &str, plural: &str) -> (Arc<Registry>, Arc<ApiResource>) {
+        let registry = Arc::new(Registry::build(
+            crate::registry::builtin::resources(),
+            Vec::new(),
+            "x",
+        ));
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        let Some(resource) = registry.resolve(group, version, plural) else {
+            panic!("{api_version} {plural} is not served");
+        };
+        (registry, resource)
+    }
+
+    /// A create of `resource` by the server itself, in namespace `ns`.
+    fn attributes<'a>(
+        store: &'a Store,
+        ctx: &'a Context,
+        registry: &Arc<Registry>,
+        resource: &'a ApiResource,
+    ) -> Attributes<'a> {
+        Attributes {
+            store,
+            ctx,
+            resource,
+            request_resource: resource,
+            subresource: "",
+            operation: Operation::Create,
+            namespace: "ns",
+            name: "n",
+            old_object: None,
+            registry: registry.clone(),
+            authorization: Mode::AlwaysAllow,
+        }
+    }
+
+    /// The names of the plugins that handle the request, mutating and validating.
+    fn handling(
+        attrs: &Attributes<'_>,
+        mutating: &[(&'static str, Arc<dyn Mutating>)],
+        validating: &[(&'static str, Arc<dyn Validating>)],
+    ) -> (Vec<&'static str>, Vec<&'static str>) {
+        let m = mutating.iter().filter(|(_, p)| p.handles(attrs));
+        let v = validating.iter().filter(|(_, p)| p.handles(attrs));
+        (m.map(|(n, _)| *n).collect(), v.map(|(n, _)| *n).collect())
+    }
+
+    /// The policy and webhook plugins handle every request once an object of their
+    /// configuration resource exists, from the write that follows it on: no request pays for
+    /// them before.
+    #[rstest]
+    #[case("mutatingadmissionpolicies", &["MutatingPolicies"], &[])]
+    #[case("mutatingwebhookconfigurations", &["MutatingWebhooks"], &[])]
+    #[case("validatingadmissionpolicies", &[], &["ValidatingPolicies"])]
+    #[case("validatingwebhookconfigurations", &[], &["ValidatingWebhooks"])]
+    fn configured_plugins_handle_once_configured(
+        #[case] configs: &str,
+        #[case] want_mutating: &[&str],
+        #[case] want_validating: &[&str],
+    ) -> Result<(), ApiError> {
+        let client = Arc::new(WebhookClient::default());
+        let mutating: Vec<(&str, Arc<dyn Mutating>)> = vec![
+            (
+                "MutatingPolicies",
+                Arc::new(mutating_policy::MutatingPolicies),
+            ),
+            (
+                "MutatingWebhooks",
+                Arc::new(webhook::MutatingWebhooks::new(client.clone())),
+            ),
+        ];
+        let validating: Vec<(&str, Arc<dyn Validating>)> = vec![
+            ("ValidatingPolicies", Arc::new(policy::ValidatingPolicies)),
+            (
+                "ValidatingWebhooks",
+                Arc::new(webhook::ValidatingWebhooks::new(client)),
+            ),
+        ];
+        let (store, ctx) = (Store::new(16, 16), Context::internal());
+        let (registry, resource) = served("v1", "configmaps");
+        let attrs = attributes(&store, &ctx, &registry, &resource);
+        let (m, v) = handling(&attrs, &mutating, &validating);
+        assert!(m.is_empty() && v.is_empty(), "{m:?} {v:?}");
+        let gr = GroupResource::new("admissionregistration.k8s.io", configs);
+        let config = serde_json::json!({"metadata": {"name": "c"}});
+        store.write(|txn| txn.put(&gr, crate::store::ObjectKey::new("", "c"), config))?;
+        let (m, v) = handling(&attrs, &mutating, &validating);
+        assert_eq!(
+            (m.as_slice(), v.as_slice()),
+            (want_mutating, want_validating)
+        );
+        Ok(())
+    }
+
+    /// Which built-in plugins handle a request: a request none of them acts on costs the
+    /// chain no future, and one they act on still reaches them.
+    #[rstest]
+    #[case("v1", "configmaps", "", Operation::Create, Mode::Rbac, &[], &[])]
+    #[case("v1", "configmaps", "", Operation::Delete, Mode::Rbac, &[], &[])]
+    #[case(
+        "v1",
+        "pods",
+        "",
+        Operation::Create,
+        Mode::AlwaysAllow,
+        &["ServiceAccount", "Priority", "DefaultTolerationSeconds"],
+        &["ServiceAccount"]
+    )]
+    #[case(
+        "v1",
+        "pods",
+        "",
+        Operation::Update,
+        Mode::AlwaysAllow,
+        &["Priority", "DefaultTolerationSeconds"],
+        &[]
+    )]
+    #[case("v1", "pods", "status", Operation::Update, Mode::AlwaysAllow, &[], &[])]
+    #[case(
+        "v1",
+        "pods",
+        "ephemeralcontainers",
+        Operation::Update,
+        Mode::AlwaysAllow,
+        &[],
+        &["ServiceAccount"]
+    )]
+    #[case("v1", "pods", "exec", Operation::Connect, Mode::AlwaysAllow, &[], &[])]
+    #[case(
+        "v1",
+        "persistentvolumeclaims",
+        "",
+        Operation::Create,
+        Mode::AlwaysAllow,
+        &["StorageObjectInUseProtection", "DefaultStorageClass"],
+        &[]
+    )]
+    #[case(
+        "v1",
+        "persistentvolumes",
+        "",
+        Operation::Create,
+        Mode::AlwaysAllow,
+        &["StorageObjectInUseProtection"],
+        &[]
+    )]
+    #[case(
+        "networking.k8s.io/v1",
+        "ingresses",
+        "",
+        Operation::Create,
+        Mode::AlwaysAllow,
+        &["DefaultIngressClass"],
+        &[]
+    )]
+    #[case("networking.k8s.io/v1", "ingresses", "", Operation::Update, Mode::AlwaysAllow, &[], &[])]
+    #[case("v1", "namespaces", "", Operation::Delete, Mode::AlwaysAllow, &[], &["NamespaceLifecycle"])]
+    #[case("v1", "namespaces", "", Operation::Create, Mode::AlwaysAllow, &[], &[])]
+    #[case(
+        "scheduling.k8s.io/v1",
+        "priorityclasses",
+        "",
+        Operation::Delete,
+        Mode::AlwaysAllow,
+        &[],
+        &["Priority"]
+    )]
+    #[case(
+        "rbac.authorization.k8s.io/v1",
+        "clusterroles",
+        "",
+        Operation::Create,
+        Mode::Rbac,
+        &["RbacEscalation"],
+        &[]
+    )]
+    #[case(
+        "rbac.authorization.k8s.io/v1",
+        "clusterroles",
+        "",
+        Operation::Create,
+        Mode::AlwaysAllow,
+        &[],
+        &[]
+    )]
+    #[case(
+        "rbac.authorization.k8s.io/v1",
+        "rolebindings",
+        "",
+        Operation::Delete,
+        Mode::Rbac,
+        &[],
+        &[]
+    )]
+    fn builtin_plugins_handle(
+        #[case] api_version: &str,
+        #[case] plural: &str,
+        #[case] subresource: &str,
+        #[case] operation: Operation,
+        #[case] authorization: Mode,
+        #[case] want_mutating: &[&str],
+        #[case] want_validating: &[&str],
+    ) {
+        let (store, ctx) = (Store::new(16, 16), Context::internal());
+        let (registry, resource) = served(api_version, plural);
+        let attrs = Attributes {
+            subresource,
+            operation,
+            authorization,
+            ..attributes(&store, &ctx, &registry, &resource)
+        };
+        let (got_mutating, got_validating) = handling(&attrs, &mutating(), &validating());
+        assert_eq!(got_mutating, want_mutating);
+        assert_eq!(got_validating, want_validating);
+    }
+}
