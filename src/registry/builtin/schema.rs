@@ -179,11 +179,12 @@ struct Walked {
 }
 
 impl Defaults {
-    /// The declared defaults of a built-in definition (none for an unknown one). Its
-    /// references are followed as [`compile`] inlines them, recursive types cut where they
-    /// recur.
+    /// The declared defaults of a built-in definition (none for an unknown one), found in the
+    /// definitions' defaults skeletons ([`data::defaults_skeleton`]) rather than their whole
+    /// schemas. Its references are followed as [`compile`] inlines them, recursive types cut
+    /// where they recur.
     pub fn of(definition: &str) -> Defaults {
-        let Some(root) = data::schema_component(definition) else {
+        let Some(root) = data::defaults_skeleton(definition) else {
             return Defaults::default();
         };
         let mut stack = vec![definition.to_string()];
@@ -234,7 +235,7 @@ fn walk(schema: &Value, stack: &mut Vec<String>) -> Walked {
         return Walked::default();
     };
     let mut walked = match reference(obj) {
-        Some(name) => match data::schema_component(name) {
+        Some(name) => match data::defaults_skeleton(name) {
             Some(target) if !stack.iter().any(|s| s == name) => {
                 stack.push(name.to_string());
                 let target = walk(target, stack);
