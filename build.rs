@@ -22,6 +22,10 @@ use std::path::Path;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+#[path = "src/schema/zero.rs"]
+mod zero;
+use zero::is_zero;
+
 const SCHEMAS: &str = "src/data/k8s-1.36/schemas.json";
 const TABLE: &str = "src/data/k8s-1.36/protobuf.table";
 const DISCOVERY: &str = "src/data/k8s-1.36/discovery.json";
@@ -33,6 +37,7 @@ fn main() -> Result<()> {
     println!("cargo:rerun-if-changed={TABLE}");
     println!("cargo:rerun-if-changed={DISCOVERY}");
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=src/schema/zero.rs");
     let dir = std::env::var("OUT_DIR")?;
     let dir = Path::new(&dir);
     std::fs::write(dir.join("k8s_schemas.rs"), schemas()?)?;
@@ -160,19 +165,6 @@ fn defaults_skeleton(schema: &Value, live: &dyn Fn(&str) -> bool) -> Option<Valu
         }
     }
     (!out.is_empty()).then_some(Value::Object(out))
-}
-
-/// Whether a default is its type's zero value, as `is_zero` in
-/// `src/registry/builtin/schema.rs` decides.
-fn is_zero(v: &Value) -> bool {
-    match v {
-        Value::Null => true,
-        Value::Bool(b) => !b,
-        Value::Number(n) => n.as_f64() == Some(0.0),
-        Value::String(s) => s.is_empty(),
-        Value::Array(a) => a.is_empty(),
-        Value::Object(o) => o.is_empty(),
-    }
 }
 
 /// Where each message of the type table is, and the message of each kind (the format is

@@ -12,6 +12,7 @@ use std::sync::{Arc, OnceLock};
 use serde_json::{json, Map, Value};
 
 use super::data;
+use crate::schema::zero::is_zero;
 use crate::schema::Schema;
 
 const REF_PREFIX: &str = "#/components/schemas/";
@@ -276,18 +277,6 @@ fn nested(schema: &Value, stack: &mut Vec<String>) -> Option<Box<Defaults>> {
         return None;
     }
     Some(Box::new(walk(schema, stack).inner)).filter(|d| !d.is_empty())
-}
-
-/// Whether a default is its type's zero value (`{}`, `""`, `0`, `false`, `[]`).
-fn is_zero(v: &Value) -> bool {
-    match v {
-        Value::Null => true,
-        Value::Bool(b) => !b,
-        Value::Number(n) => n.as_f64() == Some(0.0),
-        Value::String(s) => s.is_empty(),
-        Value::Array(a) => a.is_empty(),
-        Value::Object(o) => o.is_empty(),
-    }
 }
 
 #[cfg(test)]
