@@ -5,7 +5,9 @@
 //!
 //! - `k8s_schemas.rs`, from the published schemas of the built-in kinds (`schemas.json`): each
 //!   definition's schema as its own JSON text, decoded only when a kind that uses it is first
-//!   written, and the definition name of every (group, version, kind).
+//!   written; each definition's defaults skeleton (what the search for declared defaults
+//!   reads: 50 of the 512 definitions have one, 9 KB in all); and the definition name of
+//!   every (group, version, kind).
 //! - `k8s_discovery.rs`, from the discovery facts of the built-in resources (`discovery.json`):
 //!   static tables of groups and resources.
 //! - `k8s_table_index.rs`, from the Go type table (`protobuf.table`): where each message's
@@ -20,6 +22,10 @@ use std::path::Path;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+#[path = "src/schema/zero.rs"]
+mod zero;
+use zero::is_zero;
+
 const SCHEMAS: &str = "src/data/k8s-1.36/schemas.json";
 const TABLE: &str = "src/data/k8s-1.36/protobuf.table";
 const DISCOVERY: &str = "src/data/k8s-1.36/discovery.json";
@@ -31,6 +37,7 @@ fn main() -> Result<()> {
     println!("cargo:rerun-if-changed={TABLE}");
     println!("cargo:rerun-if-changed={DISCOVERY}");
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=src/schema/zero.rs");
     let dir = std::env::var("OUT_DIR")?;
     let dir = Path::new(&dir);
     std::fs::write(dir.join("k8s_schemas.rs"), schemas()?)?;
@@ -47,6 +54,7 @@ fn schemas() -> Result<String> {
     out.push_str("/// (definition name, its schema as JSON), sorted by name.\n");
     out.push_str("pub static COMPONENTS: &[(&str, &str)] = &[\n");
     let mut kinds: BTreeMap<(String, String, String), &str> = BTreeMap::new();
+    let mut parsed_all = BTreeMap::new();
     for (name, schema) in &components {
         writeln!(out, "    ({name:?}, {:?}),", schema.get())?;
         let parsed: Value = serde_json::from_str(schema.get())?;
@@ -58,7 +66,16 @@ fn schemas() -> Result<String> {
                 .entry((part("group"), part("version"), part("kind")))
                 .or_insert(name);
         }
+        parsed_all.insert(name.as_str(), parsed);
     }
+    out.push_str("];\n\n");
+    let skeletons = defaults_skeletons(&parsed_all)?;
+    out.push_str(
+        "/// (definition name, its defaults skeleton as JSON), sorted by name; a definition\n",
+    );
+    out.push_str("/// without one has nothing the defaults search reads.\n");
+    out.push_str("pub static DEFAULT_SKELETONS: &[(&str, &str)] = &[\n");
+    out.push_str(&skeletons);
     out.push_str("];\n\n");
     out.push_str(
         "/// (group, version, kind, definition name), sorted by group, version and kind.\n",
@@ -69,6 +86,85 @@ fn schemas() -> Result<String> {
     }
     out.push_str("];\n");
     Ok(out)
+}
+
+/// `(name, skeleton)` table lines of every definition with a defaults skeleton
+/// ([`defaults_skeleton`]). A `$ref` is kept only to a definition with defaults at or below
+/// it, found from those with a default of their own, then those referring to one, until
+/// nothing changes.
+fn defaults_skeletons(definitions: &BTreeMap<&str, Value>) -> Result<String> {
+    let mut live = std::collections::BTreeSet::new();
+    loop {
+        let next: std::collections::BTreeSet<&str> = definitions
+            .iter()
+            .filter(|(_, schema)| defaults_skeleton(schema, &|r: &str| live.contains(r)).is_some())
+            .map(|(name, _)| *name)
+            .collect();
+        if next == live {
+            break;
+        }
+        live = next;
+    }
+    let mut out = String::new();
+    for (name, schema) in definitions {
+        if let Some(skeleton) = defaults_skeleton(schema, &|r: &str| live.contains(r)) {
+            writeln!(out, "    ({name:?}, {:?}),", skeleton.to_string())?;
+        }
+    }
+    Ok(out)
+}
+
+/// What the search for a definition's declared defaults (`Defaults::of` in
+/// `src/registry/builtin/schema.rs`) reads of a schema, and nothing else: a `$ref` (or the
+/// first `$ref` of `allOf`) to a `live` definition, a `default` other than a zero value, and
+/// the `properties`, `items` and `additionalProperties` that lead to one of those. None when
+/// nothing is left. The search gives the same result on the skeleton as on the schema (a unit
+/// test there compares it with the compiled schemas for every kind).
+fn defaults_skeleton(schema: &Value, live: &dyn Fn(&str) -> bool) -> Option<Value> {
+    let obj = schema.as_object()?;
+    let mut out = serde_json::Map::new();
+    // The search follows a reference to `#/components/schemas/NAME` only.
+    let followed = |r: &&Value| {
+        r.as_str()
+            .and_then(|r| r.strip_prefix("#/components/schemas/"))
+            .is_some_and(live)
+    };
+    if let Some(v) = obj.get("$ref").filter(followed) {
+        out.insert("$ref".to_string(), v.clone());
+    }
+    // The search keeps no default that is its type's zero value (a Go field holds that
+    // already): most published defaults are `""`, `0` or `false`.
+    if let Some(v) = obj.get("default").filter(|v| !is_zero(v)) {
+        out.insert("default".to_string(), v.clone());
+    }
+    if let Some(all) = obj.get("allOf").and_then(Value::as_array) {
+        // The search takes `allOf`'s first element's `$ref` (and no other `$ref`) when
+        // `allOf` is a list: an empty one still hides a `$ref` beside it.
+        match all.first().and_then(|f| f.get("$ref")).filter(followed) {
+            Some(r) => {
+                out.insert("allOf".to_string(), serde_json::json!([{ "$ref": r }]));
+            }
+            None if out.contains_key("$ref") => {
+                out.insert("allOf".to_string(), Value::Array(Vec::new()));
+            }
+            None => {}
+        }
+    }
+    if let Some(properties) = obj.get("properties").and_then(Value::as_object) {
+        let kept: serde_json::Map<String, Value> = properties
+            .iter()
+            .filter_map(|(name, s)| Some((name.clone(), defaults_skeleton(s, live)?)))
+            .collect();
+        if !kept.is_empty() {
+            out.insert("properties".to_string(), Value::Object(kept));
+        }
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(kept) = obj.get(key).and_then(|s| defaults_skeleton(s, live)) {
+            out.insert(key.to_string(), kept);
+        }
+    }
+    (!out.is_empty()).then_some(Value::Object(out))
 }
 
 /// Where each message of the type table is, and the message of each kind (the format is

@@ -33,6 +33,7 @@ use crate::filters::authorization::{self, Mode};
 use crate::registry::object_meta::{meta_str, path_segment_errors};
 use crate::registry::rbac::GROUP;
 use crate::schema::gofmt::go_quote;
+use crate::schema::zero::is_zero;
 use crate::store::{GroupResource, ObjectKey, Snapshot};
 
 /// The plugin.
@@ -366,17 +367,6 @@ fn semantically_equal(a: &Value, b: &Value) -> bool {
         }
         _ if is_zero(a) && is_zero(b) => true,
         _ => a == b,
-    }
-}
-
-fn is_zero(v: &Value) -> bool {
-    match v {
-        Value::Null => true,
-        Value::Bool(b) => !b,
-        Value::Number(n) => n.as_f64() == Some(0.0),
-        Value::String(s) => s.is_empty(),
-        Value::Array(a) => a.is_empty(),
-        Value::Object(o) => o.is_empty(),
     }
 }
 

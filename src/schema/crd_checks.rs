@@ -18,6 +18,7 @@ use super::pattern::GoRegex;
 use super::pruning;
 use super::structural::Node;
 use super::validation::{validate_value, VPath};
+use super::zero::is_zero;
 use crate::error::StatusCause;
 
 /// A field error with Go's `Error()` text available for sorting.
@@ -407,17 +408,6 @@ fn structural_and_defaults(schema: &Value, m: &Map<String, Value>, path: &str, a
     } else {
         let root = Node::compile(schema);
         defaults(m, &root, path, true, false, all);
-    }
-}
-
-fn is_zero(v: &Value) -> bool {
-    match v {
-        Value::Null => true,
-        Value::Bool(b) => !b,
-        Value::String(s) => s.is_empty(),
-        Value::Number(n) => n.as_f64() == Some(0.0),
-        Value::Array(a) => a.is_empty(),
-        Value::Object(o) => o.is_empty(),
     }
 }
 

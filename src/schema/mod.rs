@@ -29,6 +29,7 @@ pub mod pattern;
 mod pruning;
 pub mod structural;
 mod validation;
+pub mod zero;
 
 pub use crd_checks::{unknown_schema_fields, validate_crd_schema};
 pub use objectmeta::{check_object_meta, object_meta_field, MetaFieldType, ObjectMetaError};

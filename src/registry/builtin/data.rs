@@ -183,6 +183,24 @@ pub fn schema_component(name: &str) -> Option<&'static Value> {
     decoded(i)
 }
 
+/// What the search for declared defaults reads of a definition (`build.rs` keeps `$ref`s,
+/// `default`s and the structure leading to them; descriptions, the bulk of a schema, are
+/// left out): decoded when first asked for. None for a definition with nothing of it.
+pub fn defaults_skeleton(name: &str) -> Option<&'static Value> {
+    static DECODED: LazyLock<Vec<OnceLock<Value>>> = LazyLock::new(|| {
+        std::iter::repeat_with(OnceLock::new)
+            .take(generated::DEFAULT_SKELETONS.len())
+            .collect()
+    });
+    let skeletons = generated::DEFAULT_SKELETONS;
+    let i = skeletons.binary_search_by(|(n, _)| (*n).cmp(name)).ok()?;
+    let (_, text) = skeletons.get(i)?;
+    Some(DECODED.get(i)?.get_or_init(|| {
+        // build.rs wrote the text from a value: it cannot fail at run time.
+        serde_json::from_str(text).unwrap_or(Value::Null)
+    }))
+}
+
 /// The built-in definitions as strategic merge patches look them up: a patch decodes the
 /// definitions its paths step into ([`schema_component`]), shared by the whole process.
 #[derive(Debug, Clone, Copy)]

@@ -12,6 +12,7 @@ use std::sync::{Arc, OnceLock};
 use serde_json::{json, Map, Value};
 
 use super::data;
+use crate::schema::zero::is_zero;
 use crate::schema::Schema;
 
 const REF_PREFIX: &str = "#/components/schemas/";
@@ -179,11 +180,12 @@ struct Walked {
 }
 
 impl Defaults {
-    /// The declared defaults of a built-in definition (none for an unknown one). Its
-    /// references are followed as [`compile`] inlines them, recursive types cut where they
-    /// recur.
+    /// The declared defaults of a built-in definition (none for an unknown one), found in the
+    /// definitions' defaults skeletons ([`data::defaults_skeleton`]) rather than their whole
+    /// schemas. Its references are followed as [`compile`] inlines them, recursive types cut
+    /// where they recur.
     pub fn of(definition: &str) -> Defaults {
-        let Some(root) = data::schema_component(definition) else {
+        let Some(root) = data::defaults_skeleton(definition) else {
             return Defaults::default();
         };
         let mut stack = vec![definition.to_string()];
@@ -234,7 +236,7 @@ fn walk(schema: &Value, stack: &mut Vec<String>) -> Walked {
         return Walked::default();
     };
     let mut walked = match reference(obj) {
-        Some(name) => match data::schema_component(name) {
+        Some(name) => match data::defaults_skeleton(name) {
             Some(target) if !stack.iter().any(|s| s == name) => {
                 stack.push(name.to_string());
                 let target = walk(target, stack);
@@ -275,18 +277,6 @@ fn nested(schema: &Value, stack: &mut Vec<String>) -> Option<Box<Defaults>> {
         return None;
     }
     Some(Box::new(walk(schema, stack).inner)).filter(|d| !d.is_empty())
-}
-
-/// Whether a default is its type's zero value (`{}`, `""`, `0`, `false`, `[]`).
-fn is_zero(v: &Value) -> bool {
-    match v {
-        Value::Null => true,
-        Value::Bool(b) => !b,
-        Value::Number(n) => n.as_f64() == Some(0.0),
-        Value::String(s) => s.is_empty(),
-        Value::Array(a) => a.is_empty(),
-        Value::Object(o) => o.is_empty(),
-    }
 }
 
 #[cfg(test)]
