@@ -177,7 +177,12 @@ pub struct Chain {
 /// The built-in mutating plugins a real apiserver enables by default that kubefake implements,
 /// by name, but those `disabled` names (`--disable-admission-plugins`).
 fn builtin_mutating(disabled: &[String]) -> Vec<Arc<dyn Mutating>> {
-    let all: [(&str, Arc<dyn Mutating>); 6] = [
+    enabled(all_builtin_mutating(), disabled)
+}
+
+/// Every built-in mutating plugin of [`builtin_mutating`], by name, in the chain's order.
+fn all_builtin_mutating() -> [(&'static str, Arc<dyn Mutating>); 6] {
+    [
         ("ServiceAccount", Arc::new(service_account::ServiceAccount)),
         ("Priority", Arc::new(priority::Priority)),
         (
@@ -196,21 +201,24 @@ fn builtin_mutating(disabled: &[String]) -> Vec<Arc<dyn Mutating>> {
             "DefaultIngressClass",
             Arc::new(default_class::DefaultIngressClass),
         ),
-    ];
-    enabled(all, disabled)
+    ]
 }
 
 /// The built-in validating plugins, but those `disabled`.
 fn builtin_validating(disabled: &[String]) -> Vec<Arc<dyn Validating>> {
-    let all: [(&str, Arc<dyn Validating>); 3] = [
+    enabled(all_builtin_validating(), disabled)
+}
+
+/// Every built-in validating plugin of [`builtin_validating`], by name, in the chain's order.
+fn all_builtin_validating() -> [(&'static str, Arc<dyn Validating>); 3] {
+    [
         (
             "NamespaceLifecycle",
             Arc::new(namespace_lifecycle::NamespaceLifecycle),
         ),
         ("ServiceAccount", Arc::new(service_account::ServiceAccount)),
         ("Priority", Arc::new(priority::Priority)),
-    ];
-    enabled(all, disabled)
+    ]
 }
 
 fn enabled<T: ?Sized, const N: usize>(
@@ -384,40 +392,16 @@ mod tests {
 
     use super::*;
 
-    /// The built-in plugins by name, as the chain runs them.
+    /// The built-in plugins by name, RBAC's escalation checks (which the chain runs last)
+    /// among them.
     fn mutating() -> Vec<(&'static str, Arc<dyn Mutating>)> {
-        vec![
-            ("ServiceAccount", Arc::new(service_account::ServiceAccount)),
-            ("Priority", Arc::new(priority::Priority)),
-            (
-                "DefaultTolerationSeconds",
-                Arc::new(default_toleration_seconds::DefaultTolerationSeconds),
-            ),
-            (
-                "StorageObjectInUseProtection",
-                Arc::new(storage_protection::StorageObjectInUseProtection),
-            ),
-            (
-                "DefaultStorageClass",
-                Arc::new(default_class::DefaultStorageClass),
-            ),
-            (
-                "DefaultIngressClass",
-                Arc::new(default_class::DefaultIngressClass),
-            ),
-            ("RbacEscalation", Arc::new(rbac_escalation::RbacEscalation)),
-        ]
+        let mut all = Vec::from(all_builtin_mutating());
+        all.push(("RbacEscalation", Arc::new(rbac_escalation::RbacEscalation)));
+        all
     }
 
     fn validating() -> Vec<(&'static str, Arc<dyn Validating>)> {
-        vec![
-            (
-                "NamespaceLifecycle",
-                Arc::new(namespace_lifecycle::NamespaceLifecycle),
-            ),
-            ("ServiceAccount", Arc::new(service_account::ServiceAccount)),
-            ("Priority", Arc::new(priority::Priority)),
-        ]
+        Vec::from(all_builtin_validating())
     }
 
     /// The served resource, and the registry that serves it.
