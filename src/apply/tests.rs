@@ -1737,26 +1737,8 @@ fn compare_list_items_by_paths(
     path: &mut Vec<PathElement>,
     c: &mut typed::Comparison,
 ) {
-    let mut all: Vec<&PathElement> = Vec::new();
-    let mut lvals: BTreeMap<&PathElement, Vec<&Value>> = BTreeMap::new();
-    for (pe, item) in lpes.iter().zip(la) {
-        let e = lvals.entry(pe).or_default();
-        if e.is_empty() {
-            all.push(pe);
-        }
-        e.push(item);
-    }
-    let mut rvals: BTreeMap<&PathElement, Vec<&Value>> = BTreeMap::new();
-    for (pe, item) in rpes.iter().zip(ra) {
-        let e = rvals.entry(pe).or_default();
-        if e.is_empty() && !lvals.contains_key(pe) {
-            all.push(pe);
-        }
-        e.push(item);
-    }
-    for pe in all {
-        let ll = lvals.get(pe).map(Vec::as_slice).unwrap_or(&[]);
-        let rl = rvals.get(pe).map(Vec::as_slice).unwrap_or(&[]);
+    for (pe, ll, rl) in typed::items_by_key(la, lpes, ra, rpes) {
+        let (ll, rl) = (ll.as_slice(), rl.as_slice());
         if let ([a], [b]) = (ll, rl) {
             if a == b {
                 continue;

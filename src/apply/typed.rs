@@ -789,15 +789,15 @@ fn compare_handle(
     }
 }
 
-fn compare_list_items(
-    la: &[Value],
-    lpes: &[PathElement],
-    ra: &[Value],
-    rpes: &[PathElement],
-    lt: &ListTy,
-    skip_managed_fields: bool,
-    c: &mut Comparison,
-) {
+/// The items of two lists grouped by their keys (`lpes` and `rpes`, one per item), in the order
+/// the keys first appear (the left list's, then the right list's others): (key, left items,
+/// right items). A key has at most one item on a side unless the list repeats it.
+pub(super) fn items_by_key<'a>(
+    la: &'a [Value],
+    lpes: &'a [PathElement],
+    ra: &'a [Value],
+    rpes: &'a [PathElement],
+) -> Vec<(&'a PathElement, Vec<&'a Value>, Vec<&'a Value>)> {
     let mut all: Vec<&PathElement> = Vec::new();
     let mut lvals: BTreeMap<&PathElement, Vec<&Value>> = BTreeMap::new();
     for (pe, item) in lpes.iter().zip(la) {
@@ -815,11 +815,27 @@ fn compare_list_items(
         }
         e.push(item);
     }
+    all.into_iter()
+        .map(|pe| {
+            let l = lvals.remove(pe).unwrap_or_default();
+            (pe, l, rvals.remove(pe).unwrap_or_default())
+        })
+        .collect()
+}
+
+fn compare_list_items(
+    la: &[Value],
+    lpes: &[PathElement],
+    ra: &[Value],
+    rpes: &[PathElement],
+    lt: &ListTy,
+    skip_managed_fields: bool,
+    c: &mut Comparison,
+) {
     let node =
         |l: Option<&Value>, r: Option<&Value>| compare_node(l, r, lt.elem, skip_managed_fields);
-    for pe in all {
-        let ll = lvals.get(pe).map(Vec::as_slice).unwrap_or(&[]);
-        let rl = rvals.get(pe).map(Vec::as_slice).unwrap_or(&[]);
+    for (pe, ll, rl) in items_by_key(la, lpes, ra, rpes) {
+        let (ll, rl) = (ll.as_slice(), rl.as_slice());
         if let ([a], [b]) = (ll, rl) {
             if a == b {
                 continue;
