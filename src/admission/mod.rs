@@ -115,7 +115,8 @@ pub trait Mutating: Send + Sync {
         true
     }
 
-    /// Changes `object` or refuses the request.
+    /// Changes `object` or refuses the request; asked only of a request the plugin
+    /// [handles](Mutating::handles), which it need not check again.
     fn admit<'a>(
         &'a self,
         attrs: &'a Attributes<'a>,
@@ -142,6 +143,7 @@ pub trait Validating: Send + Sync {
     }
 
     /// Refuses the request, or lets it pass. `object` is the new object (none for a delete).
+    /// Asked only of a request the plugin [handles](Validating::handles).
     fn validate<'a>(
         &'a self,
         attrs: &'a Attributes<'a>,
