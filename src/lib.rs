@@ -105,7 +105,8 @@
 //! - A watcher sees every event after its starting resourceVersion, in order, or a 410 ERROR.
 //! - Schemas, discovery and OpenAPI documents are built once per catalog (a built-in kind's
 //!   schema once per process), when first used, never per request.
-//! - What every server starts with is made once per process and configuration, then
+//! - What every server starts with is recorded once per configuration (the common ones at
+//!   development time, compiled in and checked by a test; others once per process), then
 //!   replayed into each server with its own uids, times and CA bundle (`state::bootstrap`);
 //!   only the objects that name the server are made per server.
 //! - Every rejection is a `Status` with the apiserver's reason, code and message, and changes
@@ -607,7 +608,7 @@ impl ServerBuilder {
         let scheme = if serving.is_some() { "https" } else { "http" };
         let url = format!("{scheme}://{addr}");
         let ca_pem = serving.map(|s| s.ca_pem);
-        self.options.root_ca = Some(root_ca(ca_pem.as_deref())?);
+        self.options.root_ca = Some(root_ca(ca_pem.as_deref()));
         if let Some(path) = &self.audit_log_path {
             let audit = filters::audit::AuditLog::open(path)?;
             self.options.audit_log = Some(Arc::new(audit));
@@ -652,20 +653,12 @@ impl ServerBuilder {
 }
 
 /// The bundle every namespace's `kube-root-ca.crt` publishes: the serving certificate's CA, or
-/// on plain HTTP, where no CA verifies anything, one generated for the purpose so that what
-/// reads the ConfigMap finds a well-formed bundle, as in any real cluster. That one signs
-/// nothing, so the servers of a process share it: generated once (about 0.05 ms), not per
-/// start.
-fn root_ca(serving_ca: Option<&str>) -> Result<String, Error> {
-    static PLAIN_HTTP_CA: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    if let Some(pem) = serving_ca {
-        return Ok(pem.to_string());
-    }
-    if let Some(pem) = PLAIN_HTTP_CA.get() {
-        return Ok(pem.clone());
-    }
-    let pem = server::tls::CertificateAuthority::generate("kubefake CA")?.cert_pem;
-    Ok(PLAIN_HTTP_CA.get_or_init(|| pem).clone())
+/// on plain HTTP, where no CA verifies anything, [`server::tls::PLAIN_HTTP_ROOT_CA`], so that
+/// what reads the ConfigMap finds a well-formed bundle, as in any real cluster.
+fn root_ca(serving_ca: Option<&str>) -> String {
+    serving_ca
+        .unwrap_or(server::tls::PLAIN_HTTP_ROOT_CA)
+        .to_string()
 }
 
 /// A random bearer token (128 bits, hex).

@@ -186,6 +186,13 @@ pub fn server_config(
     Ok(Arc::new(config))
 }
 
+/// The CA bundle a plain-HTTP server publishes in `kube-root-ca.crt`: a self-signed CA
+/// certificate (`CN=kubefake CA`, valid until 2126) whose key was thrown away when it was made
+/// with `openssl req -x509`, so it signs nothing and verifies nothing, as nothing needs
+/// verifying over plain HTTP. It is fixed rather than generated per process because generating
+/// a key pair cost a million instructions of the first start in a debug build.
+pub const PLAIN_HTTP_ROOT_CA: &str = include_str!("plain-http-ca.pem");
+
 /// The user a verified client certificate names: its subject's common name, its organizations
 /// as groups. `None` for a certificate without a common name (the apiserver refuses those).
 pub fn certificate_user(cert: &CertificateDer<'_>) -> Option<UserInfo> {
@@ -210,6 +217,23 @@ pub fn certificate_user(cert: &CertificateDer<'_>) -> Option<UserInfo> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The fixed plain-HTTP bundle is one well-formed CA certificate, valid for a long time.
+    #[test]
+    fn the_plain_http_root_ca_is_a_long_lived_ca_certificate() {
+        let der = certificates(PLAIN_HTTP_ROOT_CA, "plain-HTTP CA").unwrap();
+        assert_eq!(der.len(), 1);
+        let (_, parsed) = x509_parser::parse_x509_certificate(der[0].as_ref()).unwrap();
+        assert!(parsed.is_ca());
+        let name = parsed.subject().iter_common_name().next().unwrap();
+        assert_eq!(name.as_str().unwrap(), "kubefake CA");
+        let year = 365 * 24 * 3600;
+        let until = parsed.validity().not_after.timestamp();
+        assert!(
+            until > chrono::Utc::now().timestamp() + 50 * year,
+            "{until}"
+        );
+    }
 
     #[test]
     fn client_certificates_name_user_and_groups() {

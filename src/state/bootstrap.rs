@@ -14,6 +14,9 @@
 //! Endpoints and EndpointSlice, [`crate::registry::resource::ApiResource::bootstrap_names_server`])
 //! are made for each server afterwards, through the write path.
 //!
+//! The recordings of the configurations every `Server::start()` and `kubefake serve` use are
+//! compiled into the crate ([`recorded`]): only another configuration is recorded in-process.
+//!
 //! The replay is the recording byte for byte but for the holes: the same events in the same
 //! order, the same resourceVersions, the same managedFields (manager names, fields), so
 //! watches from an early resourceVersion see what a start through the controllers shows.
@@ -31,6 +34,8 @@ use crate::error::ApiError;
 use crate::filters::authorization;
 use crate::registry::object_meta::now_rfc3339;
 use crate::store::{Event, EventType, GroupResource, ObjectKey, Store};
+
+mod recorded;
 
 /// What the recorded start depends on besides what is stamped per server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,7 +117,11 @@ pub(super) async fn replay(state: &State) -> Result<(), ApiError> {
     let template = match cached {
         Some(template) => template,
         None => {
-            let template = Arc::new(record(&key).await?);
+            let template = match recorded::compiled(&key) {
+                Some(compiled) => compiled.map_err(ApiError::internal)?,
+                None => record(&key).await?,
+            };
+            let template = Arc::new(template);
             let mut templates = TEMPLATES.lock();
             match templates.iter().find(|(k, _)| *k == key) {
                 Some((_, first)) => first.clone(),

@@ -75,7 +75,7 @@ async fn every_namespace_gets_the_default_account_and_the_root_ca(
         assert_eq!(data.len(), 1, "{cm}");
         bundles.push(cm["data"]["ca.crt"].as_str().unwrap_or("").to_string());
     }
-    // Plain HTTP: a CA generated for the purpose (once per process), the same everywhere.
+    // Plain HTTP: the fixed CA made for the purpose, the same everywhere.
     assert!(
         bundles[0].starts_with("-----BEGIN CERTIFICATE-----"),
         "{}",
