@@ -33,7 +33,7 @@ use super::{Options, State};
 use crate::error::ApiError;
 use crate::filters::authorization;
 use crate::registry::object_meta::now_rfc3339;
-use crate::store::{Event, EventType, GroupResource, ObjectKey, Store};
+use crate::store::{Event, EventType, GroupResource, Indexed, ObjectKey, Store, StoredObject};
 
 mod recorded;
 
@@ -85,6 +85,59 @@ struct Recorded {
     text: Bytes,
     /// Where the per-server values are, in order.
     holes: Vec<(Range<usize>, Hole)>,
+    /// The resourceVersion the state was recorded with (its bytes carry it).
+    rv: u64,
+    /// What the store's indexes read of the state, when every uid it names is a recorded
+    /// object's: the replay then hands them to the store instead of having it scan the bytes.
+    index: Option<RecordedIndex>,
+}
+
+/// What the store's indexes read of a recorded state, its uids as holes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct RecordedIndex {
+    /// `metadata.uid`: the n-th recorded uid.
+    uid: Option<usize>,
+    /// The owners' uids.
+    owners: Vec<usize>,
+    /// `apiVersion`.
+    api_version: Option<Arc<str>>,
+}
+
+impl RecordedIndex {
+    /// The index of a recorded state whose uids are all `uids` (by the text of each).
+    fn of(object: &StoredObject, uids: &HashMap<String, Hole>) -> Option<RecordedIndex> {
+        let hole = |uid: &str| match uids.get(uid) {
+            Some(Hole::Uid(n)) => Some(*n),
+            _ => None,
+        };
+        let uid = match object.uid() {
+            Some(uid) => Some(hole(uid)?),
+            None => None,
+        };
+        let owners = object
+            .owner_uids()
+            .iter()
+            .map(|o| hole(o))
+            .collect::<Option<_>>()?;
+        Some(RecordedIndex {
+            uid,
+            owners,
+            api_version: object.api_version().map(Arc::from),
+        })
+    }
+
+    /// The store's index of the state in a server with these values.
+    fn with(&self, values: &Values) -> Option<Indexed> {
+        let uid = |n: &usize| values.uid_strs.get(*n).cloned();
+        Some(Indexed {
+            uid: match &self.uid {
+                Some(n) => Some(uid(n)?),
+                None => None,
+            },
+            owners: self.owners.iter().map(uid).collect::<Option<_>>()?,
+            api_version: self.api_version.clone(),
+        })
+    }
 }
 
 /// A recorded start. See the module documentation.
@@ -98,6 +151,8 @@ pub(super) struct Template {
 /// The values of one server's holes, as JSON string tokens.
 struct Values {
     uids: Vec<Vec<u8>>,
+    /// The same uids, unquoted.
+    uid_strs: Vec<Arc<str>>,
     now: Vec<u8>,
     root_ca: Option<Vec<u8>>,
 }
@@ -181,6 +236,8 @@ impl Template {
                 key: e.key.clone(),
                 holes: holes(&e.object.json, &marks),
                 text: e.object.json.clone(),
+                rv: e.rv,
+                index: RecordedIndex::of(&e.object, &marks),
             })
             .collect();
         Template { events, uids }
@@ -188,16 +245,17 @@ impl Template {
 
     /// Writes the recorded events into `store`, in one write, with this server's values.
     fn replay(&self, store: &Store, root_ca: Option<&str>) -> Result<(), ApiError> {
-        let quoted = |s: &str| format!("\"{s}\"").into_bytes();
+        let uid_strs: Vec<Arc<str>> = (0..self.uids)
+            .map(|_| Arc::from(uuid::Uuid::new_v4().to_string()))
+            .collect();
         let values = Values {
-            uids: (0..self.uids)
-                .map(|_| quoted(&uuid::Uuid::new_v4().to_string()))
+            uids: uid_strs
+                .iter()
+                .map(|u| format!("\"{u}\"").into_bytes())
                 .collect(),
-            now: quoted(&now_rfc3339()),
-            root_ca: match root_ca {
-                Some(ca) => Some(serde_json::to_vec(ca).map_err(ApiError::internal)?),
-                None => None,
-            },
+            uid_strs,
+            now: format!("\"{}\"", now_rfc3339()).into_bytes(),
+            root_ca: root_ca.map(|ca| crate::store::to_json(&serde_json::Value::from(ca))),
         };
         store.write(|txn| {
             for event in &self.events {
@@ -207,7 +265,15 @@ impl Template {
                     }
                     EventType::Added | EventType::Modified => {
                         let json = event.render(&values)?;
-                        txn.put_serialized(&event.resource, event.key.clone(), json)?;
+                        let index = event.index.as_ref().and_then(|i| i.with(&values));
+                        match index {
+                            Some(index) if txn.next_rv() == event.rv => {
+                                txn.put_indexed(&event.resource, event.key.clone(), json, index);
+                            }
+                            _ => {
+                                txn.put_serialized(&event.resource, event.key.clone(), json)?;
+                            }
+                        }
                     }
                 }
             }
@@ -339,6 +405,19 @@ mod tests {
                     gr.group, gr.resource, key.namespace, key.name
                 );
                 let uid = obj.uid().unwrap_or_default().to_string();
+                let tree: Value = serde_json::from_slice(&obj.json).expect("stored JSON");
+                assert_eq!(
+                    tree["metadata"]["uid"],
+                    uid.as_str(),
+                    "the indexed uid, {name}"
+                );
+                assert_eq!(obj.api_version(), tree["apiVersion"].as_str(), "{name}");
+                let owners: Vec<&str> = obj.owner_uids().iter().map(|o| &**o).collect();
+                assert_eq!(
+                    owners,
+                    crate::store::owner_uids(&tree).collect::<Vec<_>>(),
+                    "{name}"
+                );
                 names.insert(format!("\"{uid}\""), format!("\"uid of {name}\""));
                 all.push((name, String::from_utf8_lossy(&obj.json).into_owned()));
             }

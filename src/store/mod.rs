@@ -17,7 +17,7 @@ pub mod selector;
 
 pub(crate) use json::to_vec as to_json;
 
-pub use object::{StoredObject, Tree, TreeWindow, TREE_WINDOW_BYTES, TREE_WINDOW_TREES};
+pub use object::{Indexed, StoredObject, Tree, TreeWindow, TREE_WINDOW_BYTES, TREE_WINDOW_TREES};
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -393,6 +393,28 @@ impl Txn {
         let rv = self.snap.rv + 1;
         let obj = StoredObject::from_bytes(json, rv, Arc::new(key.clone()), &self.window)?;
         Ok(self.put_state(gr, key, obj))
+    }
+
+    /// [`Txn::put_serialized`] for bytes that carry the next resourceVersion already, with
+    /// what the indexes need of them given instead of read from them: a replayed recording
+    /// knows both (`state::bootstrap`, which checks the resourceVersion against
+    /// [`Txn::next_rv`] and otherwise puts the bytes with `put_serialized`). Nothing reads
+    /// the bytes; the first reader parses them.
+    pub fn put_indexed(
+        &mut self,
+        gr: &GroupResource,
+        key: ObjectKey,
+        json: Bytes,
+        index: Indexed,
+    ) -> Arc<StoredObject> {
+        let rv = self.snap.rv + 1;
+        let obj = StoredObject::indexed(json, rv, Arc::new(key.clone()), &self.window, index);
+        self.put_state(gr, key, obj)
+    }
+
+    /// The resourceVersion the next change of this transaction takes.
+    pub fn next_rv(&self) -> u64 {
+        self.snap.rv + 1
     }
 
     /// Puts a state made for the next resourceVersion and records its event.

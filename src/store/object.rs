@@ -226,6 +226,29 @@ impl StoredObject {
         }))
     }
 
+    /// A state from bytes that carry `rv` already, with `index` as what its indexes read
+    /// (see [`super::Txn::put_indexed`]).
+    pub(super) fn indexed(
+        json: Bytes,
+        rv: u64,
+        key: Arc<ObjectKey>,
+        window: &Arc<TreeWindow>,
+        index: Indexed,
+    ) -> Arc<Self> {
+        Arc::new(StoredObject {
+            uid: index.uid,
+            api_version: index.api_version,
+            owners: index.owners.into(),
+            tree: Arc::default(),
+            window: Some(window.clone()),
+            key: Some(key),
+            rv,
+            origin: rv,
+            encodings: Mutex::new(Vec::new()),
+            json,
+        })
+    }
+
     /// This state's content under another resourceVersion (a deletion's last state, a
     /// restored state): the bytes with the new version written in, no tree, no re-serialising
     /// (what the deletion's response, watchers and controllers need of it is in the bytes,
@@ -377,6 +400,18 @@ fn stamp_resource_version(json: &[u8], rv: u64) -> Option<Bytes> {
     out.push(b'"');
     out.extend_from_slice(json.get(end..)?);
     Some(Bytes::from(out))
+}
+
+/// What the store's indexes read of a state (`metadata.uid`, the owners' uids,
+/// `apiVersion`), when the writer knows them without reading the bytes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Indexed {
+    /// `metadata.uid`.
+    pub uid: Option<Arc<str>>,
+    /// The uids `metadata.ownerReferences` names, in order.
+    pub owners: Vec<Arc<str>>,
+    /// `apiVersion`.
+    pub api_version: Option<Arc<str>>,
 }
 
 /// Where the values a state's indexes need start in its bytes (the members are the same

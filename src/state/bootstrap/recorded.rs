@@ -14,10 +14,11 @@
 //! writes fails it, and `KUBEFAKE_RECORD_START=1` rewrites the files instead.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use bytes::Bytes;
 
-use super::{Hole, Key, Recorded, Template};
+use super::{Hole, Key, Recorded, RecordedIndex, Template};
 use crate::filters::authorization::Mode;
 use crate::store::{EventType, GroupResource, ObjectKey};
 
@@ -100,6 +101,17 @@ fn to_text(template: &Template, comment: &str) -> String {
             out.push(' ');
             out.push_str(unfield(f));
         }
+        out.push_str(&format!(" rv={}", event.rv));
+        if let Some(index) = &event.index {
+            let api = index.api_version.as_deref().unwrap_or("");
+            out.push_str(&format!(" api={}", unfield(api)));
+            if let Some(uid) = index.uid {
+                out.push_str(&format!(" uid={uid}"));
+            }
+            for owner in &index.owners {
+                out.push_str(&format!(" owner={owner}"));
+            }
+        }
         for (range, hole) in holes {
             let name = match hole {
                 Hole::Uid(n) => format!("uid{n}"),
@@ -169,16 +181,45 @@ fn event(header: &str, text: Bytes) -> Option<Recorded> {
     };
     let resource = GroupResource::new(field(fields.next()?), field(fields.next()?));
     let key = ObjectKey::new(field(fields.next()?), field(fields.next()?));
-    let holes = fields
-        .map(|f| hole(f).filter(|(range, _)| range.end <= text.len()))
-        .collect::<Option<Vec<_>>>()?;
-    Some(Recorded {
+    let mut event = Recorded {
         kind,
         resource,
         key,
         text,
-        holes,
-    })
+        holes: Vec::new(),
+        rv: 0,
+        index: None,
+    };
+    for f in fields {
+        attribute(&mut event, f)?;
+    }
+    (event.rv > 0).then_some(event)
+}
+
+/// Reads one of a header's attributes into `event`: a hole (`start..end=name`), the
+/// resourceVersion (`rv=`) or the index (`api=`, then `uid=`, `owner=`).
+fn attribute(event: &mut Recorded, field: &str) -> Option<()> {
+    if field.contains("..") {
+        let (range, hole) = hole(field).filter(|(range, _)| range.end <= event.text.len())?;
+        event.holes.push((range, hole));
+        return Some(());
+    }
+    let (name, value) = field.split_once('=')?;
+    match name {
+        "rv" => event.rv = value.parse().ok()?,
+        "api" => {
+            let api_version = Some(self::field(value)).filter(|v| !v.is_empty());
+            event.index = Some(RecordedIndex {
+                uid: None,
+                owners: Vec::new(),
+                api_version: api_version.map(Arc::from),
+            });
+        }
+        "uid" => event.index.as_mut()?.uid = Some(value.parse().ok()?),
+        "owner" => event.index.as_mut()?.owners.push(value.parse().ok()?),
+        _ => return None,
+    }
+    Some(())
 }
 
 /// A hole from its header field, `start..end=name`.
@@ -208,6 +249,9 @@ mod tests {
             uids: (0..template.uids)
                 .map(|n| format!("\"uid {n}\"").into_bytes())
                 .collect(),
+            uid_strs: (0..template.uids)
+                .map(|n| Arc::from(format!("uid {n}")))
+                .collect(),
             now: b"\"a time\"".to_vec(),
             root_ca: Some(b"\"a bundle\"".to_vec()),
         };
@@ -216,7 +260,8 @@ mod tests {
             .iter()
             .map(|e| {
                 let text = e.render(&values).map(|b| b.to_vec()).unwrap_or_default();
-                let header = format!("{} {:?} {:?}", e.kind.as_str(), e.resource, e.key);
+                let (kind, rv, index) = (e.kind.as_str(), e.rv, &e.index);
+                let header = format!("{kind} {:?} {:?} {rv} {index:?}", e.resource, e.key);
                 format!("{header} {}", String::from_utf8_lossy(&text))
             })
             .collect()
@@ -239,11 +284,14 @@ mod tests {
 
     #[rstest]
     #[case::empty("")]
-    #[case::no_uid_count("ADDED - namespaces - default\n{}\n")]
-    #[case::header_without_state("uids 0\nADDED - namespaces - default\n")]
-    #[case::unknown_type("uids 0\nBOOKMARK - namespaces - default\n{}\n")]
+    #[case::no_uid_count("ADDED - namespaces - default rv=1\n{}\n")]
+    #[case::header_without_state("uids 0\nADDED - namespaces - default rv=1\n")]
+    #[case::unknown_type("uids 0\nBOOKMARK - namespaces - default rv=1\n{}\n")]
     #[case::short_header("uids 0\nADDED - namespaces\n{}\n")]
-    #[case::hole_past_the_state("uids 1\nADDED - namespaces - default 0..9=uid0\n{}\n")]
+    #[case::no_resource_version("uids 0\nADDED - namespaces - default\n{}\n")]
+    #[case::hole_past_the_state("uids 1\nADDED - namespaces - default rv=1 0..9=uid0\n{}\n")]
+    #[case::owner_without_index("uids 1\nADDED - namespaces - default rv=1 owner=0\n{}\n")]
+    #[case::unknown_attribute("uids 0\nADDED - namespaces - default rv=1 color=red\n{}\n")]
     fn malformed_texts_are_refused(#[case] text: &'static str) {
         assert!(parse(text).is_err());
     }
@@ -273,6 +321,12 @@ mod tests {
                     (at("\"u-1\"", 10), Hole::Uid(0)),
                 ],
                 text: Bytes::from_static(text),
+                rv: 7,
+                index: Some(RecordedIndex {
+                    uid: Some(0),
+                    owners: vec![0],
+                    api_version: Some(Arc::from("v1")),
+                }),
             }],
         };
         let written: &'static str = Box::leak(to_text(&template, "a test").into_boxed_str());
@@ -280,6 +334,8 @@ mod tests {
         let read = parse(written).expect("reads back");
         assert_eq!(rendered(&read), rendered(&template));
         assert_eq!(read.uids, 1);
+        assert_eq!(read.events[0].rv, 7);
+        assert_eq!(read.events[0].index, template.events[0].index);
     }
 
     /// Every compiled recording is what recording its configuration through the write path
