@@ -20,7 +20,7 @@ pub const DEFAULT_ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
 
 /// One key per process unless a server is given its own: generating an ECDSA key costs more
 /// than starting a server, and tokens are bound to service account UIDs, which no two servers
-/// share.
+/// share. It is made when first needed (a TokenRequest, a token to verify), not at start.
 static PROCESS_KEY: LazyLock<Option<Arc<SigningKey>>> =
     LazyLock::new(|| SigningKey::generate().ok().map(Arc::new));
 
@@ -28,7 +28,8 @@ static PROCESS_KEY: LazyLock<Option<Arc<SigningKey>>> =
 /// `--service-account-signing-key-file`, `--service-account-key-file`, `--api-audiences`).
 #[derive(Debug, Clone)]
 pub struct ServiceAccountTokens {
-    /// The key TokenRequest signs with; `None` only if the process key could not be made.
+    /// The key TokenRequest signs with, when the server was given one; `None`: the process's
+    /// own ([`ServiceAccountTokens::signing_key`]).
     pub signing_key: Option<Arc<SigningKey>>,
     /// Further keys tokens may be signed with (`--service-account-key-file`).
     pub extra_keys: Vec<VerifyingKey>,
@@ -51,7 +52,7 @@ const VERIFIED_CACHE: usize = 1024;
 impl Default for ServiceAccountTokens {
     fn default() -> Self {
         ServiceAccountTokens {
-            signing_key: PROCESS_KEY.clone(),
+            signing_key: None,
             extra_keys: Vec::new(),
             issuer: DEFAULT_ISSUER.to_string(),
             api_audiences: vec![DEFAULT_ISSUER.to_string()],
@@ -71,9 +72,15 @@ pub struct Authenticated {
 }
 
 impl ServiceAccountTokens {
+    /// The key TokenRequest signs with: the one given, else the process's (made now if this
+    /// is the process's first need of it); `None` only if that could not be made.
+    pub fn signing_key(&self) -> Option<Arc<SigningKey>> {
+        self.signing_key.clone().or_else(|| PROCESS_KEY.clone())
+    }
+
     fn keys(&self) -> Vec<VerifyingKey> {
         let mut keys: Vec<VerifyingKey> = self
-            .signing_key
+            .signing_key()
             .iter()
             .map(|k| k.verifying_key().clone())
             .collect();

@@ -240,8 +240,7 @@ fn issue(call: &ActionCall<'_>) -> Result<(u16, Value), ApiError> {
         now,
     );
     let key = tokens
-        .signing_key
-        .as_ref()
+        .signing_key()
         .ok_or_else(|| ApiError::internal("failed to generate token: no signing key"))?;
     let token = key
         .sign(&claims)

@@ -199,7 +199,7 @@ fn event(header: &str, text: Bytes) -> Option<Recorded> {
 /// Reads one of a header's attributes into `event`: a hole (`start..end=name`), the
 /// resourceVersion (`rv=`) or the index (`api=`, then `uid=`, `owner=`).
 fn attribute(event: &mut Recorded, field: &str) -> Option<()> {
-    if field.contains("..") {
+    if field.starts_with(|c: char| c.is_ascii_digit()) {
         let (range, hole) = hole(field).filter(|(range, _)| range.end <= event.text.len())?;
         event.holes.push((range, hole));
         return Some(());
