@@ -203,9 +203,8 @@ impl State {
     /// and nothing is configured to admit them yet). Each still takes its own
     /// resourceVersion, uid and creationTimestamp and its ADDED event, and the controllers
     /// then look at them all at once (the aggregated ClusterRoles get their rules once, with
-    /// every role and binding there). The objects that do not name the server, and what the
-    /// controllers write for them, are recorded once per process and replayed
-    /// (`state::bootstrap`); those that name it are made here.
+    /// every role and binding there). A server of the built-in kinds alone replays what a
+    /// recorded start wrote instead (`state::bootstrap`), its own values in place.
     pub async fn bootstrap(&self) {
         let ctx = Context::internal();
         let writes = async {
@@ -213,19 +212,18 @@ impl State {
                 let nodes = controllers::Work::Simulated(controllers::simulated::Sim::Nodes);
                 ctx.work().push([nodes]);
             }
-            let rest = match self.replay_shared_bootstrap().await {
-                true => BootstrapKinds::PerServer,
-                false => BootstrapKinds::All,
-            };
-            self.create_bootstrap_objects(&ctx, rest).await
+            if !self.replay_recorded_bootstrap().await {
+                self.create_bootstrap_objects(&ctx).await;
+            }
         };
         controllers::after_all(self, &ctx, writes).await;
         self.mark_start_state();
     }
 
-    /// Replays this process's recorded start, when this server serves the built-in kinds
-    /// alone (other kinds may bring bootstrap objects of their own). Whether it did.
-    async fn replay_shared_bootstrap(&self) -> bool {
+    /// Replays the recorded start of this server's configuration, when this server serves the
+    /// built-in kinds alone (other kinds may bring bootstrap objects of their own). Whether
+    /// it did.
+    async fn replay_recorded_bootstrap(&self) -> bool {
         if !builtin::is_builtin_set(&self.kinds) {
             return false;
         }
@@ -238,11 +236,11 @@ impl State {
         }
     }
 
-    /// What `state::bootstrap` records: the start of the objects that do not name the server,
-    /// through the write path, and what the controllers do about them.
-    async fn bootstrap_shared(&self) {
+    /// What `state::bootstrap` records: the start through the write path, and what the
+    /// controllers do about it.
+    async fn bootstrap_through_write_path(&self) {
         let ctx = Context::internal();
-        let writes = self.create_bootstrap_objects(&ctx, BootstrapKinds::Shared);
+        let writes = self.create_bootstrap_objects(&ctx);
         controllers::after_all(self, &ctx, writes).await;
     }
 
@@ -252,13 +250,13 @@ impl State {
         self.snapshots.mark_start(self.store.snapshot());
     }
 
-    async fn create_bootstrap_objects(&self, ctx: &Context, kinds: BootstrapKinds) {
+    async fn create_bootstrap_objects(&self, ctx: &Context) {
         let cluster = ClusterInfo {
             address: &self.server_address,
             authorization: self.options.authorization,
         };
         let mut prepared = Vec::new();
-        for res in self.kinds.iter().filter(|res| kinds.includes(res)) {
+        for res in self.kinds.iter() {
             for obj in (res.bootstrap)(&cluster) {
                 match prepare_bootstrap_object(ctx, res, obj).await {
                     Ok(obj) => prepared.push((res, obj)),
@@ -333,27 +331,6 @@ impl State {
         self.registry()
             .resolve(group, version, plural)
             .ok_or_else(ApiError::path_not_found)
-    }
-}
-
-/// Whose bootstrap objects a start creates through the write path.
-#[derive(Debug, Clone, Copy)]
-enum BootstrapKinds {
-    /// Every kind's (a state serving kinds of its own).
-    All,
-    /// Those that do not name the server (what `state::bootstrap` records).
-    Shared,
-    /// Those that name the server (after a replay).
-    PerServer,
-}
-
-impl BootstrapKinds {
-    fn includes(self, res: &ApiResource) -> bool {
-        match self {
-            BootstrapKinds::All => true,
-            BootstrapKinds::Shared => !res.bootstrap_names_server,
-            BootstrapKinds::PerServer => res.bootstrap_names_server,
-        }
     }
 }
 

@@ -271,10 +271,6 @@ pub struct ApiResource {
     /// Objects every cluster starts with (created once, through the store, at start), given
     /// what the cluster is.
     pub bootstrap: fn(&ClusterInfo) -> Vec<Value>,
-    /// Whether the bootstrap objects name the server (its address), so are made for each
-    /// server; the others depend on the authorization mode alone and are made once per
-    /// process, then copied into each server's store (see `state::bootstrap`).
-    pub bootstrap_names_server: bool,
     /// The CRD a custom resource comes from; read only by the apiextensions code.
     pub crd: Option<Arc<Crd>>,
     /// A custom resource version's compiled CEL rules (reused while its CRD is unchanged);
@@ -400,7 +396,6 @@ impl ResourceBuilder {
                 terminating: false,
                 warnings: Vec::new(),
                 bootstrap: |_| Vec::new(),
-                bootstrap_names_server: false,
                 action: None,
                 crd: None,
                 rules: None,
@@ -482,18 +477,11 @@ impl ResourceBuilder {
         self
     }
 
-    /// Objects every cluster starts with, given its authorization mode (the same in every
-    /// server of that mode: made once per process, see `state::bootstrap`).
+    /// Objects every cluster starts with, given what the cluster is (its authorization mode,
+    /// its address: a start is recorded once per configuration and replayed with each
+    /// server's address, see `state::bootstrap`).
     pub fn bootstrap(mut self, objects: fn(&ClusterInfo) -> Vec<Value>) -> Self {
         self.res.bootstrap = objects;
-        self
-    }
-
-    /// Objects every cluster starts with that name the server itself (its address, as the
-    /// `kubernetes` Service does): made for each server.
-    pub fn bootstrap_per_server(mut self, objects: fn(&ClusterInfo) -> Vec<Value>) -> Self {
-        self.res.bootstrap = objects;
-        self.res.bootstrap_names_server = true;
         self
     }
 

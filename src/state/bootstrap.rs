@@ -1,18 +1,16 @@
-//! A server's start, recorded once per process and replayed into every server.
+//! A server's start, recorded once per configuration and replayed into every server.
 //!
-//! What a cluster starts with is, but for a few fields, the same in every server of a process:
-//! the bootstrap objects that do not name the server (namespaces, priority classes, the local
-//! APIServices, the RBAC policy), and what the controllers then write (each initial
-//! namespace's `default` ServiceAccount and `kube-root-ca.crt` ConfigMap, the aggregated
-//! ClusterRoles' rules). The first server of each configuration ([`Key`]) runs that start
-//! through the write path in a private state and records the events it produced, each
-//! state's bytes with the places of its per-server values marked ([`Hole`]); every server
-//! then writes those events into its own store in one write, the holes filled with its own
-//! values: a fresh uid per object (two servers never share one), the current time, its CA
-//! bundle. Nothing is decoded, defaulted, admitted or serialised again, and the trees are
-//! parsed only when first read. The objects that name the server (the `kubernetes` Service,
-//! Endpoints and EndpointSlice, [`crate::registry::resource::ApiResource::bootstrap_names_server`])
-//! are made for each server afterwards, through the write path.
+//! What a cluster starts with is, but for a few fields, the same in every server of a
+//! configuration: the bootstrap objects (namespaces, priority classes, the local
+//! APIServices, the RBAC policy, the `kubernetes` Service, Endpoints and EndpointSlice), and
+//! what the controllers then write (each initial namespace's `default` ServiceAccount and
+//! `kube-root-ca.crt` ConfigMap, the aggregated ClusterRoles' rules). A start of each
+//! configuration ([`Key`]) runs through the write path in a private state, and its events are
+//! recorded, each state's bytes with the places of its per-server values marked ([`Hole`]);
+//! every server then writes those events into its own store in one write, the holes filled
+//! with its own values: a fresh uid per object (two servers never share one), the current
+//! time, its CA bundle, its address and port. Nothing is decoded, defaulted, admitted or
+//! serialised again, and the trees are parsed only when first read.
 //!
 //! The recordings of the configurations every `Server::start()` and `kubefake serve` use are
 //! compiled into the crate ([`recorded`]): only another configuration is recorded in-process.
@@ -46,16 +44,50 @@ pub(super) struct Key {
     root_ca: bool,
     /// The admission plugins the controllers' writes skip.
     disabled_admission_plugins: Vec<String>,
+    /// Whether the server's address is IPv6 (the `kubernetes` EndpointSlice's `addressType`).
+    ipv6: bool,
 }
 
 impl Key {
-    /// The key of a server's options.
-    pub(super) fn of(options: &Options) -> Key {
+    /// The key of a server.
+    pub(super) fn of(state: &State) -> Key {
+        let options = &state.options;
         Key {
             authorization: options.authorization,
             root_ca: options.root_ca.is_some(),
             disabled_admission_plugins: options.disabled_admission_plugins.clone(),
+            ipv6: Address::of(&state.server_address).ipv6,
         }
+    }
+}
+
+/// The address the `kubernetes` Service, Endpoints and EndpointSlice name: the server's, as
+/// they write it.
+struct Address {
+    /// The host, as a JSON string token.
+    host: Vec<u8>,
+    /// The port, as a JSON number token.
+    port: Vec<u8>,
+    ipv6: bool,
+}
+
+impl Address {
+    fn of(server_address: &str) -> Address {
+        let (host, port) = crate::registry::core::service::server_host_port(server_address);
+        Address {
+            ipv6: host.contains(':'),
+            host: format!("\"{host}\"").into_bytes(),
+            port: port.to_string().into_bytes(),
+        }
+    }
+}
+
+/// The address a recording's server has, in place of a real server's: unique, so that its
+/// places in the recorded bytes are found (documentation addresses, RFC 5737 and RFC 3849).
+fn address_mark(ipv6: bool) -> &'static str {
+    match ipv6 {
+        false => "192.0.2.1:65501",
+        true => "[2001:db8::1]:65501",
     }
 }
 
@@ -73,6 +105,10 @@ enum Hole {
     Now,
     /// The CA bundle of `kube-root-ca.crt`.
     RootCa,
+    /// The server's host (a string token).
+    Host,
+    /// The server's port (a number token).
+    Port,
 }
 
 /// One recorded event.
@@ -155,6 +191,7 @@ struct Values {
     uid_strs: Vec<Arc<str>>,
     now: Vec<u8>,
     root_ca: Option<Vec<u8>>,
+    address: Address,
 }
 
 /// The templates of this process, one per [`Key`] seen.
@@ -163,7 +200,7 @@ static TEMPLATES: Mutex<Vec<(Key, Arc<Template>)>> = Mutex::new(Vec::new());
 /// Writes the recorded start of `state`'s configuration into its store (recording it first
 /// when this process has not yet); an error leaves the store as it was.
 pub(super) async fn replay(state: &State) -> Result<(), ApiError> {
-    let key = Key::of(&state.options);
+    let key = Key::of(state);
     let cached = TEMPLATES
         .lock()
         .iter()
@@ -187,7 +224,8 @@ pub(super) async fn replay(state: &State) -> Result<(), ApiError> {
             }
         }
     };
-    template.replay(&state.store, state.options.root_ca.as_deref())
+    let address = Address::of(&state.server_address);
+    template.replay(&state.store, state.options.root_ca.as_deref(), address)
 }
 
 /// Runs the start of a server of this configuration through the write path, in a private
@@ -201,8 +239,9 @@ async fn record(key: &Key) -> Result<Template, ApiError> {
     };
     let (_shutdown, stopped) = watch::channel(false);
     let began = chrono::Utc::now().timestamp();
-    let state = State::new(String::new(), options, stopped);
-    state.bootstrap_shared().await;
+    let address = address_mark(key.ipv6);
+    let state = State::new(address.to_string(), options, stopped);
+    state.bootstrap_through_write_path().await;
     let ended = chrono::Utc::now().timestamp();
     let events = state
         .store
@@ -212,15 +251,21 @@ async fn record(key: &Key) -> Result<Template, ApiError> {
         let t = chrono::DateTime::from_timestamp(s, 0)?;
         Some(t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
     });
-    Ok(Template::from_events(&events, times))
+    Ok(Template::from_events(&events, times, &Address::of(address)))
 }
 
 impl Template {
     /// The template of a recording's events; `times` are the renderings of every second
     /// the recording ran in.
-    fn from_events(events: &[Arc<Event>], times: impl Iterator<Item = String>) -> Template {
+    fn from_events(
+        events: &[Arc<Event>],
+        times: impl Iterator<Item = String>,
+        address: &Address,
+    ) -> Template {
         let mut marks: HashMap<String, Hole> = times.map(|t| (t, Hole::Now)).collect();
         marks.insert(ROOT_CA_MARK.to_string(), Hole::RootCa);
+        let host = String::from_utf8_lossy(&address.host);
+        marks.insert(host.trim_matches('"').to_string(), Hole::Host);
         let mut uids = 0;
         for uid in events.iter().filter_map(|e| e.object.uid()) {
             if !marks.contains_key(uid) {
@@ -234,7 +279,7 @@ impl Template {
                 kind: e.kind,
                 resource: e.resource.clone(),
                 key: e.key.clone(),
-                holes: holes(&e.object.json, &marks),
+                holes: holes(&e.object.json, &marks, &address.port),
                 text: e.object.json.clone(),
                 rv: e.rv,
                 index: RecordedIndex::of(&e.object, &marks),
@@ -244,7 +289,12 @@ impl Template {
     }
 
     /// Writes the recorded events into `store`, in one write, with this server's values.
-    fn replay(&self, store: &Store, root_ca: Option<&str>) -> Result<(), ApiError> {
+    fn replay(
+        &self,
+        store: &Store,
+        root_ca: Option<&str>,
+        address: Address,
+    ) -> Result<(), ApiError> {
         let uid_strs: Vec<Arc<str>> = (0..self.uids)
             .map(|_| Arc::from(uuid::Uuid::new_v4().to_string()))
             .collect();
@@ -256,6 +306,7 @@ impl Template {
             uid_strs,
             now: format!("\"{}\"", now_rfc3339()).into_bytes(),
             root_ca: root_ca.map(|ca| crate::store::to_json(&serde_json::Value::from(ca))),
+            address,
         };
         store.write(|txn| {
             for event in &self.events {
@@ -293,6 +344,8 @@ impl Recorded {
                 Hole::Uid(n) => values.uids.get(*n).ok_or_else(missing)?,
                 Hole::Now => &values.now,
                 Hole::RootCa => values.root_ca.as_ref().ok_or_else(missing)?,
+                Hole::Host => &values.address.host,
+                Hole::Port => &values.address.port,
             };
             out.extend_from_slice(self.text.get(at..range.start).ok_or_else(missing)?);
             out.extend_from_slice(value);
@@ -304,11 +357,11 @@ impl Recorded {
 }
 
 /// The string tokens of `json` (quotes included) whose text is one of `marks` (a token with
-/// an escape is never a mark, but its escapes are skipped). It runs over every recorded byte
-/// in the builds tests use, unoptimised: a plain indexed loop (a few instructions a byte
-/// there, where a search per token costs hundreds), and a token is looked up only when its
-/// length is within the marks'.
-fn holes(json: &[u8], marks: &HashMap<String, Hole>) -> Vec<(Range<usize>, Hole)> {
+/// an escape is never a mark, but its escapes are skipped), and the number tokens that are
+/// `port`. It runs over every recorded byte in the builds tests use, unoptimised: a plain
+/// indexed loop (a few instructions a byte there, where a search per token costs hundreds),
+/// and a token is looked up only when its length is within the marks'.
+fn holes(json: &[u8], marks: &HashMap<String, Hole>, port: &[u8]) -> Vec<(Range<usize>, Hole)> {
     let shortest = marks.keys().map(String::len).min().unwrap_or(0);
     let longest = marks.keys().map(String::len).max().unwrap_or(0);
     let mut found = Vec::new();
@@ -316,6 +369,17 @@ fn holes(json: &[u8], marks: &HashMap<String, Hole>) -> Vec<(Range<usize>, Hole)
     let mut i = 0;
     while i < n {
         if json[i] != b'"' {
+            let starts_value = i > 0 && matches!(json[i - 1], b':' | b',' | b'[');
+            if starts_value && json[i].is_ascii_digit() {
+                let from = i;
+                while i < n && matches!(json[i], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-') {
+                    i += 1;
+                }
+                if json.get(from..i) == Some(port) {
+                    found.push((from..i, Hole::Port));
+                }
+                continue;
+            }
             i += 1;
             continue;
         }
@@ -349,10 +413,7 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
-    use crate::context::Context;
-    use crate::controllers;
     use crate::filters::authorization::Mode;
-    use crate::state::BootstrapKinds;
 
     const MARK: &str = "0b1e4e2c-mark";
 
@@ -365,11 +426,26 @@ mod tests {
     #[case::truncated(r#"{"a":"0b1e4e2c-mark"#, &[])]
     fn holes_are_whole_string_tokens(#[case] json: &str, #[case] starts: &[usize]) {
         let marks = HashMap::from([(MARK.to_string(), Hole::Now)]);
-        let got = holes(json.as_bytes(), &marks);
+        let got = holes(json.as_bytes(), &marks, b"65501");
         let got_starts: Vec<usize> = got.iter().map(|(range, _)| range.start).collect();
         assert_eq!(got_starts, starts);
         for (range, _) in got {
             assert_eq!(&json[range], format!("\"{MARK}\""));
+        }
+    }
+
+    #[rstest]
+    #[case::member(r#"{"port":65501}"#, &[8])]
+    #[case::in_a_list(r#"[1,65501,65501]"#, &[3, 9])]
+    #[case::a_longer_number(r#"{"a":655012,"b":165501}"#, &[])]
+    #[case::a_fraction(r#"{"a":65501.5,"b":6.5501e4}"#, &[])]
+    #[case::in_a_string(r#"{"a":"65501","b":"x:65501"}"#, &[])]
+    fn port_holes_are_whole_number_tokens(#[case] json: &str, #[case] starts: &[usize]) {
+        let got = holes(json.as_bytes(), &HashMap::new(), b"65501");
+        let got_starts: Vec<usize> = got.iter().map(|(range, _)| range.start).collect();
+        assert_eq!(got_starts, starts);
+        for (range, hole) in got {
+            assert_eq!((&json[range], hole), ("65501", Hole::Port));
         }
     }
 
@@ -385,9 +461,7 @@ mod tests {
         if replayed {
             state.bootstrap().await;
         } else {
-            let ctx = Context::internal();
-            let writes = state.create_bootstrap_objects(&ctx, BootstrapKinds::All);
-            controllers::after_all(&state, &ctx, writes).await;
+            state.bootstrap_through_write_path().await;
         }
         state
     }
@@ -442,13 +516,18 @@ mod tests {
     /// The replay writes what a start through the write path writes (the same objects, the
     /// same managedFields), but for uids, fresh in every server, and times.
     #[rstest]
-    #[case::always_allow(Mode::AlwaysAllow)]
-    #[case::rbac(Mode::Rbac)]
+    #[case::always_allow(Mode::AlwaysAllow, "127.0.0.1")]
+    #[case::rbac(Mode::Rbac, "127.0.0.1")]
+    #[case::ipv6(Mode::AlwaysAllow, "[::1]")]
+    #[case::every_address(Mode::AlwaysAllow, "0.0.0.0")]
     #[tokio::test]
-    async fn a_replayed_start_is_a_start_through_the_write_path(#[case] mode: Mode) {
-        let through = started("127.0.0.1:6443", mode, false).await;
-        let replayed = started("127.0.0.1:6443", mode, true).await;
-        let again = started("127.0.0.1:8443", mode, true).await;
+    async fn a_replayed_start_is_a_start_through_the_write_path(
+        #[case] mode: Mode,
+        #[case] host: &str,
+    ) {
+        let through = started(&format!("{host}:6443"), mode, false).await;
+        let replayed = started(&format!("{host}:6443"), mode, true).await;
+        let again = started(&format!("{host}:8443"), mode, true).await;
         let (want, through_uids) = objects(&through);
         let (got, uids) = objects(&replayed);
         assert_eq!(
@@ -467,6 +546,17 @@ mod tests {
             service["spec"]["ports"][0]["targetPort"], 8443,
             "its own address"
         );
+        let endpoints = &other["/endpoints/default/kubernetes"];
+        assert_eq!(endpoints["subsets"][0]["ports"][0]["port"], 8443);
+        let slice = &other["discovery.k8s.io/endpointslices/default/kubernetes"];
+        assert_eq!(slice["ports"][0]["port"], 8443);
+        let (ip, family) = match host {
+            "[::1]" => ("::1", "IPv6"),
+            _ => ("127.0.0.1", "IPv4"),
+        };
+        assert_eq!(endpoints["subsets"][0]["addresses"][0]["ip"], ip);
+        assert_eq!(slice["endpoints"][0]["addresses"][0], ip);
+        assert_eq!(slice["addressType"], family);
         let distinct: HashSet<&String> = uids
             .iter()
             .chain(&other_uids)

@@ -44,7 +44,7 @@ pub fn resource() -> ApiResource {
                 Column::computed("Endpoints", "string", 0, "", |o| json!(format_endpoints(o))),
                 Column::age("string"),
             ]))
-            .bootstrap_per_server(bootstrap)
+            .bootstrap(bootstrap)
         })
         .build()
 }

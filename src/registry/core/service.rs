@@ -55,7 +55,7 @@ pub fn resource() -> ApiResource {
             ])
             .table(columns())
             .delete_returns_object()
-            .bootstrap_per_server(bootstrap)
+            .bootstrap(bootstrap)
         })
         .build()
 }

@@ -58,7 +58,7 @@ pub fn resource() -> ApiResource {
             Column::computed("Endpoints", "string", 0, "", |o| json!(endpoints_cell(o))),
             Column::age("string"),
         ]))
-        .bootstrap_per_server(bootstrap)
+        .bootstrap(bootstrap)
     })
     .build()
 }

@@ -42,7 +42,7 @@ pub(super) struct ParseError {
 
 /// The file name and text of the compiled recording of `key`, if one is compiled in.
 fn file(key: &Key) -> Option<(&'static str, &'static str)> {
-    if !key.root_ca || !key.disabled_admission_plugins.is_empty() {
+    if !key.root_ca || !key.disabled_admission_plugins.is_empty() || key.ipv6 {
         return None;
     }
     FILES
@@ -63,6 +63,8 @@ fn placeholder(hole: Hole) -> Vec<u8> {
         Hole::Uid(n) => format!("\"$uid{n}\"").into_bytes(),
         Hole::Now => b"\"$now\"".to_vec(),
         Hole::RootCa => b"\"$root-ca\"".to_vec(),
+        Hole::Host => b"\"$host\"".to_vec(),
+        Hole::Port => b"0".to_vec(),
     }
 }
 
@@ -117,6 +119,8 @@ fn to_text(template: &Template, comment: &str) -> String {
                 Hole::Uid(n) => format!("uid{n}"),
                 Hole::Now => "now".to_string(),
                 Hole::RootCa => "root-ca".to_string(),
+                Hole::Host => "host".to_string(),
+                Hole::Port => "port".to_string(),
             };
             out.push_str(&format!(" {}..{}={name}", range.start, range.end));
         }
@@ -230,6 +234,8 @@ fn hole(field: &str) -> Option<(Range<usize>, Hole)> {
     let hole = match name {
         "now" => Hole::Now,
         "root-ca" => Hole::RootCa,
+        "host" => Hole::Host,
+        "port" => Hole::Port,
         uid => Hole::Uid(uid.strip_prefix("uid")?.parse().ok()?),
     };
     (start <= end).then_some((start..end, hole))
@@ -240,7 +246,7 @@ mod tests {
     use rstest::rstest;
 
     use super::*;
-    use crate::state::bootstrap::Values;
+    use crate::state::bootstrap::{Address, Values};
 
     /// What the test that checks the files compares: each recording rendered with the same
     /// values.
@@ -254,6 +260,11 @@ mod tests {
                 .collect(),
             now: b"\"a time\"".to_vec(),
             root_ca: Some(b"\"a bundle\"".to_vec()),
+            address: Address {
+                host: b"\"a host\"".to_vec(),
+                port: b"1".to_vec(),
+                ipv6: false,
+            },
         };
         template
             .events
@@ -349,6 +360,7 @@ mod tests {
             authorization: mode,
             root_ca: true,
             disabled_admission_plugins: Vec::new(),
+            ipv6: false,
         };
         let Some((name, compiled_text)) = file(&key) else {
             panic!("{mode:?} has no compiled recording");
