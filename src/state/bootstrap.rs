@@ -295,14 +295,16 @@ impl Template {
         root_ca: Option<&str>,
         address: Address,
     ) -> Result<(), ApiError> {
-        let uid_strs: Vec<Arc<str>> = (0..self.uids)
-            .map(|_| Arc::from(uuid::Uuid::new_v4().to_string()))
-            .collect();
+        let mut uids = Vec::with_capacity(self.uids);
+        let mut uid_strs = Vec::with_capacity(self.uids);
+        for _ in 0..self.uids {
+            let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
+            let uid: &str = uuid::Uuid::new_v4().hyphenated().encode_lower(&mut buf);
+            uids.push([b"\"", uid.as_bytes(), b"\""].concat());
+            uid_strs.push(Arc::from(uid));
+        }
         let values = Values {
-            uids: uid_strs
-                .iter()
-                .map(|u| format!("\"{u}\"").into_bytes())
-                .collect(),
+            uids,
             uid_strs,
             now: format!("\"{}\"", now_rfc3339()).into_bytes(),
             root_ca: root_ca.map(|ca| crate::store::to_json(&serde_json::Value::from(ca))),
