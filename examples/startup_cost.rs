@@ -1,6 +1,6 @@
 //! What a test pays for a kubefake server in the build it runs in: the first server of the
-//! process (which builds the built-in kinds' resources, shared by every later server, and
-//! parses the types of the kinds its bootstrap objects are), then the median of 30 more
+//! process (which builds the built-in kinds' resources and reads the compiled recording of
+//! the start, both shared by every later server), then the median of 30 more
 //! `Server::start()` (127.0.0.1, a random port, the built-in kinds served), of their
 //! `server.client()` (a kube-rs `Client` with its HTTP stack) and of their first request.
 //!
