@@ -340,6 +340,19 @@ pub fn storage_version_hash(group: &str, version: &str, kind: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(&digest[..8])
 }
 
+/// What names a resource: its group, version, plural and kind.
+#[derive(Debug, Clone, Copy)]
+pub struct Names<'a> {
+    /// API group (empty for core).
+    pub group: &'a str,
+    /// API version.
+    pub version: &'a str,
+    /// Plural, the URL segment.
+    pub plural: &'a str,
+    /// Kind of objects.
+    pub kind: &'a str,
+}
+
 /// Builds an [`ApiResource`] with the apiserver's derivations as defaults.
 pub struct ResourceBuilder {
     res: ApiResource,
@@ -355,6 +368,30 @@ impl ResourceBuilder {
         kind: &str,
         strategy: Arc<dyn Strategy>,
     ) -> ResourceBuilder {
+        let singular = kind.to_ascii_lowercase();
+        let names = Names {
+            group,
+            version,
+            plural,
+            kind,
+        };
+        ResourceBuilder::named(names, singular, strings(ALL_VERBS), strategy)
+    }
+
+    /// [`ResourceBuilder::new`] given the singular name and the verbs rather than deriving
+    /// them: a built-in kind's are published, and deriving them first would be wasted work.
+    pub fn named(
+        names: Names<'_>,
+        singular: String,
+        verbs: Vec<String>,
+        strategy: Arc<dyn Strategy>,
+    ) -> ResourceBuilder {
+        let Names {
+            group,
+            version,
+            plural,
+            kind,
+        } = names;
         /// The default Table columns, built once: most kinds replace them.
         fn default_columns() -> Arc<Columns> {
             static DEFAULT: std::sync::LazyLock<Arc<Columns>> =
@@ -366,13 +403,13 @@ impl ResourceBuilder {
                 group: group.to_string(),
                 version: version.to_string(),
                 plural: plural.to_string(),
-                singular: kind.to_ascii_lowercase(),
+                singular,
                 kind: kind.to_string(),
                 list_kind: format!("{kind}List"),
                 namespaced: true,
                 short_names: Vec::new(),
                 categories: Vec::new(),
-                verbs: strings(ALL_VERBS),
+                verbs,
                 subresources: Vec::new(),
                 storage_version: version.to_string(),
                 gr: GroupResource::new(group, plural),

@@ -124,6 +124,12 @@ impl Discovery {
         self.of(group_version).iter().find(|r| r.name == name)
     }
 
+    /// Every resource and subresource of a group-version, in the apiserver's order: for
+    /// looking several up without searching the group-versions again.
+    pub fn resources_of(&self, group_version: &str) -> &'static [ResourceInfo] {
+        self.of(group_version)
+    }
+
     /// The subresources of a resource, in the apiserver's order.
     pub fn subresources<'a>(
         &self,

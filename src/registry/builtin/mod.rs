@@ -12,11 +12,12 @@ pub mod data;
 pub mod schema;
 pub mod typed;
 
+use std::borrow::Cow;
 use std::sync::{Arc, LazyLock};
 
 use super::apiextensions::ScaleSubresource;
 use super::resource::{
-    api_version, Action, ApiResource, OpenApiDefinition, ResourceBuilder, Subresource,
+    api_version, Action, ApiResource, Names, OpenApiDefinition, ResourceBuilder, Subresource,
 };
 use super::strategy::Strategy;
 use super::{
@@ -102,14 +103,16 @@ pub use data::definition_name;
 /// A built-in kind, started from its published discovery facts. See the module documentation.
 pub struct Kind {
     builder: ResourceBuilder,
-    group_version: String,
-    plural: String,
+    /// The published resources of the kind's group-version, where its subresources are.
+    published: &'static [data::ResourceInfo],
+    plural: Cow<'static, str>,
 }
 
 /// Starts the resource of a built-in kind.
 pub fn kind(group: &str, version: &str, plural: &str, strategy: Arc<dyn Strategy>) -> Kind {
     let group_version = api_version(group, version);
-    let info = data::discovery().resource(&group_version, plural);
+    let published = data::discovery().resources_of(&group_version);
+    let info = published.iter().find(|r| r.name == plural);
     let kind_name = info.map_or("", |i| i.kind);
     let name = definition_name(group, version, kind_name).unwrap_or_default();
     let schema = Arc::new(schema::LazySchema::builtin(name));
@@ -120,21 +123,19 @@ pub fn kind(group: &str, version: &str, plural: &str, strategy: Arc<dyn Strategy
         version,
         name,
     ));
-    let mut builder = ResourceBuilder::new(group, version, plural, kind_name, strategy);
-    if let Some(info) = info {
-        builder = builder.with(|r| {
-            r.singular = info.singular_name.to_string();
-            r.namespaced = info.namespaced;
-            r.verbs = strings(info.verbs);
-            r.short_names = strings(info.short_names);
-            r.categories = strings(info.categories);
-            if !info.storage_version_hash.is_empty() {
-                r.storage_version_hash = info.storage_version_hash.to_string();
-            }
-        });
-    } else {
-        tracing::error!(%group_version, plural, "a built-in kind missing from the API definitions");
-    }
+    let names = Names {
+        group,
+        version,
+        plural,
+        kind: kind_name,
+    };
+    let mut builder = match info {
+        Some(info) => published_builder(names, info, strategy),
+        None => {
+            tracing::error!(%group_version, plural, "a built-in kind missing from the API definitions");
+            ResourceBuilder::new(group, version, plural, kind_name, strategy)
+        }
+    };
     let list_name =
         definition_name(group, version, &format!("{kind_name}List")).unwrap_or_default();
     builder = builder.with(|r| r.schema = schema);
@@ -145,9 +146,29 @@ pub fn kind(group: &str, version: &str, plural: &str, strategy: Arc<dyn Strategy
     });
     Kind {
         builder,
-        group_version,
-        plural: plural.to_string(),
+        published,
+        // Borrowed from the published facts when they name the kind: no copy per kind.
+        plural: info.map_or_else(|| Cow::Owned(plural.to_string()), |i| Cow::Borrowed(i.name)),
     }
+}
+
+/// The builder of a published kind, given its published names and verbs from the start
+/// rather than the defaults [`ResourceBuilder::new`] would derive and this would replace.
+fn published_builder(
+    names: Names<'_>,
+    info: &data::ResourceInfo,
+    strategy: Arc<dyn Strategy>,
+) -> ResourceBuilder {
+    let singular = info.singular_name.to_string();
+    let builder = ResourceBuilder::named(names, singular, strings(info.verbs), strategy);
+    builder.with(|r| {
+        r.namespaced = info.namespaced;
+        r.short_names = strings(info.short_names);
+        r.categories = strings(info.categories);
+        if !info.storage_version_hash.is_empty() {
+            r.storage_version_hash = info.storage_version_hash.to_string();
+        }
+    })
 }
 
 /// Owned copies of published names.
@@ -156,10 +177,20 @@ fn strings(names: &[&str]) -> Vec<String> {
 }
 
 impl Kind {
+    /// The published facts of one of the kind's subresources (`plural/sub`), found without
+    /// formatting the name.
+    fn subresource_info(&self, sub: &str) -> Option<&'static data::ResourceInfo> {
+        self.published.iter().find(|r| {
+            r.name
+                .strip_prefix(&*self.plural)
+                .and_then(|rest| rest.strip_prefix('/'))
+                == Some(sub)
+        })
+    }
+
     /// The published verbs of one of the kind's subresources.
     fn verbs(&self, sub: &str) -> Vec<String> {
-        data::discovery()
-            .resource(&self.group_version, &format!("{}/{sub}", self.plural))
+        self.subresource_info(sub)
             .map(|i| strings(i.verbs))
             .unwrap_or_default()
     }
@@ -185,8 +216,7 @@ impl Kind {
     /// Serves a subresource written as its own code (`pods/binding`, `pods/log`), with the verbs
     /// and the response kind Kubernetes publishes for it.
     pub fn action(mut self, name: &str, action: Arc<dyn Action>) -> Self {
-        let info =
-            data::discovery().resource(&self.group_version, &format!("{}/{name}", self.plural));
+        let info = self.subresource_info(name);
         let mut sub = Subresource::action(name, &[], action);
         if let Some(info) = info {
             sub.verbs = strings(info.verbs);
