@@ -118,12 +118,86 @@ pub enum SubresourceKind {
     Action(Arc<dyn Action>),
 }
 
+/// Names a resource lists (its verbs, short names, categories): a built-in kind's are
+/// published or literal, borrowed rather than copied for every kind at start; a custom
+/// resource's come from its CRD, owned.
+#[derive(Debug, Clone)]
+pub enum NameList {
+    /// Published or literal names.
+    Static(&'static [&'static str]),
+    /// Names read from an object.
+    Owned(Vec<String>),
+}
+
+impl NameList {
+    /// How many names.
+    pub fn len(&self) -> usize {
+        match self {
+            NameList::Static(names) => names.len(),
+            NameList::Owned(names) => names.len(),
+        }
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The `i`th name.
+    pub fn get(&self, i: usize) -> Option<&str> {
+        match self {
+            NameList::Static(names) => names.get(i).copied(),
+            NameList::Owned(names) => names.get(i).map(String::as_str),
+        }
+    }
+
+    /// The names, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
+        (0..self.len()).filter_map(|i| self.get(i))
+    }
+
+    /// Whether `name` is among them.
+    pub fn contains(&self, name: &str) -> bool {
+        self.iter().any(|n| n == name)
+    }
+}
+
+impl Default for NameList {
+    fn default() -> Self {
+        NameList::Static(&[])
+    }
+}
+
+impl From<&'static [&'static str]> for NameList {
+    fn from(names: &'static [&'static str]) -> Self {
+        NameList::Static(names)
+    }
+}
+
+impl From<Vec<String>> for NameList {
+    fn from(names: Vec<String>) -> Self {
+        NameList::Owned(names)
+    }
+}
+
+impl PartialEq for NameList {
+    fn eq(&self, other: &Self) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl serde::Serialize for NameList {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
+}
+
 /// A subresource of a resource (`pods/status`, `deployments/scale`, `namespaces/finalize`).
 pub struct Subresource {
     /// The URL segment after the object's name.
     pub name: String,
     /// Verbs it serves.
-    pub verbs: Vec<String>,
+    pub verbs: NameList,
     /// What it is.
     pub kind: SubresourceKind,
     /// The `(group, version, kind)` it serves when that is not the parent's kind (`Binding`,
@@ -133,20 +207,28 @@ pub struct Subresource {
 
 impl Subresource {
     /// A part of the object written with its own strategy.
-    pub fn part(name: &str, verbs: &[&str], strategy: Arc<dyn Strategy>) -> Subresource {
+    pub fn part(
+        name: &str,
+        verbs: &'static [&'static str],
+        strategy: Arc<dyn Strategy>,
+    ) -> Subresource {
         Subresource {
             name: name.to_string(),
-            verbs: strings(verbs),
+            verbs: NameList::Static(verbs),
             kind: SubresourceKind::Part(strategy),
             response: None,
         }
     }
 
     /// A subresource served by its own code.
-    pub fn action(name: &str, verbs: &[&str], action: Arc<dyn Action>) -> Subresource {
+    pub fn action(
+        name: &str,
+        verbs: &'static [&'static str],
+        action: Arc<dyn Action>,
+    ) -> Subresource {
         Subresource {
             name: name.to_string(),
-            verbs: strings(verbs),
+            verbs: NameList::Static(verbs),
             kind: SubresourceKind::Action(action),
             response: None,
         }
@@ -156,7 +238,7 @@ impl Subresource {
     pub fn scale(config: ScaleSubresource) -> Subresource {
         Subresource {
             name: "scale".into(),
-            verbs: strings(PART_VERBS),
+            verbs: NameList::Static(PART_VERBS),
             kind: SubresourceKind::Scale(config),
             response: Some(("autoscaling".into(), "v1".into(), "Scale".into())),
         }
@@ -164,7 +246,7 @@ impl Subresource {
 
     /// Whether it serves `verb`.
     pub fn allows(&self, verb: &str) -> bool {
-        self.verbs.iter().any(|v| v == verb)
+        self.verbs.contains(verb)
     }
 
     /// The `(group, version, kind)` of what the subresource serves, when it is not the parent
@@ -224,11 +306,11 @@ pub struct ApiResource {
     /// Namespaced or cluster-scoped.
     pub namespaced: bool,
     /// Short names for kubectl.
-    pub short_names: Vec<String>,
+    pub short_names: NameList,
     /// Categories (`all`, ...).
-    pub categories: Vec<String>,
+    pub categories: NameList,
     /// Verbs allowed on the main resource.
-    pub verbs: Vec<String>,
+    pub verbs: NameList,
     /// Subresources, in discovery order.
     pub subresources: Vec<Arc<Subresource>>,
     /// The version objects are stored in.
@@ -298,7 +380,7 @@ impl ApiResource {
 
     /// Whether the resource allows `verb`.
     pub fn allows(&self, verb: &str) -> bool {
-        self.verbs.iter().any(|v| v == verb)
+        self.verbs.contains(verb)
     }
 
     /// A subresource by name.
@@ -375,7 +457,7 @@ impl ResourceBuilder {
             plural,
             kind,
         };
-        ResourceBuilder::named(names, singular, strings(ALL_VERBS), strategy)
+        ResourceBuilder::named(names, singular, NameList::Static(ALL_VERBS), strategy)
     }
 
     /// [`ResourceBuilder::new`] given the singular name and the verbs rather than deriving
@@ -383,7 +465,7 @@ impl ResourceBuilder {
     pub fn named(
         names: Names<'_>,
         singular: String,
-        verbs: Vec<String>,
+        verbs: NameList,
         strategy: Arc<dyn Strategy>,
     ) -> ResourceBuilder {
         let Names {
@@ -407,8 +489,8 @@ impl ResourceBuilder {
                 kind: kind.to_string(),
                 list_kind: format!("{kind}List"),
                 namespaced: true,
-                short_names: Vec::new(),
-                categories: Vec::new(),
+                short_names: NameList::default(),
+                categories: NameList::default(),
                 verbs,
                 subresources: Vec::new(),
                 storage_version: version.to_string(),
@@ -452,20 +534,20 @@ impl ResourceBuilder {
     }
 
     /// Short names (`ns`).
-    pub fn short_names(mut self, names: &[&str]) -> Self {
-        self.res.short_names = names.iter().map(|s| s.to_string()).collect();
+    pub fn short_names(mut self, names: &'static [&'static str]) -> Self {
+        self.res.short_names = NameList::Static(names);
         self
     }
 
     /// Categories (`all`).
-    pub fn categories(mut self, names: &[&str]) -> Self {
-        self.res.categories = names.iter().map(|s| s.to_string()).collect();
+    pub fn categories(mut self, names: &'static [&'static str]) -> Self {
+        self.res.categories = NameList::Static(names);
         self
     }
 
     /// The verbs of the main resource, when not every verb is served.
-    pub fn verbs(mut self, verbs: &[&str]) -> Self {
-        self.res.verbs = strings(verbs);
+    pub fn verbs(mut self, verbs: &'static [&'static str]) -> Self {
+        self.res.verbs = NameList::Static(verbs);
         self
     }
 

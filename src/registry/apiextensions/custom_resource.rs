@@ -159,8 +159,8 @@ fn resource(
     builder
         .with(|r| {
             r.singular = names.singular.clone();
-            r.short_names = names.short_names.clone();
-            r.categories = names.categories.clone();
+            r.short_names = names.short_names.clone().into();
+            r.categories = names.categories.clone().into();
             r.list_kind = names.list_kind.clone();
             r.namespaced = crd.namespaced();
             r.storage_version_hash = storage_version_hash(group, &storage_version, &names.kind);

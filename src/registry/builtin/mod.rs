@@ -17,7 +17,8 @@ use std::sync::{Arc, LazyLock};
 
 use super::apiextensions::ScaleSubresource;
 use super::resource::{
-    api_version, Action, ApiResource, Names, OpenApiDefinition, ResourceBuilder, Subresource,
+    api_version, Action, ApiResource, NameList, Names, OpenApiDefinition, ResourceBuilder,
+    Subresource,
 };
 use super::strategy::Strategy;
 use super::{
@@ -160,20 +161,16 @@ fn published_builder(
     strategy: Arc<dyn Strategy>,
 ) -> ResourceBuilder {
     let singular = info.singular_name.to_string();
-    let builder = ResourceBuilder::named(names, singular, strings(info.verbs), strategy);
+    let verbs = NameList::Static(info.verbs);
+    let builder = ResourceBuilder::named(names, singular, verbs, strategy);
     builder.with(|r| {
         r.namespaced = info.namespaced;
-        r.short_names = strings(info.short_names);
-        r.categories = strings(info.categories);
+        r.short_names = NameList::Static(info.short_names);
+        r.categories = NameList::Static(info.categories);
         if !info.storage_version_hash.is_empty() {
             r.storage_version_hash = info.storage_version_hash.to_string();
         }
     })
-}
-
-/// Owned copies of published names.
-fn strings(names: &[&str]) -> Vec<String> {
-    names.iter().map(|n| n.to_string()).collect()
 }
 
 impl Kind {
@@ -189,9 +186,9 @@ impl Kind {
     }
 
     /// The published verbs of one of the kind's subresources.
-    fn verbs(&self, sub: &str) -> Vec<String> {
+    fn verbs(&self, sub: &str) -> NameList {
         self.subresource_info(sub)
-            .map(|i| strings(i.verbs))
+            .map(|i| NameList::Static(i.verbs))
             .unwrap_or_default()
     }
 
@@ -219,7 +216,7 @@ impl Kind {
         let info = self.subresource_info(name);
         let mut sub = Subresource::action(name, &[], action);
         if let Some(info) = info {
-            sub.verbs = strings(info.verbs);
+            sub.verbs = NameList::Static(info.verbs);
             let group = info.group.unwrap_or_default().to_string();
             let version = info.version.unwrap_or_default().to_string();
             sub.response = Some((group, version, info.kind.to_string()));
