@@ -106,6 +106,8 @@ pub struct Kind {
     builder: ResourceBuilder,
     /// The published resources of the kind's group-version, where its subresources are.
     published: &'static [data::ResourceInfo],
+    /// Those after the kind's own entry, which its subresources follow.
+    after: &'static [data::ResourceInfo],
     plural: Cow<'static, str>,
 }
 
@@ -113,13 +115,17 @@ pub struct Kind {
 pub fn kind(group: &str, version: &str, plural: &str, strategy: Arc<dyn Strategy>) -> Kind {
     let group_version = api_version(group, version);
     let published = data::discovery().resources_of(&group_version);
-    let info = published.iter().find(|r| r.name == plural);
+    let own = published.iter().position(|r| r.name == plural);
+    let info = own.map(|i| &published[i]);
+    if info.is_none() {
+        tracing::error!(%group_version, plural, "a built-in kind missing from the API definitions");
+    }
     let kind_name = info.map_or("", |i| i.kind);
     let name = definition_name(group, version, kind_name).unwrap_or_default();
     let schema = Arc::new(schema::LazySchema::builtin(name));
     let strategy = Arc::new(typed::Typed::new(
         strategy,
-        &group_version,
+        group_version,
         kind_name,
         version,
         name,
@@ -132,10 +138,7 @@ pub fn kind(group: &str, version: &str, plural: &str, strategy: Arc<dyn Strategy
     };
     let mut builder = match info {
         Some(info) => published_builder(names, info, strategy),
-        None => {
-            tracing::error!(%group_version, plural, "a built-in kind missing from the API definitions");
-            ResourceBuilder::new(group, version, plural, kind_name, strategy)
-        }
+        None => ResourceBuilder::new(group, version, plural, kind_name, strategy),
     };
     let list_name =
         definition_name(group, version, &format!("{kind_name}List")).unwrap_or_default();
@@ -148,6 +151,7 @@ pub fn kind(group: &str, version: &str, plural: &str, strategy: Arc<dyn Strategy
     Kind {
         builder,
         published,
+        after: own.map_or(&[], |i| &published[i + 1..]),
         // Borrowed from the published facts when they name the kind: no copy per kind.
         plural: info.map_or_else(|| Cow::Owned(plural.to_string()), |i| Cow::Borrowed(i.name)),
     }
@@ -175,14 +179,20 @@ fn published_builder(
 
 impl Kind {
     /// The published facts of one of the kind's subresources (`plural/sub`), found without
-    /// formatting the name.
+    /// formatting the name: first among the entries after the kind's own, where the apiserver
+    /// lists its subresources, then anywhere in the group-version.
     fn subresource_info(&self, sub: &str) -> Option<&'static data::ResourceInfo> {
-        self.published.iter().find(|r| {
+        let is_sub = |r: &&data::ResourceInfo| {
             r.name
                 .strip_prefix(&*self.plural)
                 .and_then(|rest| rest.strip_prefix('/'))
                 == Some(sub)
-        })
+        };
+        self.after
+            .iter()
+            .take_while(|r| r.name.starts_with(&*self.plural))
+            .find(is_sub)
+            .or_else(|| self.published.iter().find(is_sub))
     }
 
     /// The published verbs of one of the kind's subresources.

@@ -24,29 +24,29 @@ use crate::typed::{self, error::TypedError};
 pub struct Typed {
     inner: Arc<dyn Strategy>,
     api_version: String,
-    kind: String,
+    kind: &'static str,
     version: String,
     /// The OpenAPI definition of the kind, whose declared defaults every decode applies.
-    definition: String,
+    definition: &'static str,
     /// Those defaults, found on the kind's first write.
     defaults: OnceLock<Defaults>,
 }
 
 impl Typed {
-    /// Wraps a kind's strategy.
+    /// Wraps a kind's strategy; the kind and its definition are the published names, borrowed.
     pub fn new(
         inner: Arc<dyn Strategy>,
-        api_version: &str,
-        kind: &str,
+        api_version: String,
+        kind: &'static str,
         version: &str,
-        definition: &str,
+        definition: &'static str,
     ) -> Typed {
         Typed {
             inner,
-            api_version: api_version.to_string(),
-            kind: kind.to_string(),
+            api_version,
+            kind,
             version: version.to_string(),
-            definition: definition.to_string(),
+            definition,
             defaults: OnceLock::new(),
         }
     }
@@ -65,20 +65,20 @@ impl Strategy for Typed {
     fn decode(&self, obj: &mut Value, ctx: &Context) -> Result<(), ApiError> {
         let table = &*typed::model::TABLE;
         // A kind the Go model does not describe keeps its JSON as sent.
-        if let Some(id) = table.kind(&self.api_version, &self.kind) {
+        if let Some(id) = table.kind(&self.api_version, self.kind) {
             let n = typed::normalize::normalize_as(table, id, std::mem::take(obj))
                 .map_err(|e| self.decode_error(&e))?;
             ctx.field_validation.report(
                 ctx,
                 "unknown field",
                 &n.unknown,
-                &self.kind,
+                self.kind,
                 &self.version,
             )?;
             *obj = n.value;
         }
         self.defaults
-            .get_or_init(|| Defaults::of(&self.definition))
+            .get_or_init(|| Defaults::of(self.definition))
             .apply(obj);
         self.inner.defaults(obj);
         self.inner.decode(obj, ctx)
