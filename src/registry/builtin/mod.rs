@@ -121,7 +121,10 @@ pub fn kind(group: &str, version: &str, plural: &str, strategy: Arc<dyn Strategy
         tracing::error!(%group_version, plural, "a built-in kind missing from the API definitions");
     }
     let kind_name = info.map_or("", |i| i.kind);
-    let name = definition_name(group, version, kind_name).unwrap_or_default();
+    let (name, list_name) = match info {
+        Some(info) => (info.definition, info.list_definition),
+        None => definition_names(group, version, kind_name),
+    };
     let schema = Arc::new(schema::LazySchema::builtin(name));
     let strategy = Arc::new(typed::Typed::new(
         strategy,
@@ -140,8 +143,6 @@ pub fn kind(group: &str, version: &str, plural: &str, strategy: Arc<dyn Strategy
         Some(info) => published_builder(names, info, strategy),
         None => ResourceBuilder::new(group, version, plural, kind_name, strategy),
     };
-    let list_name =
-        definition_name(group, version, &format!("{kind_name}List")).unwrap_or_default();
     builder = builder.with(|r| r.schema = schema);
     builder = builder.openapi(OpenApiDefinition {
         name: name.to_string(),
@@ -155,6 +156,16 @@ pub fn kind(group: &str, version: &str, plural: &str, strategy: Arc<dyn Strategy
         // Borrowed from the published facts when they name the kind: no copy per kind.
         plural: info.map_or_else(|| Cow::Owned(plural.to_string()), |i| Cow::Borrowed(i.name)),
     }
+}
+
+/// The definition names of a kind and of its list, looked up: for a kind the published facts
+/// do not name (a published kind's are found at build time).
+fn definition_names(group: &str, version: &str, kind: &str) -> (&'static str, &'static str) {
+    let list = format!("{kind}List");
+    (
+        definition_name(group, version, kind).unwrap_or_default(),
+        definition_name(group, version, &list).unwrap_or_default(),
+    )
 }
 
 /// The builder of a published kind, given its published names and verbs from the start
