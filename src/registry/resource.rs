@@ -118,7 +118,7 @@ pub enum SubresourceKind {
     Action(Arc<dyn Action>),
 }
 
-/// Names a resource lists (its verbs, short names, categories): a built-in kind's are
+/// Names a resource lists (its verbs, short names, categories, selectable fields): a built-in kind's are
 /// published or literal, borrowed rather than copied for every kind at start; a custom
 /// resource's come from its CRD, owned.
 #[derive(Debug, Clone)]
@@ -318,7 +318,7 @@ pub struct ApiResource {
     /// Where objects live in the store (shared by every version).
     pub gr: GroupResource,
     /// Field names usable in `fieldSelector`.
-    pub field_selectors: Vec<String>,
+    pub field_selectors: NameList,
     /// How an unsupported `fieldSelector` field is worded (core kinds differ from the rest).
     pub unsupported_field: fn(&str, &[&str]) -> String,
     /// Per-resource behaviour of the main resource.
@@ -401,10 +401,6 @@ impl ApiResource {
         self.subresource(name)
             .is_some_and(|s| matches!(s.kind, SubresourceKind::Part(_)))
     }
-}
-
-fn strings(list: &[&str]) -> Vec<String> {
-    list.iter().map(|s| s.to_string()).collect()
 }
 
 /// `group/version`, or just `version` for the core group.
@@ -495,7 +491,7 @@ impl ResourceBuilder {
                 subresources: Vec::new(),
                 storage_version: version.to_string(),
                 gr: GroupResource::new(group, plural),
-                field_selectors: strings(&["metadata.name", "metadata.namespace"]),
+                field_selectors: NameList::Static(&["metadata.name", "metadata.namespace"]),
                 unsupported_field: selector::builtin_unsupported_field,
                 strategy: strategy.clone(),
                 table: default_columns(),
@@ -566,8 +562,8 @@ impl ResourceBuilder {
     }
 
     /// Field names usable in `fieldSelector`.
-    pub fn field_selectors(mut self, fields: &[&str]) -> Self {
-        self.res.field_selectors = strings(fields);
+    pub fn field_selectors(mut self, fields: &'static [&'static str]) -> Self {
+        self.res.field_selectors = NameList::Static(fields);
         self
     }
 
