@@ -155,7 +155,9 @@ impl Index {
             g.versions.sort_by(|a, b| version_priority(a, b));
         }
 
-        let mut by_gvr: ByName<ByName<ByName<Arc<ApiResource>>>> = ByName::default();
+        // Sized up front, as each run's resources below: growing a map hashes its keys again.
+        let mut by_gvr: ByName<ByName<ByName<Arc<ApiResource>>>> =
+            ByName::with_capacity_and_hasher(groups.len() + 1, Default::default());
         let mut by_group_version: BTreeMap<(String, String), Vec<Arc<ApiResource>>> =
             BTreeMap::new();
         let all: Vec<Arc<ApiResource>> = builtin.iter().cloned().chain(custom).collect();
@@ -169,6 +171,7 @@ impl Index {
                 .or_default()
                 .entry(version.clone())
                 .or_default();
+            plurals.reserve(run.len());
             for r in run {
                 plurals.entry(r.plural.clone()).or_insert_with(|| r.clone());
             }
