@@ -8,6 +8,7 @@
 //! OpenAPI schema, how request bodies are decoded and which patch types are accepted, whether a
 //! DELETE answers with the object, and the objects every cluster starts with.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use base64::Engine;
@@ -281,10 +282,11 @@ pub enum UnservedVerb {
 
 /// The OpenAPI definitions of a resource's kind.
 pub struct OpenApiDefinition {
-    /// Definition name of the kind (`io.k8s.api.core.v1.Namespace`).
-    pub name: String,
+    /// Definition name of the kind (`io.k8s.api.core.v1.Namespace`): a built-in kind's is
+    /// published, borrowed; a custom resource's is made from its CRD.
+    pub name: Cow<'static, str>,
     /// Definition name of its list kind.
-    pub list_name: String,
+    pub list_name: Cow<'static, str>,
     /// The kind's schema in OpenAPI v3 form (`$ref`s to `#/components/schemas/...`).
     pub schema: Value,
 }
@@ -499,8 +501,8 @@ impl ResourceBuilder {
                 storage_version_hash: String::new(),
                 schema: Arc::new(LazySchema::Ready(None)),
                 openapi: OpenApiDefinition {
-                    name: String::new(),
-                    list_name: String::new(),
+                    name: Cow::Borrowed(""),
+                    list_name: Cow::Borrowed(""),
                     schema: Value::Null,
                 },
                 decoding: BodyCodec::Typed,

@@ -281,8 +281,8 @@ fn openapi_definition(crd: &Crd, v: &Version) -> OpenApiDefinition {
     parts.reverse();
     let package = format!("{}.{}", parts.join("."), v.name);
     OpenApiDefinition {
-        name: format!("{package}.{}", names.kind),
-        list_name: format!("{package}.{}", names.list_kind),
+        name: format!("{package}.{}", names.kind).into(),
+        list_name: format!("{package}.{}", names.list_kind).into(),
         schema: openapi::with_type_meta(raw, group, &v.name, &names.kind),
     }
 }

@@ -145,8 +145,8 @@ pub fn kind(group: &str, version: &str, plural: &str, strategy: Arc<dyn Strategy
     };
     builder = builder.with(|r| r.schema = schema);
     builder = builder.openapi(OpenApiDefinition {
-        name: name.to_string(),
-        list_name: list_name.to_string(),
+        name: Cow::Borrowed(name),
+        list_name: Cow::Borrowed(list_name),
         schema: serde_json::Value::Null,
     });
     Kind {
