@@ -435,7 +435,9 @@ pub struct Names<'a> {
 
 /// Builds an [`ApiResource`] with the apiserver's derivations as defaults.
 pub struct ResourceBuilder {
-    res: ApiResource,
+    /// Boxed: each step of a builder chain moves the builder, and a debug build copies a
+    /// resource's every byte on each move (every kind's resource is built at start).
+    res: Box<ApiResource>,
 }
 
 impl ResourceBuilder {
@@ -479,7 +481,7 @@ impl ResourceBuilder {
             DEFAULT.clone()
         }
         ResourceBuilder {
-            res: ApiResource {
+            res: Box::new(ApiResource {
                 group: group.to_string(),
                 version: version.to_string(),
                 plural: plural.to_string(),
@@ -521,7 +523,7 @@ impl ResourceBuilder {
                 action: None,
                 crd: None,
                 rules: None,
-            },
+            }),
         }
     }
 
@@ -627,7 +629,7 @@ impl ResourceBuilder {
         if res.storage_version_hash.is_empty() && res.action.is_none() {
             res.storage_version_hash = storage_version_hash(&res.group, &res.version, &res.kind);
         }
-        self.res
+        *self.res
     }
 }
 
