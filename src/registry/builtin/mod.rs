@@ -126,13 +126,7 @@ pub fn kind(group: &str, version: &str, plural: &str, strategy: Arc<dyn Strategy
         None => definition_names(group, version, kind_name),
     };
     let schema = Arc::new(schema::LazySchema::builtin(name));
-    let strategy = Arc::new(typed::Typed::new(
-        strategy,
-        group_version,
-        kind_name,
-        version,
-        name,
-    ));
+    let strategy = Arc::new(typed::Typed::new(strategy, group_version, kind_name, name));
     let names = Names {
         group,
         version,

@@ -23,9 +23,9 @@ use crate::typed::{self, error::TypedError};
 /// A built-in kind's strategy behind its typed decode. Every other step is the kind's own.
 pub struct Typed {
     inner: Arc<dyn Strategy>,
+    /// `group/version` (`version` for core): the version is its last part.
     api_version: String,
     kind: &'static str,
-    version: String,
     /// The OpenAPI definition of the kind, whose declared defaults every decode applies.
     definition: &'static str,
     /// Those defaults, found on the kind's first write.
@@ -38,23 +38,30 @@ impl Typed {
         inner: Arc<dyn Strategy>,
         api_version: String,
         kind: &'static str,
-        version: &str,
         definition: &'static str,
     ) -> Typed {
         Typed {
             inner,
             api_version,
             kind,
-            version: version.to_string(),
             definition,
             defaults: OnceLock::new(),
         }
     }
 
+    /// The kind's version, read from its apiVersion rather than kept beside it.
+    fn version(&self) -> &str {
+        self.api_version
+            .rsplit_once('/')
+            .map_or(&self.api_version, |(_, version)| version)
+    }
+
     fn decode_error(&self, e: &TypedError) -> ApiError {
         ApiError::bad_request(format!(
             "{} in version {:?} cannot be handled as a {}: {e}",
-            self.kind, self.version, self.kind
+            self.kind,
+            self.version(),
+            self.kind
         ))
     }
 }
@@ -73,7 +80,7 @@ impl Strategy for Typed {
                 "unknown field",
                 &n.unknown,
                 self.kind,
-                &self.version,
+                self.version(),
             )?;
             *obj = n.value;
         }
