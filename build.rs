@@ -40,14 +40,19 @@ fn main() -> Result<()> {
     println!("cargo:rerun-if-changed=src/schema/zero.rs");
     let dir = std::env::var("OUT_DIR")?;
     let dir = Path::new(&dir);
-    std::fs::write(dir.join("k8s_schemas.rs"), schemas()?)?;
+    let (schemas, kinds) = schemas()?;
+    std::fs::write(dir.join("k8s_schemas.rs"), schemas)?;
     std::fs::write(dir.join("k8s_table_index.rs"), table_index()?)?;
-    std::fs::write(dir.join("k8s_discovery.rs"), discovery()?)?;
+    std::fs::write(dir.join("k8s_discovery.rs"), discovery(&kinds)?)?;
     Ok(())
 }
 
-/// The schemas, one JSON text per definition, and the definition of each kind.
-fn schemas() -> Result<String> {
+/// The definition name of each (group, version, kind).
+type KindDefinitions = BTreeMap<(String, String, String), String>;
+
+/// The schemas, one JSON text per definition, and the definition of each kind (also returned,
+/// for the discovery tables).
+fn schemas() -> Result<(String, KindDefinitions)> {
     let text = std::fs::read_to_string(SCHEMAS)?;
     let components: BTreeMap<String, Box<RawValue>> = serde_json::from_str(&text)?;
     let mut out = String::new();
@@ -85,7 +90,11 @@ fn schemas() -> Result<String> {
         writeln!(out, "    ({group:?}, {version:?}, {kind:?}, {name:?}),")?;
     }
     out.push_str("];\n");
-    Ok(out)
+    let kinds = kinds
+        .into_iter()
+        .map(|(gvk, name)| (gvk, name.to_string()))
+        .collect();
+    Ok((out, kinds))
 }
 
 /// `(name, skeleton)` table lines of every definition with a defaults skeleton
@@ -215,8 +224,9 @@ fn table_index() -> Result<String> {
 }
 
 /// The groups and the resources of each group-version, as `GroupInfo` and `ResourceInfo`
-/// (declared in `src/registry/builtin/data.rs`) literals.
-fn discovery() -> Result<String> {
+/// (declared in `src/registry/builtin/data.rs`) literals, each with its kind's definition
+/// names from `kinds`.
+fn discovery(kinds: &KindDefinitions) -> Result<String> {
     let text = std::fs::read_to_string(DISCOVERY)?;
     let file: Value = serde_json::from_str(&text)?;
     let mut out = String::new();
@@ -244,8 +254,18 @@ fn discovery() -> Result<String> {
     // serde_json's map is sorted by key: the order the server's binary search needs.
     for (gv, list) in resources {
         writeln!(out, "    ({gv:?}, &[")?;
+        let (group, version) = gv.split_once('/').unwrap_or(("", gv));
+        let definition = |kind: String| {
+            let key = (group.to_string(), version.to_string(), kind);
+            kinds.get(&key).map_or("", String::as_str)
+        };
         for r in list.as_array().ok_or("resources not a list")? {
-            resource_info(&mut out, r)?;
+            let kind = r["kind"].as_str().unwrap_or("");
+            let names = (
+                definition(kind.to_string()),
+                definition(format!("{kind}List")),
+            );
+            resource_info(&mut out, r, names)?;
         }
         out.push_str("    ]),\n");
     }
@@ -253,8 +273,9 @@ fn discovery() -> Result<String> {
     Ok(out)
 }
 
-/// One `ResourceInfo` literal.
-fn resource_info(out: &mut String, r: &Value) -> Result<()> {
+/// One `ResourceInfo` literal; `definitions` are the definition names of its kind and of its
+/// list kind in its group-version.
+fn resource_info(out: &mut String, r: &Value, definitions: (&str, &str)) -> Result<()> {
     let text = |k: &str| r[k].as_str().unwrap_or("");
     let list = |k: &str| -> Vec<&str> {
         r[k].as_array()
@@ -268,7 +289,7 @@ fn resource_info(out: &mut String, r: &Value) -> Result<()> {
         out,
         "        ResourceInfo {{ name: {:?}, singular_name: {:?}, namespaced: {}, kind: {:?}, \
          group: {:?}, version: {:?}, verbs: &{:?}, short_names: &{:?}, categories: &{:?}, \
-         storage_version_hash: {:?} }},",
+         storage_version_hash: {:?}, definition: {:?}, list_definition: {:?} }},",
         text("name"),
         text("singularName"),
         r["namespaced"].as_bool().unwrap_or(false),
@@ -279,6 +300,8 @@ fn resource_info(out: &mut String, r: &Value) -> Result<()> {
         list("shortNames"),
         list("categories"),
         text("storageVersionHash"),
+        definitions.0,
+        definitions.1,
     )?;
     Ok(())
 }

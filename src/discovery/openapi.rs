@@ -387,8 +387,8 @@ fn add_definitions(defs: &mut Map<String, Value>, res: &ApiResource, v3: bool) {
     } else {
         to_v2(&res.openapi.schema)
     };
-    defs.insert(def.clone(), schema);
-    defs.insert(res.openapi.list_name.clone(), list_schema(res, def, v3));
+    defs.insert(def.to_string(), schema);
+    defs.insert(res.openapi.list_name.to_string(), list_schema(res, def, v3));
     defs.entry(OBJECT_META).or_insert_with(object_meta_schema);
     defs.entry(LIST_META).or_insert_with(list_meta_schema);
 }

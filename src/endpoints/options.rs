@@ -13,6 +13,7 @@ use crate::context::Context;
 use crate::discovery::ApiResource;
 use crate::error::{field, ApiError, StatusCause};
 use crate::filters::request_info::RequestInfo;
+use crate::registry::resource::NameList;
 use crate::registry::store::{DeleteOptions, Propagation};
 use crate::registry::strategy::FieldValidation;
 use crate::store::selector::{FieldSelector, LabelSelector};
@@ -399,11 +400,11 @@ impl Filter {
     ) -> Result<Filter, ApiError> {
         let labels = LabelSelector::parse(req.query.get("labelSelector").unwrap_or(""))
             .map_err(|e| ApiError::bad_request(e.to_string()))?;
-        let fields = FieldSelector::parse(
-            req.query.get("fieldSelector").unwrap_or(""),
-            &res.field_selectors,
-            res.unsupported_field,
-        )
+        let selector = req.query.get("fieldSelector").unwrap_or("");
+        let fields = match &res.field_selectors {
+            NameList::Static(names) => FieldSelector::parse(selector, names, res.unsupported_field),
+            NameList::Owned(names) => FieldSelector::parse(selector, names, res.unsupported_field),
+        }
         .map_err(|e| ApiError::bad_request(e.to_string()))?;
         Ok(Filter {
             namespace: (res.namespaced && !info.namespace.is_empty())

@@ -155,21 +155,30 @@ impl Index {
             g.versions.sort_by(|a, b| version_priority(a, b));
         }
 
-        let mut by_gvr: ByName<ByName<ByName<Arc<ApiResource>>>> = ByName::default();
+        // Sized up front, as each run's resources below: growing a map hashes its keys again.
+        let mut by_gvr: ByName<ByName<ByName<Arc<ApiResource>>>> =
+            ByName::with_capacity_and_hasher(groups.len() + 1, Default::default());
         let mut by_group_version: BTreeMap<(String, String), Vec<Arc<ApiResource>>> =
             BTreeMap::new();
-        for r in builtin.iter().cloned().chain(custom) {
-            by_gvr
-                .entry(r.group.clone())
+        let all: Vec<Arc<ApiResource>> = builtin.iter().cloned().chain(custom).collect();
+        // Resources of a group-version are mostly listed together: their group and version
+        // are looked up once per run, not once per resource (hashing is most of the index's
+        // cost in a debug build, every test's first server).
+        for run in all.chunk_by(|a, b| a.group == b.group && a.version == b.version) {
+            let (group, version) = (&run[0].group, &run[0].version);
+            let plurals = by_gvr
+                .entry(group.clone())
                 .or_default()
-                .entry(r.version.clone())
-                .or_default()
-                .entry(r.plural.clone())
-                .or_insert_with(|| r.clone());
+                .entry(version.clone())
+                .or_default();
+            plurals.reserve(run.len());
+            for r in run {
+                plurals.entry(r.plural.clone()).or_insert_with(|| r.clone());
+            }
             by_group_version
-                .entry((r.group.clone(), r.version.clone()))
+                .entry((group.clone(), version.clone()))
                 .or_default()
-                .push(r);
+                .extend(run.iter().cloned());
         }
         for list in by_group_version.values_mut() {
             list.sort_by(|a, b| a.plural.cmp(&b.plural));

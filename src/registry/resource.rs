@@ -8,6 +8,7 @@
 //! OpenAPI schema, how request bodies are decoded and which patch types are accepted, whether a
 //! DELETE answers with the object, and the objects every cluster starts with.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use base64::Engine;
@@ -118,12 +119,86 @@ pub enum SubresourceKind {
     Action(Arc<dyn Action>),
 }
 
+/// Names a resource lists (its verbs, short names, categories, selectable fields): a built-in kind's are
+/// published or literal, borrowed rather than copied for every kind at start; a custom
+/// resource's come from its CRD, owned.
+#[derive(Debug, Clone)]
+pub enum NameList {
+    /// Published or literal names.
+    Static(&'static [&'static str]),
+    /// Names read from an object.
+    Owned(Vec<String>),
+}
+
+impl NameList {
+    /// How many names.
+    pub fn len(&self) -> usize {
+        match self {
+            NameList::Static(names) => names.len(),
+            NameList::Owned(names) => names.len(),
+        }
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The `i`th name.
+    pub fn get(&self, i: usize) -> Option<&str> {
+        match self {
+            NameList::Static(names) => names.get(i).copied(),
+            NameList::Owned(names) => names.get(i).map(String::as_str),
+        }
+    }
+
+    /// The names, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
+        (0..self.len()).filter_map(|i| self.get(i))
+    }
+
+    /// Whether `name` is among them.
+    pub fn contains(&self, name: &str) -> bool {
+        self.iter().any(|n| n == name)
+    }
+}
+
+impl Default for NameList {
+    fn default() -> Self {
+        NameList::Static(&[])
+    }
+}
+
+impl From<&'static [&'static str]> for NameList {
+    fn from(names: &'static [&'static str]) -> Self {
+        NameList::Static(names)
+    }
+}
+
+impl From<Vec<String>> for NameList {
+    fn from(names: Vec<String>) -> Self {
+        NameList::Owned(names)
+    }
+}
+
+impl PartialEq for NameList {
+    fn eq(&self, other: &Self) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl serde::Serialize for NameList {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
+}
+
 /// A subresource of a resource (`pods/status`, `deployments/scale`, `namespaces/finalize`).
 pub struct Subresource {
     /// The URL segment after the object's name.
     pub name: String,
     /// Verbs it serves.
-    pub verbs: Vec<String>,
+    pub verbs: NameList,
     /// What it is.
     pub kind: SubresourceKind,
     /// The `(group, version, kind)` it serves when that is not the parent's kind (`Binding`,
@@ -133,20 +208,28 @@ pub struct Subresource {
 
 impl Subresource {
     /// A part of the object written with its own strategy.
-    pub fn part(name: &str, verbs: &[&str], strategy: Arc<dyn Strategy>) -> Subresource {
+    pub fn part(
+        name: &str,
+        verbs: &'static [&'static str],
+        strategy: Arc<dyn Strategy>,
+    ) -> Subresource {
         Subresource {
             name: name.to_string(),
-            verbs: strings(verbs),
+            verbs: NameList::Static(verbs),
             kind: SubresourceKind::Part(strategy),
             response: None,
         }
     }
 
     /// A subresource served by its own code.
-    pub fn action(name: &str, verbs: &[&str], action: Arc<dyn Action>) -> Subresource {
+    pub fn action(
+        name: &str,
+        verbs: &'static [&'static str],
+        action: Arc<dyn Action>,
+    ) -> Subresource {
         Subresource {
             name: name.to_string(),
-            verbs: strings(verbs),
+            verbs: NameList::Static(verbs),
             kind: SubresourceKind::Action(action),
             response: None,
         }
@@ -156,7 +239,7 @@ impl Subresource {
     pub fn scale(config: ScaleSubresource) -> Subresource {
         Subresource {
             name: "scale".into(),
-            verbs: strings(PART_VERBS),
+            verbs: NameList::Static(PART_VERBS),
             kind: SubresourceKind::Scale(config),
             response: Some(("autoscaling".into(), "v1".into(), "Scale".into())),
         }
@@ -164,7 +247,7 @@ impl Subresource {
 
     /// Whether it serves `verb`.
     pub fn allows(&self, verb: &str) -> bool {
-        self.verbs.iter().any(|v| v == verb)
+        self.verbs.contains(verb)
     }
 
     /// The `(group, version, kind)` of what the subresource serves, when it is not the parent
@@ -199,10 +282,11 @@ pub enum UnservedVerb {
 
 /// The OpenAPI definitions of a resource's kind.
 pub struct OpenApiDefinition {
-    /// Definition name of the kind (`io.k8s.api.core.v1.Namespace`).
-    pub name: String,
+    /// Definition name of the kind (`io.k8s.api.core.v1.Namespace`): a built-in kind's is
+    /// published, borrowed; a custom resource's is made from its CRD.
+    pub name: Cow<'static, str>,
     /// Definition name of its list kind.
-    pub list_name: String,
+    pub list_name: Cow<'static, str>,
     /// The kind's schema in OpenAPI v3 form (`$ref`s to `#/components/schemas/...`).
     pub schema: Value,
 }
@@ -224,11 +308,11 @@ pub struct ApiResource {
     /// Namespaced or cluster-scoped.
     pub namespaced: bool,
     /// Short names for kubectl.
-    pub short_names: Vec<String>,
+    pub short_names: NameList,
     /// Categories (`all`, ...).
-    pub categories: Vec<String>,
+    pub categories: NameList,
     /// Verbs allowed on the main resource.
-    pub verbs: Vec<String>,
+    pub verbs: NameList,
     /// Subresources, in discovery order.
     pub subresources: Vec<Arc<Subresource>>,
     /// The version objects are stored in.
@@ -236,7 +320,7 @@ pub struct ApiResource {
     /// Where objects live in the store (shared by every version).
     pub gr: GroupResource,
     /// Field names usable in `fieldSelector`.
-    pub field_selectors: Vec<String>,
+    pub field_selectors: NameList,
     /// How an unsupported `fieldSelector` field is worded (core kinds differ from the rest).
     pub unsupported_field: fn(&str, &[&str]) -> String,
     /// Per-resource behaviour of the main resource.
@@ -294,7 +378,7 @@ impl ApiResource {
 
     /// Whether the resource allows `verb`.
     pub fn allows(&self, verb: &str) -> bool {
-        self.verbs.iter().any(|v| v == verb)
+        self.verbs.contains(verb)
     }
 
     /// A subresource by name.
@@ -317,10 +401,6 @@ impl ApiResource {
     }
 }
 
-fn strings(list: &[&str]) -> Vec<String> {
-    list.iter().map(|s| s.to_string()).collect()
-}
-
 /// `group/version`, or just `version` for the core group.
 pub fn api_version(group: &str, version: &str) -> String {
     if group.is_empty() {
@@ -336,9 +416,24 @@ pub fn storage_version_hash(group: &str, version: &str, kind: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(&digest[..8])
 }
 
+/// What names a resource: its group, version, plural and kind.
+#[derive(Debug, Clone, Copy)]
+pub struct Names<'a> {
+    /// API group (empty for core).
+    pub group: &'a str,
+    /// API version.
+    pub version: &'a str,
+    /// Plural, the URL segment.
+    pub plural: &'a str,
+    /// Kind of objects.
+    pub kind: &'a str,
+}
+
 /// Builds an [`ApiResource`] with the apiserver's derivations as defaults.
 pub struct ResourceBuilder {
-    res: ApiResource,
+    /// Boxed: each step of a builder chain moves the builder, and a debug build copies a
+    /// resource's every byte on each move (every kind's resource is built at start).
+    res: Box<ApiResource>,
 }
 
 impl ResourceBuilder {
@@ -351,28 +446,58 @@ impl ResourceBuilder {
         kind: &str,
         strategy: Arc<dyn Strategy>,
     ) -> ResourceBuilder {
+        let singular = kind.to_ascii_lowercase();
+        let names = Names {
+            group,
+            version,
+            plural,
+            kind,
+        };
+        ResourceBuilder::named(names, singular, NameList::Static(ALL_VERBS), strategy)
+    }
+
+    /// [`ResourceBuilder::new`] given the singular name and the verbs rather than deriving
+    /// them: a built-in kind's are published, and deriving them first would be wasted work.
+    pub fn named(
+        names: Names<'_>,
+        singular: String,
+        verbs: NameList,
+        strategy: Arc<dyn Strategy>,
+    ) -> ResourceBuilder {
+        let Names {
+            group,
+            version,
+            plural,
+            kind,
+        } = names;
         /// The default Table columns, built once: most kinds replace them.
         fn default_columns() -> Arc<Columns> {
             static DEFAULT: std::sync::LazyLock<Arc<Columns>> =
                 std::sync::LazyLock::new(|| Arc::new(Columns::default_columns()));
             DEFAULT.clone()
         }
+        // Each name is copied from the caller's once; cloning that copy costs less.
+        let gr = GroupResource {
+            group: group.to_string(),
+            resource: plural.to_string(),
+        };
+        let owned_version = version.to_string();
         ResourceBuilder {
-            res: ApiResource {
-                group: group.to_string(),
-                version: version.to_string(),
-                plural: plural.to_string(),
-                singular: kind.to_ascii_lowercase(),
+            res: Box::new(ApiResource {
+                group: gr.group.clone(),
+                version: owned_version.clone(),
+                plural: gr.resource.clone(),
+                singular,
                 kind: kind.to_string(),
                 list_kind: format!("{kind}List"),
                 namespaced: true,
-                short_names: Vec::new(),
-                categories: Vec::new(),
-                verbs: strings(ALL_VERBS),
+                short_names: NameList::default(),
+                categories: NameList::default(),
+                verbs,
                 subresources: Vec::new(),
-                storage_version: version.to_string(),
-                gr: GroupResource::new(group, plural),
-                field_selectors: strings(&["metadata.name", "metadata.namespace"]),
+                storage_version: owned_version,
+                gr,
+                field_selectors: NameList::Static(&["metadata.name", "metadata.namespace"]),
                 unsupported_field: selector::builtin_unsupported_field,
                 strategy: strategy.clone(),
                 table: default_columns(),
@@ -380,8 +505,8 @@ impl ResourceBuilder {
                 storage_version_hash: String::new(),
                 schema: Arc::new(LazySchema::Ready(None)),
                 openapi: OpenApiDefinition {
-                    name: String::new(),
-                    list_name: String::new(),
+                    name: Cow::Borrowed(""),
+                    list_name: Cow::Borrowed(""),
                     schema: Value::Null,
                 },
                 decoding: BodyCodec::Typed,
@@ -399,7 +524,7 @@ impl ResourceBuilder {
                 action: None,
                 crd: None,
                 rules: None,
-            },
+            }),
         }
     }
 
@@ -410,20 +535,20 @@ impl ResourceBuilder {
     }
 
     /// Short names (`ns`).
-    pub fn short_names(mut self, names: &[&str]) -> Self {
-        self.res.short_names = names.iter().map(|s| s.to_string()).collect();
+    pub fn short_names(mut self, names: &'static [&'static str]) -> Self {
+        self.res.short_names = NameList::Static(names);
         self
     }
 
     /// Categories (`all`).
-    pub fn categories(mut self, names: &[&str]) -> Self {
-        self.res.categories = names.iter().map(|s| s.to_string()).collect();
+    pub fn categories(mut self, names: &'static [&'static str]) -> Self {
+        self.res.categories = NameList::Static(names);
         self
     }
 
     /// The verbs of the main resource, when not every verb is served.
-    pub fn verbs(mut self, verbs: &[&str]) -> Self {
-        self.res.verbs = strings(verbs);
+    pub fn verbs(mut self, verbs: &'static [&'static str]) -> Self {
+        self.res.verbs = NameList::Static(verbs);
         self
     }
 
@@ -442,8 +567,8 @@ impl ResourceBuilder {
     }
 
     /// Field names usable in `fieldSelector`.
-    pub fn field_selectors(mut self, fields: &[&str]) -> Self {
-        self.res.field_selectors = strings(fields);
+    pub fn field_selectors(mut self, fields: &'static [&'static str]) -> Self {
+        self.res.field_selectors = NameList::Static(fields);
         self
     }
 
@@ -498,7 +623,7 @@ impl ResourceBuilder {
         if res.storage_version_hash.is_empty() && res.action.is_none() {
             res.storage_version_hash = storage_version_hash(&res.group, &res.version, &res.kind);
         }
-        self.res
+        *self.res
     }
 }
 

@@ -2,6 +2,9 @@
 //! resource declares its [`Columns`] (a CRD's `additionalPrinterColumns`, the default `Age`, the
 //! columns of a built-in kind), compiled once when the resource is built.
 
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
 use serde_json::{json, Map, Value};
 
 use super::jsonpath::JsonPath;
@@ -49,12 +52,48 @@ enum Cell {
 
 /// One column: its definition in the Table and how its cells are computed.
 pub struct Column {
-    definition: Value,
+    definition: Definition,
     cell: Cell,
 }
 
-fn definition(name: &str, type_: &str, format: &str, description: &str, priority: i64) -> Value {
-    json!({"name": name, "type": type_, "format": format, "description": description, "priority": priority})
+/// A column's definition as declared: the built-in kinds' are all literals, so declaring
+/// them (every kind's, at start) copies nothing; the JSON is rendered when a Table first
+/// names its columns.
+struct Definition {
+    name: Cow<'static, str>,
+    type_: Cow<'static, str>,
+    format: Cow<'static, str>,
+    description: Cow<'static, str>,
+    priority: i64,
+}
+
+fn definition(
+    name: impl Into<Cow<'static, str>>,
+    type_: impl Into<Cow<'static, str>>,
+    format: impl Into<Cow<'static, str>>,
+    description: impl Into<Cow<'static, str>>,
+    priority: i64,
+) -> Definition {
+    Definition {
+        name: name.into(),
+        type_: type_.into(),
+        format: format.into(),
+        description: description.into(),
+        priority,
+    }
+}
+
+impl Definition {
+    /// The `TableColumnDefinition`.
+    fn render(&self) -> Value {
+        json!({
+            "name": self.name,
+            "type": self.type_,
+            "format": self.format,
+            "description": self.description,
+            "priority": self.priority,
+        })
+    }
 }
 
 impl Column {
@@ -77,7 +116,7 @@ impl Column {
 
     /// An Age column (`metadata.creationTimestamp` as kubectl prints durations), declared with
     /// the given column type (`date` for the default columns, `string` for some built-ins).
-    pub fn age(type_: &str) -> Column {
+    pub fn age(type_: &'static str) -> Column {
         Column {
             definition: definition("Age", type_, "", CREATED_DESCRIPTION, 0),
             cell: Cell::Age,
@@ -94,7 +133,13 @@ impl Column {
         json_path: &str,
     ) -> Column {
         Column {
-            definition: definition(name, type_, format, description, priority),
+            definition: definition(
+                name.to_string(),
+                type_.to_string(),
+                format.to_string(),
+                description.to_string(),
+                priority,
+            ),
             cell: Cell::Path(JsonPath::parse(json_path), type_.to_string()),
         }
     }
@@ -104,10 +149,10 @@ impl Column {
     /// A column whose cells the kind computes, as the apiserver's printers of built-in kinds do
     /// (a ConfigMap's number of data entries, a Pod's ready containers).
     pub fn computed(
-        name: &str,
-        type_: &str,
+        name: &'static str,
+        type_: &'static str,
         priority: i64,
-        description: &str,
+        description: impl Into<Cow<'static, str>>,
         cell: fn(&Value) -> Value,
     ) -> Column {
         Column {
@@ -120,15 +165,25 @@ impl Column {
 /// The column definitions and cell rules of one served resource: its Table convertor, built
 /// once when the resource is (never per request).
 pub struct Columns {
-    definitions: Vec<Value>,
-    cells: Vec<Cell>,
+    columns: Vec<Column>,
+    /// The columns' definitions as JSON, rendered by the first Table that names them: most
+    /// resources of a test's server never serve a Table.
+    definitions: OnceLock<Vec<Value>>,
 }
 
 impl Columns {
     /// A convertor from its columns.
     pub fn new(columns: Vec<Column>) -> Columns {
-        let (definitions, cells) = columns.into_iter().map(|c| (c.definition, c.cell)).unzip();
-        Columns { definitions, cells }
+        Columns {
+            columns,
+            definitions: OnceLock::new(),
+        }
+    }
+
+    /// The `columnDefinitions` of every Table of this resource.
+    fn definitions(&self) -> &[Value] {
+        self.definitions
+            .get_or_init(|| self.columns.iter().map(|c| c.definition.render()).collect())
     }
 
     /// The apiserver's default convertor: Name and "Created At".
@@ -164,9 +219,9 @@ impl Columns {
 
     fn cells(&self, obj: &Value) -> Vec<Value> {
         let meta = &obj["metadata"];
-        self.cells
+        self.columns
             .iter()
-            .map(|c| match c {
+            .map(|c| match &c.cell {
                 Cell::Name => meta["name"].clone(),
                 Cell::Age => json!(age(meta["creationTimestamp"].as_str())),
                 Cell::CreatedAt => meta["creationTimestamp"].clone(),
@@ -205,7 +260,7 @@ impl Columns {
         }
         let mut table = json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": meta});
         if with_definitions {
-            table["columnDefinitions"] = Value::Array(self.definitions.clone());
+            table["columnDefinitions"] = Value::Array(self.definitions().to_vec());
         }
         table["rows"] = Value::Array(rows);
         table

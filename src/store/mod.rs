@@ -20,7 +20,7 @@ pub(crate) use json::to_vec as to_json;
 pub use object::{Indexed, StoredObject, Tree, TreeWindow, TREE_WINDOW_BYTES, TREE_WINDOW_TREES};
 
 use std::collections::VecDeque;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use arc_swap::ArcSwap;
 use bytes::Bytes;
@@ -110,7 +110,7 @@ pub struct Event {
     /// Wire frames of this event in the storage version, one per watch event type (ADDED,
     /// MODIFIED, DELETED), built by the first watcher that needs one so that fan-out to many
     /// watchers serialises once.
-    frames: [std::sync::OnceLock<Bytes>; 3],
+    frames: [OnceLock<Bytes>; 3],
     /// The same in other versions, by codec cache key and event type.
     other_frames: Mutex<Vec<(u64, EventType, Bytes)>>,
 }
@@ -585,7 +585,11 @@ pub enum AtError {
 pub struct Store {
     current: ArcSwap<Snapshot>,
     writer: Mutex<WriterState>,
-    events: broadcast::Sender<Arc<Event>>,
+    /// The watchers' channel, opened by the first subscription: its buffer costs a slot per
+    /// event it may hold, and until someone subscribes every event would be dropped anyway.
+    events: OnceLock<broadcast::Sender<Arc<Event>>>,
+    /// The channel's capacity: how far a watcher may fall behind.
+    channel_capacity: usize,
     /// The trees of the states most recently written or read (see [`StoredObject`]).
     window: Arc<TreeWindow>,
 }
@@ -594,7 +598,6 @@ impl Store {
     /// An empty store. `history_limit` bounds the ring of recent events kept for watch replay;
     /// `channel_capacity` bounds how far a watcher may fall behind before it is told to re-list.
     pub fn new(history_limit: usize, channel_capacity: usize) -> Self {
-        let (events, _) = broadcast::channel(channel_capacity.max(1));
         let empty = Arc::new(Snapshot::default());
         Store {
             current: ArcSwap::new(empty.clone()),
@@ -605,7 +608,8 @@ impl Store {
                 history_bytes_limit: DEFAULT_HISTORY_BYTES,
                 checkpoints: VecDeque::new(),
             }),
-            events,
+            events: OnceLock::new(),
+            channel_capacity: channel_capacity.max(1),
             window: Arc::default(),
         }
     }
@@ -656,8 +660,10 @@ impl Store {
             if writer.history_limit > 0 {
                 writer.remember(event.clone());
             }
-            // No receivers is fine: nobody is watching.
-            let _ = self.events.send(event);
+            // No channel or no receivers is fine: nobody is watching.
+            if let Some(events) = self.events.get() {
+                let _ = events.send(event);
+            }
         }
         let oldest = writer.oldest_rv(snap.rv);
         while writer.checkpoints.front().is_some_and(|c| c.rv < oldest) {
@@ -707,13 +713,16 @@ impl Store {
     /// Subscribes to every future event. Pair it with [`Store::history_since`] (taken after
     /// subscribing) to replay from a resourceVersion without a gap.
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
-        self.events.subscribe()
+        let open = || broadcast::channel(self.channel_capacity).0;
+        self.events.get_or_init(open).subscribe()
     }
 
     /// How many subscriptions are open (watch streams and waiting reads): lets tests prove
     /// that a closed stream released its subscription.
     pub fn watcher_count(&self) -> usize {
-        self.events.receiver_count()
+        self.events
+            .get()
+            .map_or(0, broadcast::Sender::receiver_count)
     }
 
     /// The oldest resourceVersion a watch can still resume from.

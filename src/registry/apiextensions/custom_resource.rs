@@ -138,7 +138,7 @@ fn resource(
             } else {
                 VERBS
             })
-            .field_selectors(&selectable_fields(crd, v))
+            .with(|r| r.field_selectors = selectable_fields(crd, v).into())
             .unsupported_field(selector::builtin_unsupported_field)
             .table(Columns::from_printer_columns(&v.additional_printer_columns))
             .openapi(openapi_definition(crd, v))
@@ -159,8 +159,8 @@ fn resource(
     builder
         .with(|r| {
             r.singular = names.singular.clone();
-            r.short_names = names.short_names.clone();
-            r.categories = names.categories.clone();
+            r.short_names = names.short_names.clone().into();
+            r.categories = names.categories.clone().into();
             r.list_kind = names.list_kind.clone();
             r.namespaced = crd.namespaced();
             r.storage_version_hash = storage_version_hash(group, &storage_version, &names.kind);
@@ -180,16 +180,16 @@ fn resource(
 
 /// The field selectors of a version (`crConverter.ConvertFieldLabel`): `metadata.name`,
 /// `metadata.namespace` when namespaced, and the version's `selectableFields`.
-fn selectable_fields<'a>(crd: &Crd, v: &'a Version) -> Vec<&'a str> {
-    let mut out = vec!["metadata.name"];
+fn selectable_fields(crd: &Crd, v: &Version) -> Vec<String> {
+    let mut out = vec!["metadata.name".to_string()];
     if crd.namespaced() {
-        out.push("metadata.namespace");
+        out.push("metadata.namespace".to_string());
     }
     out.extend(
         v.selectable_fields
             .iter()
             .filter_map(|f| f["jsonPath"].as_str())
-            .map(|p| p.strip_prefix('.').unwrap_or(p)),
+            .map(|p| p.strip_prefix('.').unwrap_or(p).to_string()),
     );
     out
 }
@@ -281,8 +281,8 @@ fn openapi_definition(crd: &Crd, v: &Version) -> OpenApiDefinition {
     parts.reverse();
     let package = format!("{}.{}", parts.join("."), v.name);
     OpenApiDefinition {
-        name: format!("{package}.{}", names.kind),
-        list_name: format!("{package}.{}", names.list_kind),
+        name: format!("{package}.{}", names.kind).into(),
+        list_name: format!("{package}.{}", names.list_kind).into(),
         schema: openapi::with_type_meta(raw, group, &v.name, &names.kind),
     }
 }

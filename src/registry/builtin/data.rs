@@ -82,6 +82,11 @@ pub struct ResourceInfo {
     pub categories: &'static [&'static str],
     /// `storageVersionHash` (main resources only).
     pub storage_version_hash: &'static str,
+    /// The OpenAPI definition name of `kind` in this group-version, as [`definition_name`]
+    /// finds it ("" when none), found at build time.
+    pub definition: &'static str,
+    /// The same of the kind's list (`PodList`).
+    pub list_definition: &'static str,
 }
 
 /// A group under `/apis`, with its versions, preferred first.
@@ -122,6 +127,12 @@ impl Discovery {
     /// A resource (or `plural/subresource`) of a group-version (`v1`, `apps/v1`).
     pub fn resource(&self, group_version: &str, name: &str) -> Option<&'static ResourceInfo> {
         self.of(group_version).iter().find(|r| r.name == name)
+    }
+
+    /// Every resource and subresource of a group-version, in the apiserver's order: for
+    /// looking several up without searching the group-versions again.
+    pub fn resources_of(&self, group_version: &str) -> &'static [ResourceInfo] {
+        self.of(group_version)
     }
 
     /// The subresources of a resource, in the apiserver's order.
@@ -350,6 +361,26 @@ mod tests {
                 assert_eq!(text("storageVersionHash"), o.storage_version_hash);
             }
         }
+    }
+
+    /// The definition names build.rs gave each resource are those the lookup by group,
+    /// version and kind finds.
+    #[test]
+    fn the_resources_definition_names_are_the_kinds() {
+        for (gv, list) in discovery().resources {
+            let (group, version) = gv.split_once('/').unwrap_or(("", gv));
+            for r in list.iter() {
+                let list_kind = format!("{}List", r.kind);
+                let found = |kind: &str| definition_name(group, version, kind).unwrap_or_default();
+                assert_eq!(r.definition, found(r.kind), "{gv} {}", r.name);
+                assert_eq!(r.list_definition, found(&list_kind), "{gv} {}", r.name);
+            }
+        }
+        let pods = discovery().resource("v1", "pods").expect("pods");
+        assert_eq!(
+            (pods.definition, pods.list_definition),
+            ("io.k8s.api.core.v1.Pod", "io.k8s.api.core.v1.PodList")
+        );
     }
 
     #[test]

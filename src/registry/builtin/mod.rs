@@ -12,11 +12,13 @@ pub mod data;
 pub mod schema;
 pub mod typed;
 
+use std::borrow::Cow;
 use std::sync::{Arc, LazyLock};
 
 use super::apiextensions::ScaleSubresource;
 use super::resource::{
-    api_version, Action, ApiResource, OpenApiDefinition, ResourceBuilder, Subresource,
+    api_version, Action, ApiResource, NameList, Names, OpenApiDefinition, ResourceBuilder,
+    Subresource,
 };
 use super::strategy::Strategy;
 use super::{
@@ -102,65 +104,106 @@ pub use data::definition_name;
 /// A built-in kind, started from its published discovery facts. See the module documentation.
 pub struct Kind {
     builder: ResourceBuilder,
-    group_version: String,
-    plural: String,
+    /// The published resources of the kind's group-version, where its subresources are.
+    published: &'static [data::ResourceInfo],
+    /// Those after the kind's own entry, which its subresources follow.
+    after: &'static [data::ResourceInfo],
+    plural: Cow<'static, str>,
 }
 
 /// Starts the resource of a built-in kind.
 pub fn kind(group: &str, version: &str, plural: &str, strategy: Arc<dyn Strategy>) -> Kind {
     let group_version = api_version(group, version);
-    let info = data::discovery().resource(&group_version, plural);
-    let kind_name = info.map_or("", |i| i.kind);
-    let name = definition_name(group, version, kind_name).unwrap_or_default();
-    let schema = Arc::new(schema::LazySchema::builtin(name));
-    let strategy = Arc::new(typed::Typed::new(
-        strategy,
-        &group_version,
-        kind_name,
-        version,
-        name,
-    ));
-    let mut builder = ResourceBuilder::new(group, version, plural, kind_name, strategy);
-    if let Some(info) = info {
-        builder = builder.with(|r| {
-            r.singular = info.singular_name.to_string();
-            r.namespaced = info.namespaced;
-            r.verbs = strings(info.verbs);
-            r.short_names = strings(info.short_names);
-            r.categories = strings(info.categories);
-            if !info.storage_version_hash.is_empty() {
-                r.storage_version_hash = info.storage_version_hash.to_string();
-            }
-        });
-    } else {
+    let published = data::discovery().resources_of(&group_version);
+    let own = published.iter().position(|r| r.name == plural);
+    let info = own.map(|i| &published[i]);
+    if info.is_none() {
         tracing::error!(%group_version, plural, "a built-in kind missing from the API definitions");
     }
-    let list_name =
-        definition_name(group, version, &format!("{kind_name}List")).unwrap_or_default();
+    let kind_name = info.map_or("", |i| i.kind);
+    let (name, list_name) = match info {
+        Some(info) => (info.definition, info.list_definition),
+        None => definition_names(group, version, kind_name),
+    };
+    let schema = Arc::new(schema::LazySchema::builtin(name));
+    let strategy = Arc::new(typed::Typed::new(strategy, group_version, kind_name, name));
+    let names = Names {
+        group,
+        version,
+        plural,
+        kind: kind_name,
+    };
+    let mut builder = match info {
+        Some(info) => published_builder(names, info, strategy),
+        None => ResourceBuilder::new(group, version, plural, kind_name, strategy),
+    };
     builder = builder.with(|r| r.schema = schema);
     builder = builder.openapi(OpenApiDefinition {
-        name: name.to_string(),
-        list_name: list_name.to_string(),
+        name: Cow::Borrowed(name),
+        list_name: Cow::Borrowed(list_name),
         schema: serde_json::Value::Null,
     });
     Kind {
         builder,
-        group_version,
-        plural: plural.to_string(),
+        published,
+        after: own.map_or(&[], |i| &published[i + 1..]),
+        // Borrowed from the published facts when they name the kind: no copy per kind.
+        plural: info.map_or_else(|| Cow::Owned(plural.to_string()), |i| Cow::Borrowed(i.name)),
     }
 }
 
-/// Owned copies of published names.
-fn strings(names: &[&str]) -> Vec<String> {
-    names.iter().map(|n| n.to_string()).collect()
+/// The definition names of a kind and of its list, looked up: for a kind the published facts
+/// do not name (a published kind's are found at build time).
+fn definition_names(group: &str, version: &str, kind: &str) -> (&'static str, &'static str) {
+    let list = format!("{kind}List");
+    (
+        definition_name(group, version, kind).unwrap_or_default(),
+        definition_name(group, version, &list).unwrap_or_default(),
+    )
+}
+
+/// The builder of a published kind, given its published names and verbs from the start
+/// rather than the defaults [`ResourceBuilder::new`] would derive and this would replace.
+fn published_builder(
+    names: Names<'_>,
+    info: &data::ResourceInfo,
+    strategy: Arc<dyn Strategy>,
+) -> ResourceBuilder {
+    let singular = info.singular_name.to_string();
+    let verbs = NameList::Static(info.verbs);
+    let builder = ResourceBuilder::named(names, singular, verbs, strategy);
+    builder.with(|r| {
+        r.namespaced = info.namespaced;
+        r.short_names = NameList::Static(info.short_names);
+        r.categories = NameList::Static(info.categories);
+        if !info.storage_version_hash.is_empty() {
+            r.storage_version_hash = info.storage_version_hash.to_string();
+        }
+    })
 }
 
 impl Kind {
+    /// The published facts of one of the kind's subresources (`plural/sub`), found without
+    /// formatting the name: first among the entries after the kind's own, where the apiserver
+    /// lists its subresources, then anywhere in the group-version.
+    fn subresource_info(&self, sub: &str) -> Option<&'static data::ResourceInfo> {
+        let is_sub = |r: &&data::ResourceInfo| {
+            r.name
+                .strip_prefix(&*self.plural)
+                .and_then(|rest| rest.strip_prefix('/'))
+                == Some(sub)
+        };
+        self.after
+            .iter()
+            .take_while(|r| r.name.starts_with(&*self.plural))
+            .find(is_sub)
+            .or_else(|| self.published.iter().find(is_sub))
+    }
+
     /// The published verbs of one of the kind's subresources.
-    fn verbs(&self, sub: &str) -> Vec<String> {
-        data::discovery()
-            .resource(&self.group_version, &format!("{}/{sub}", self.plural))
-            .map(|i| strings(i.verbs))
+    fn verbs(&self, sub: &str) -> NameList {
+        self.subresource_info(sub)
+            .map(|i| NameList::Static(i.verbs))
             .unwrap_or_default()
     }
 
@@ -185,11 +228,10 @@ impl Kind {
     /// Serves a subresource written as its own code (`pods/binding`, `pods/log`), with the verbs
     /// and the response kind Kubernetes publishes for it.
     pub fn action(mut self, name: &str, action: Arc<dyn Action>) -> Self {
-        let info =
-            data::discovery().resource(&self.group_version, &format!("{}/{name}", self.plural));
+        let info = self.subresource_info(name);
         let mut sub = Subresource::action(name, &[], action);
         if let Some(info) = info {
-            sub.verbs = strings(info.verbs);
+            sub.verbs = NameList::Static(info.verbs);
             let group = info.group.unwrap_or_default().to_string();
             let version = info.version.unwrap_or_default().to_string();
             sub.response = Some((group, version, info.kind.to_string()));

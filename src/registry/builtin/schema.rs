@@ -23,8 +23,8 @@ pub enum LazySchema {
     Ready(Option<Arc<Schema>>),
     /// A built-in definition, compiled on first use.
     Builtin {
-        /// The OpenAPI definition name (`io.k8s.api.apps.v1.Deployment`).
-        definition: String,
+        /// The OpenAPI definition name (`io.k8s.api.apps.v1.Deployment`), as published.
+        definition: &'static str,
         /// The compiled schema.
         cell: OnceLock<Option<Arc<Schema>>>,
     },
@@ -32,9 +32,9 @@ pub enum LazySchema {
 
 impl LazySchema {
     /// The schema of a built-in definition, compiled when first asked for.
-    pub fn builtin(definition: &str) -> LazySchema {
+    pub fn builtin(definition: &'static str) -> LazySchema {
         LazySchema::Builtin {
-            definition: definition.to_string(),
+            definition,
             cell: OnceLock::new(),
         }
     }

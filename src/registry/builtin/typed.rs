@@ -23,38 +23,45 @@ use crate::typed::{self, error::TypedError};
 /// A built-in kind's strategy behind its typed decode. Every other step is the kind's own.
 pub struct Typed {
     inner: Arc<dyn Strategy>,
+    /// `group/version` (`version` for core): the version is its last part.
     api_version: String,
-    kind: String,
-    version: String,
+    kind: &'static str,
     /// The OpenAPI definition of the kind, whose declared defaults every decode applies.
-    definition: String,
+    definition: &'static str,
     /// Those defaults, found on the kind's first write.
     defaults: OnceLock<Defaults>,
 }
 
 impl Typed {
-    /// Wraps a kind's strategy.
+    /// Wraps a kind's strategy; the kind and its definition are the published names, borrowed.
     pub fn new(
         inner: Arc<dyn Strategy>,
-        api_version: &str,
-        kind: &str,
-        version: &str,
-        definition: &str,
+        api_version: String,
+        kind: &'static str,
+        definition: &'static str,
     ) -> Typed {
         Typed {
             inner,
-            api_version: api_version.to_string(),
-            kind: kind.to_string(),
-            version: version.to_string(),
-            definition: definition.to_string(),
+            api_version,
+            kind,
+            definition,
             defaults: OnceLock::new(),
         }
+    }
+
+    /// The kind's version, read from its apiVersion rather than kept beside it.
+    fn version(&self) -> &str {
+        self.api_version
+            .rsplit_once('/')
+            .map_or(&self.api_version, |(_, version)| version)
     }
 
     fn decode_error(&self, e: &TypedError) -> ApiError {
         ApiError::bad_request(format!(
             "{} in version {:?} cannot be handled as a {}: {e}",
-            self.kind, self.version, self.kind
+            self.kind,
+            self.version(),
+            self.kind
         ))
     }
 }
@@ -65,20 +72,20 @@ impl Strategy for Typed {
     fn decode(&self, obj: &mut Value, ctx: &Context) -> Result<(), ApiError> {
         let table = &*typed::model::TABLE;
         // A kind the Go model does not describe keeps its JSON as sent.
-        if let Some(id) = table.kind(&self.api_version, &self.kind) {
+        if let Some(id) = table.kind(&self.api_version, self.kind) {
             let n = typed::normalize::normalize_as(table, id, std::mem::take(obj))
                 .map_err(|e| self.decode_error(&e))?;
             ctx.field_validation.report(
                 ctx,
                 "unknown field",
                 &n.unknown,
-                &self.kind,
-                &self.version,
+                self.kind,
+                self.version(),
             )?;
             *obj = n.value;
         }
         self.defaults
-            .get_or_init(|| Defaults::of(&self.definition))
+            .get_or_init(|| Defaults::of(self.definition))
             .apply(obj);
         self.inner.defaults(obj);
         self.inner.decode(obj, ctx)

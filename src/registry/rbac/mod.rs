@@ -193,7 +193,7 @@ impl Strategy for BindingStrategy {
 pub fn binding_resource(
     plural: &str,
     strategy: Arc<BindingStrategy>,
-    role_description: &str,
+    role_description: &'static str,
     of: &str,
     bootstrap: fn(&crate::registry::resource::ClusterInfo) -> Vec<Value>,
 ) -> ApiResource {
@@ -268,22 +268,22 @@ fn binding_defaults(obj: &mut Value) {
 
 /// The Table columns of both bindings (`printRoleBinding`): the role as `Kind/name`, then the
 /// `-o wide` subjects by kind.
-fn binding_columns(role_description: &str, of: &str) -> Vec<Column> {
+fn binding_columns(role_description: &'static str, of: &str) -> Vec<Column> {
     vec![
         Column::name(),
         Column::computed("Role", "string", 0, role_description, role_cell),
         Column::age("string"),
-        Column::computed("Users", "string", 1, &format!("Users in the {of}"), |o| {
+        Column::computed("Users", "string", 1, format!("Users in the {of}"), |o| {
             json!(subjects_of(o, "User"))
         }),
-        Column::computed("Groups", "string", 1, &format!("Groups in the {of}"), |o| {
+        Column::computed("Groups", "string", 1, format!("Groups in the {of}"), |o| {
             json!(subjects_of(o, "Group"))
         }),
         Column::computed(
             "ServiceAccounts",
             "string",
             1,
-            &format!("ServiceAccounts in the {of}"),
+            format!("ServiceAccounts in the {of}"),
             |o| json!(subjects_of(o, "ServiceAccount")),
         ),
     ]
