@@ -1,13 +1,14 @@
 //! The recorded starts compiled into the crate, so that no process records them.
 //!
 //! Recording a start runs every bootstrap object and the controllers' writes through the write
-//! path: 19 million instructions in the unoptimised builds `cargo test` makes, five times what
-//! all the rest of the first server's start costs. Its outcome is the same in every process
-//! of a build, so the two configurations every server of `Server::start()` and `kubefake
-//! serve` has (a published root CA, no admission plugin disabled, either authorization mode)
-//! are kept here as text, one file each, read in place: a header line per event (its type,
-//! table, key and holes) and the state's bytes on the next line, with placeholders where the
-//! holes are (`"$uid7"`, `"$now"`, `"$root-ca"`).
+//! path: 19 million instructions in the unoptimised builds `cargo test` makes, where the rest
+//! of a process's first start is about 4 million. Its outcome is the same in every process of
+//! a build, so the configurations of `Server::start()` and `kubefake serve` (a published root
+//! CA, no admission plugin disabled, an IPv4 address, either authorization mode) are kept here
+//! as text, one file each, read in place: a header line per event (its type, table, key,
+//! resourceVersion, what the store's indexes read of it, and its holes) and the state's bytes
+//! on the next line, with placeholders where the holes are (`"$uid7"`, `"$now"`,
+//! `"$root-ca"`, `"$host"`, and `0` for the port).
 //!
 //! The files are written by the test that checks them, `recorded_starts_are_current`, which
 //! records each configuration through the write path and compares: any change to what a start
