@@ -104,7 +104,7 @@ fn to_text(template: &Template, comment: &str) -> String {
             out.push(' ');
             out.push_str(unfield(f));
         }
-        out.push_str(&format!(" rv={}", event.rv));
+        out.push_str(&format!(" len={} rv={}", text.len(), event.rv));
         if let Some(index) = &event.index {
             let api = index.api_version.as_deref().unwrap_or("");
             out.push_str(&format!(" api={}", unfield(api)));
@@ -149,34 +149,40 @@ fn with_placeholders(event: &Recorded) -> (Vec<u8>, Vec<(Range<usize>, Hole)>) {
     (out, holes)
 }
 
-/// Reads a recorded start's text: the states are slices of `text`, nothing is copied.
+/// Reads a recorded start's text: the states are slices of `text`, nothing is copied, and
+/// nothing but the headers is scanned (each gives its state's length), as this runs once per
+/// process in the builds tests use, unoptimised.
 pub(super) fn parse(text: &'static str) -> Result<Template, ParseError> {
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.starts_with('#'));
-    let err = |line: usize, what| ParseError {
-        line: line + 1,
-        what,
-    };
-    let (n, first) = lines.next().ok_or_else(|| err(0, "empty"))?;
-    let uids = first
-        .strip_prefix("uids ")
-        .and_then(|u| u.parse().ok())
-        .ok_or_else(|| err(n, "no uid count"))?;
+    let err = |line: usize, what| ParseError { line, what };
+    let mut rest = text;
+    let mut line = 1;
+    let mut uids = None;
+    while let Some((first, after)) = rest.split_once('\n') {
+        rest = after;
+        if !first.starts_with('#') {
+            uids = first.strip_prefix("uids ").and_then(number);
+            break;
+        }
+        line += 1;
+    }
+    let uids = uids.ok_or_else(|| err(line, "no uid count"))?;
     let mut events = Vec::new();
-    while let Some((n, header)) = lines.next() {
-        let (_, state) = lines
-            .next()
-            .ok_or_else(|| err(n, "a header without a state"))?;
-        let event = event(header, Bytes::from_static(state.as_bytes()));
-        events.push(event.ok_or_else(|| err(n, "a malformed header"))?);
+    while !rest.is_empty() {
+        line += 1;
+        let (header, after) = rest
+            .split_once('\n')
+            .ok_or_else(|| err(line, "a header without a state"))?;
+        let (event, after) = event(header, after).ok_or_else(|| err(line, "a malformed event"))?;
+        events.push(event);
+        rest = after;
+        line += 1;
     }
     Ok(Template { events, uids })
 }
 
-/// One event from its header line and its state.
-fn event(header: &str, text: Bytes) -> Option<Recorded> {
+/// One event from its header line and the text after it, which starts with its state; and
+/// the text after the state's line.
+fn event(header: &str, text: &'static str) -> Option<(Recorded, &'static str)> {
     let mut fields = header.split(' ');
     let kind = match fields.next()? {
         "ADDED" => EventType::Added,
@@ -186,11 +192,14 @@ fn event(header: &str, text: Bytes) -> Option<Recorded> {
     };
     let resource = GroupResource::new(field(fields.next()?), field(fields.next()?));
     let key = ObjectKey::new(field(fields.next()?), field(fields.next()?));
+    let len = fields.next()?.strip_prefix("len=").and_then(number)?;
+    let state = text.get(..len)?;
+    let after = text.get(len..)?.strip_prefix('\n')?;
     let mut event = Recorded {
         kind,
         resource,
         key,
-        text,
+        text: Bytes::from_static(state.as_bytes()),
         holes: Vec::new(),
         rv: 0,
         index: None,
@@ -198,20 +207,25 @@ fn event(header: &str, text: Bytes) -> Option<Recorded> {
     for f in fields {
         attribute(&mut event, f)?;
     }
-    (event.rv > 0).then_some(event)
+    (event.rv > 0).then_some((event, after))
+}
+
+/// A decimal number (std's parse, which is optimised even in a debug build).
+fn number(s: &str) -> Option<usize> {
+    s.parse().ok()
 }
 
 /// Reads one of a header's attributes into `event`: a hole (`start..end=name`), the
 /// resourceVersion (`rv=`) or the index (`api=`, then `uid=`, `owner=`).
 fn attribute(event: &mut Recorded, field: &str) -> Option<()> {
-    if field.starts_with(|c: char| c.is_ascii_digit()) {
+    if field.as_bytes().first().is_some_and(u8::is_ascii_digit) {
         let (range, hole) = hole(field).filter(|(range, _)| range.end <= event.text.len())?;
         event.holes.push((range, hole));
         return Some(());
     }
     let (name, value) = field.split_once('=')?;
     match name {
-        "rv" => event.rv = value.parse().ok()?,
+        "rv" => event.rv = number(value)?.try_into().ok()?,
         "api" => {
             let api_version = Some(self::field(value)).filter(|v| !v.is_empty());
             event.index = Some(RecordedIndex {
@@ -220,8 +234,8 @@ fn attribute(event: &mut Recorded, field: &str) -> Option<()> {
                 api_version: api_version.map(Arc::from),
             });
         }
-        "uid" => event.index.as_mut()?.uid = Some(value.parse().ok()?),
-        "owner" => event.index.as_mut()?.owners.push(value.parse().ok()?),
+        "uid" => event.index.as_mut()?.uid = Some(number(value)?),
+        "owner" => event.index.as_mut()?.owners.push(number(value)?),
         _ => return None,
     }
     Some(())
@@ -229,15 +243,15 @@ fn attribute(event: &mut Recorded, field: &str) -> Option<()> {
 
 /// A hole from its header field, `start..end=name`.
 fn hole(field: &str) -> Option<(Range<usize>, Hole)> {
-    let (range, name) = field.split_once('=')?;
-    let (start, end) = range.split_once("..")?;
-    let (start, end) = (start.parse().ok()?, end.parse().ok()?);
+    let (start, rest) = field.split_once('.')?;
+    let (end, name) = rest.strip_prefix('.')?.split_once('=')?;
+    let (start, end) = (number(start)?, number(end)?);
     let hole = match name {
         "now" => Hole::Now,
         "root-ca" => Hole::RootCa,
         "host" => Hole::Host,
         "port" => Hole::Port,
-        uid => Hole::Uid(uid.strip_prefix("uid")?.parse().ok()?),
+        uid => Hole::Uid(number(uid.strip_prefix("uid")?)?),
     };
     (start <= end).then_some((start..end, hole))
 }
@@ -287,6 +301,9 @@ mod tests {
     #[case::unknown("0..6=later", None)]
     #[case::no_range("now", None)]
     #[case::not_a_number("a..6=now", None)]
+    #[case::host("1..2=host", Some((1..2, Hole::Host)))]
+    #[case::port("1..2=port", Some((1..2, Hole::Port)))]
+    #[case::one_dot("1.2=port", None)]
     fn holes_read_from_a_header(
         #[case] text: &str,
         #[case] expected: Option<(Range<usize>, Hole)>,
@@ -295,15 +312,29 @@ mod tests {
     }
 
     #[rstest]
+    #[case::zero("0", Some(0))]
+    #[case::some("4096", Some(4096))]
+    #[case::empty("", None)]
+    #[case::not_a_digit("4a", None)]
+    #[case::negative("-1", None)]
+    #[case::too_large("99999999999999999999999", None)]
+    fn numbers_are_decimal_digits(#[case] text: &str, #[case] expected: Option<usize>) {
+        assert_eq!(number(text), expected);
+    }
+
+    #[rstest]
     #[case::empty("")]
-    #[case::no_uid_count("ADDED - namespaces - default rv=1\n{}\n")]
-    #[case::header_without_state("uids 0\nADDED - namespaces - default rv=1\n")]
-    #[case::unknown_type("uids 0\nBOOKMARK - namespaces - default rv=1\n{}\n")]
+    #[case::no_uid_count("ADDED - namespaces - default len=2 rv=1\n{}\n")]
+    #[case::header_without_state("uids 0\nADDED - namespaces - default len=2 rv=1")]
+    #[case::unknown_type("uids 0\nBOOKMARK - namespaces - default len=2 rv=1\n{}\n")]
     #[case::short_header("uids 0\nADDED - namespaces\n{}\n")]
-    #[case::no_resource_version("uids 0\nADDED - namespaces - default\n{}\n")]
-    #[case::hole_past_the_state("uids 1\nADDED - namespaces - default rv=1 0..9=uid0\n{}\n")]
-    #[case::owner_without_index("uids 1\nADDED - namespaces - default rv=1 owner=0\n{}\n")]
-    #[case::unknown_attribute("uids 0\nADDED - namespaces - default rv=1 color=red\n{}\n")]
+    #[case::no_length("uids 0\nADDED - namespaces - default rv=1\n{}\n")]
+    #[case::state_shorter_than_its_length("uids 0\nADDED - namespaces - default len=9 rv=1\n{}\n")]
+    #[case::state_longer_than_its_length("uids 0\nADDED - namespaces - default len=1 rv=1\n{}\n")]
+    #[case::no_resource_version("uids 0\nADDED - namespaces - default len=2\n{}\n")]
+    #[case::hole_past_the_state("uids 1\nADDED - namespaces - default len=2 rv=1 0..9=uid0\n{}\n")]
+    #[case::owner_without_index("uids 1\nADDED - namespaces - default len=2 rv=1 owner=0\n{}\n")]
+    #[case::unknown_attribute("uids 0\nADDED - namespaces - default len=2 rv=1 color=red\n{}\n")]
     fn malformed_texts_are_refused(#[case] text: &'static str) {
         assert!(parse(text).is_err());
     }
