@@ -209,21 +209,15 @@ impl StoredObject {
                     .collect()
             })
             .unwrap_or_default();
-        Ok(Arc::new(StoredObject {
+        let index = Indexed {
             uid: marks.uid.and_then(|at| json_str(&json, at)).map(Arc::from),
             api_version: marks
                 .api_version
                 .and_then(|at| json_str(&json, at))
                 .map(Arc::from),
             owners,
-            tree: Arc::default(),
-            window: Some(window.clone()),
-            key: Some(key),
-            rv,
-            origin: rv,
-            encodings: Mutex::new(Vec::new()),
-            json,
-        }))
+        };
+        Ok(Self::indexed(json, rv, key, window, index))
     }
 
     /// A state from bytes that carry `rv` already, with `index` as what its indexes read
