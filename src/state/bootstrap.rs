@@ -49,14 +49,14 @@ pub(super) struct Key {
 }
 
 impl Key {
-    /// The key of a server.
-    pub(super) fn of(state: &State) -> Key {
+    /// The key of a server whose address is `address`.
+    fn of(state: &State, address: &Address) -> Key {
         let options = &state.options;
         Key {
             authorization: options.authorization,
             root_ca: options.root_ca.is_some(),
             disabled_admission_plugins: options.disabled_admission_plugins.clone(),
-            ipv6: Address::of(&state.server_address).ipv6,
+            ipv6: address.is_ipv6(),
         }
     }
 }
@@ -64,21 +64,23 @@ impl Key {
 /// The address the `kubernetes` Service, Endpoints and EndpointSlice name: the server's, as
 /// they write it.
 struct Address {
-    /// The host, as a JSON string token.
-    host: Vec<u8>,
-    /// The port, as a JSON number token.
-    port: Vec<u8>,
-    ipv6: bool,
+    /// The host (an IP address: its JSON string needs no escape).
+    host: String,
+    /// The port, as its JSON number.
+    port: String,
 }
 
 impl Address {
     fn of(server_address: &str) -> Address {
         let (host, port) = crate::registry::core::service::server_host_port(server_address);
         Address {
-            ipv6: host.contains(':'),
-            host: format!("\"{host}\"").into_bytes(),
-            port: port.to_string().into_bytes(),
+            host,
+            port: port.to_string(),
         }
+    }
+
+    fn is_ipv6(&self) -> bool {
+        self.host.contains(':')
     }
 }
 
@@ -164,7 +166,7 @@ impl RecordedIndex {
 
     /// The store's index of the state in a server with these values.
     fn with(&self, values: &Values) -> Option<Indexed> {
-        let uid = |n: &usize| values.uid_strs.get(*n).cloned();
+        let uid = |n: &usize| values.uids.get(*n).cloned();
         Some(Indexed {
             uid: match &self.uid {
                 Some(n) => Some(uid(n)?),
@@ -184,14 +186,32 @@ pub(super) struct Template {
     uids: usize,
 }
 
-/// The values of one server's holes, as JSON string tokens.
+/// The values of one server's holes.
 struct Values {
-    uids: Vec<Vec<u8>>,
-    /// The same uids, unquoted.
-    uid_strs: Vec<Arc<str>>,
-    now: Vec<u8>,
+    uids: Vec<Arc<str>>,
+    now: String,
+    /// The bundle as its JSON string (a PEM has newlines to escape).
     root_ca: Option<Vec<u8>>,
     address: Address,
+}
+
+impl Values {
+    /// Writes the JSON token of `hole`; `None` when this server has no value for it.
+    fn write(&self, hole: Hole, out: &mut Vec<u8>) -> Option<()> {
+        let quoted = |out: &mut Vec<u8>, s: &str| {
+            out.push(b'"');
+            out.extend_from_slice(s.as_bytes());
+            out.push(b'"');
+        };
+        match hole {
+            Hole::Uid(n) => quoted(out, self.uids.get(n)?),
+            Hole::Now => quoted(out, &self.now),
+            Hole::RootCa => out.extend_from_slice(self.root_ca.as_ref()?),
+            Hole::Host => quoted(out, &self.address.host),
+            Hole::Port => out.extend_from_slice(self.address.port.as_bytes()),
+        }
+        Some(())
+    }
 }
 
 /// The templates of this process, one per [`Key`] seen.
@@ -200,7 +220,8 @@ static TEMPLATES: Mutex<Vec<(Key, Arc<Template>)>> = Mutex::new(Vec::new());
 /// Writes the recorded start of `state`'s configuration into its store (recording it first
 /// when this process has not yet); an error leaves the store as it was.
 pub(super) async fn replay(state: &State) -> Result<(), ApiError> {
-    let key = Key::of(state);
+    let address = Address::of(&state.server_address);
+    let key = Key::of(state, &address);
     let cached = TEMPLATES
         .lock()
         .iter()
@@ -224,7 +245,6 @@ pub(super) async fn replay(state: &State) -> Result<(), ApiError> {
             }
         }
     };
-    let address = Address::of(&state.server_address);
     template.replay(&state.store, state.options.root_ca.as_deref(), address)
 }
 
@@ -264,8 +284,7 @@ impl Template {
     ) -> Template {
         let mut marks: HashMap<String, Hole> = times.map(|t| (t, Hole::Now)).collect();
         marks.insert(ROOT_CA_MARK.to_string(), Hole::RootCa);
-        let host = String::from_utf8_lossy(&address.host);
-        marks.insert(host.trim_matches('"').to_string(), Hole::Host);
+        marks.insert(address.host.clone(), Hole::Host);
         let mut uids = 0;
         for uid in events.iter().filter_map(|e| e.object.uid()) {
             if !marks.contains_key(uid) {
@@ -279,7 +298,7 @@ impl Template {
                 kind: e.kind,
                 resource: e.resource.clone(),
                 key: e.key.clone(),
-                holes: holes(&e.object.json, &marks, &address.port),
+                holes: holes(&e.object.json, &marks, address.port.as_bytes()),
                 text: e.object.json.clone(),
                 rv: e.rv,
                 index: RecordedIndex::of(&e.object, &marks),
@@ -295,18 +314,15 @@ impl Template {
         root_ca: Option<&str>,
         address: Address,
     ) -> Result<(), ApiError> {
-        let mut uids = Vec::with_capacity(self.uids);
-        let mut uid_strs = Vec::with_capacity(self.uids);
-        for _ in 0..self.uids {
-            let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
-            let uid: &str = uuid::Uuid::new_v4().hyphenated().encode_lower(&mut buf);
-            uids.push([b"\"", uid.as_bytes(), b"\""].concat());
-            uid_strs.push(Arc::from(uid));
-        }
+        let uids = (0..self.uids)
+            .map(|_| {
+                let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
+                Arc::from(&*uuid::Uuid::new_v4().hyphenated().encode_lower(&mut buf))
+            })
+            .collect();
         let values = Values {
             uids,
-            uid_strs,
-            now: format!("\"{}\"", now_rfc3339()).into_bytes(),
+            now: now_rfc3339(),
             root_ca: root_ca.map(|ca| crate::store::to_json(&serde_json::Value::from(ca))),
             address,
         };
@@ -338,23 +354,22 @@ impl Template {
 impl Recorded {
     /// The recorded state with a server's values in its holes.
     fn render(&self, values: &Values) -> Result<Bytes, ApiError> {
-        let missing = || ApiError::internal("a recorded start's hole has no value");
+        self.splice(|hole, out| values.write(hole, out))
+            .map(Bytes::from)
+            .ok_or_else(|| ApiError::internal("a recorded start's hole has no value"))
+    }
+
+    /// The recorded bytes with `fill` writing a token in each hole's place.
+    fn splice(&self, mut fill: impl FnMut(Hole, &mut Vec<u8>) -> Option<()>) -> Option<Vec<u8>> {
         let mut out = Vec::with_capacity(self.text.len() + 64);
         let mut at = 0;
         for (range, hole) in &self.holes {
-            let value = match hole {
-                Hole::Uid(n) => values.uids.get(*n).ok_or_else(missing)?,
-                Hole::Now => &values.now,
-                Hole::RootCa => values.root_ca.as_ref().ok_or_else(missing)?,
-                Hole::Host => &values.address.host,
-                Hole::Port => &values.address.port,
-            };
-            out.extend_from_slice(self.text.get(at..range.start).ok_or_else(missing)?);
-            out.extend_from_slice(value);
+            out.extend_from_slice(self.text.get(at..range.start)?);
+            fill(*hole, &mut out)?;
             at = range.end;
         }
-        out.extend_from_slice(self.text.get(at..).ok_or_else(missing)?);
-        Ok(Bytes::from(out))
+        out.extend_from_slice(self.text.get(at..)?);
+        Some(out)
     }
 }
 

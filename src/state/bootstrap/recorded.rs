@@ -135,18 +135,14 @@ fn to_text(template: &Template, comment: &str) -> String {
 /// A recorded event's bytes with placeholders in its holes, and where they now are.
 #[cfg(test)]
 fn with_placeholders(event: &Recorded) -> (Vec<u8>, Vec<(Range<usize>, Hole)>) {
-    let mut out = Vec::with_capacity(event.text.len());
     let mut holes = Vec::with_capacity(event.holes.len());
-    let mut at = 0;
-    for (range, hole) in &event.holes {
-        out.extend_from_slice(&event.text[at..range.start]);
+    let text = event.splice(|hole, out| {
         let start = out.len();
-        out.extend_from_slice(&placeholder(*hole));
-        holes.push((start..out.len(), *hole));
-        at = range.end;
-    }
-    out.extend_from_slice(&event.text[at..]);
-    (out, holes)
+        out.extend_from_slice(&placeholder(hole));
+        holes.push((start..out.len(), hole));
+        Some(())
+    });
+    (text.unwrap_or_default(), holes)
 }
 
 /// Reads a recorded start's text: the states are slices of `text`, nothing is copied, and
@@ -268,17 +264,13 @@ mod tests {
     fn rendered(template: &Template) -> Vec<String> {
         let values = Values {
             uids: (0..template.uids)
-                .map(|n| format!("\"uid {n}\"").into_bytes())
-                .collect(),
-            uid_strs: (0..template.uids)
                 .map(|n| Arc::from(format!("uid {n}")))
                 .collect(),
-            now: b"\"a time\"".to_vec(),
+            now: "a time".to_string(),
             root_ca: Some(b"\"a bundle\"".to_vec()),
             address: Address {
-                host: b"\"a host\"".to_vec(),
-                port: b"1".to_vec(),
-                ipv6: false,
+                host: "a host".to_string(),
+                port: "1".to_string(),
             },
         };
         template
