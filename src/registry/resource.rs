@@ -58,6 +58,20 @@ pub const UNSTRUCTURED_PATCH_TYPES: &[&str] = &[
     "application/apply-patch+yaml",
 ];
 
+/// The host and port of the server's address (`host:port`, `[v6]:port`), as the objects that
+/// name the server write them (and `state::bootstrap` fills them in): a wildcard host is
+/// reached at loopback.
+pub fn server_host_port(address: &str) -> (String, i64) {
+    let (host, port) = address.rsplit_once(':').unwrap_or((address, "443"));
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let host = match host {
+        "" | "0.0.0.0" => "127.0.0.1",
+        "::" => "::1",
+        h => h,
+    };
+    (host.to_string(), port.parse().unwrap_or(443))
+}
+
 /// What a cluster's start objects depend on.
 #[derive(Debug, Clone, Copy)]
 pub struct ClusterInfo<'a> {
@@ -630,6 +644,20 @@ impl ResourceBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[rstest::rstest]
+    #[case::ipv4("127.0.0.1:6443", "127.0.0.1", 6443)]
+    #[case::ipv6("[::1]:80", "::1", 80)]
+    #[case::every_ipv4_address("0.0.0.0:8080", "127.0.0.1", 8080)]
+    #[case::every_ipv6_address("[::]:8080", "::1", 8080)]
+    #[case::no_port("example.test", "example.test", 443)]
+    fn the_server_is_named_by_host_and_port(
+        #[case] address: &str,
+        #[case] host: &str,
+        #[case] port: i64,
+    ) {
+        assert_eq!(server_host_port(address), (host.to_string(), port));
+    }
 
     #[test]
     fn storage_version_hashes_match_the_apiserver() {

@@ -72,7 +72,7 @@ struct Address {
 
 impl Address {
     fn of(server_address: &str) -> Address {
-        let (host, port) = crate::registry::core::service::server_host_port(server_address);
+        let (host, port) = crate::registry::resource::server_host_port(server_address);
         Address {
             host,
             port: port.to_string(),

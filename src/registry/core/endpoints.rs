@@ -53,7 +53,7 @@ pub fn resource() -> ApiResource {
 /// reconciler keeps them (not mirrored to an EndpointSlice: it writes that one itself).
 fn bootstrap(cluster: &ClusterInfo) -> Vec<Value> {
     let address = cluster.address;
-    let (host, port) = super::service::server_host_port(address);
+    let (host, port) = crate::registry::resource::server_host_port(address);
     vec![json!({"apiVersion": "v1", "kind": "Endpoints",
         "metadata": {"name": "kubernetes", "namespace": "default",
             "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},

@@ -594,23 +594,10 @@ fn external_ip(svc: &Value) -> String {
     }
 }
 
-/// The host and port of the server's address (`host:port`, `[v6]:port`); a wildcard host is
-/// reached at loopback.
-pub fn server_host_port(address: &str) -> (String, i64) {
-    let (host, port) = address.rsplit_once(':').unwrap_or((address, "443"));
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    let host = match host {
-        "" | "0.0.0.0" => "127.0.0.1",
-        "::" => "::1",
-        h => h,
-    };
-    (host.to_string(), port.parse().unwrap_or(443))
-}
-
 /// The `kubernetes` Service: port 443 (`https`) to the server's port, at 10.96.0.1.
 fn bootstrap(cluster: &ClusterInfo) -> Vec<Value> {
     let address = cluster.address;
-    let (_, port) = server_host_port(address);
+    let (_, port) = crate::registry::resource::server_host_port(address);
     vec![json!({"apiVersion": "v1", "kind": "Service",
         "metadata": {"name": "kubernetes", "namespace": "default",
             "labels": {"component": "apiserver", "provider": "kubernetes"}},
@@ -672,10 +659,5 @@ mod tests {
         assert_eq!(ports_cell(&svc), "80:30001/TCP");
         assert_eq!(external_ip(&svc), "1.2.3.4");
         assert_eq!(format_labels(&json!({"b": "2", "a": "1"})), "a=1,b=2");
-        assert_eq!(
-            server_host_port("127.0.0.1:6443"),
-            ("127.0.0.1".into(), 6443)
-        );
-        assert_eq!(server_host_port("[::1]:80"), ("::1".into(), 80));
     }
 }

@@ -66,7 +66,7 @@ pub fn resource() -> ApiResource {
 /// The `kubernetes` EndpointSlice: the server's address and port, labelled with its Service.
 fn bootstrap(cluster: &ClusterInfo) -> Vec<Value> {
     let address = cluster.address;
-    let (host, port) = crate::registry::core::service::server_host_port(address);
+    let (host, port) = crate::registry::resource::server_host_port(address);
     let address_type = if host.contains(':') { "IPv6" } else { "IPv4" };
     vec![
         json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
