@@ -713,6 +713,13 @@ impl Store {
     /// Subscribes to every future event. Pair it with [`Store::history_since`] (taken after
     /// subscribing) to replay from a resourceVersion without a gap.
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
+        if let Some(events) = self.events.get() {
+            return events.subscribe();
+        }
+        // The channel is opened under the writer's lock, so that every write is either
+        // before the opening (and in the history, or in the state read after it) or after it
+        // (and sent): one that saw no channel cannot be published after this returns.
+        let _writer = self.writer.lock();
         let open = || broadcast::channel(self.channel_capacity).0;
         self.events.get_or_init(open).subscribe()
     }
@@ -1063,6 +1070,29 @@ mod tests {
         let again = store.write(|t| t.restore(&then)).expect("restore again");
         assert!(again.is_empty(), "restored states count as the snapshot's");
         assert_eq!(store.current_rv(), rv + 3);
+    }
+
+    /// The first subscription opens the channel: what was written before it is in the
+    /// history taken after it, what is written after it is received, nothing in between.
+    #[test]
+    fn the_first_subscription_misses_nothing() {
+        let store = Store::new(16, 16);
+        let gr = GroupResource::new("g", "things");
+        let put = |name: &str| {
+            store
+                .write(|t| t.put(&gr, ObjectKey::new("", name), obj("", name)))
+                .expect("put");
+        };
+        put("before");
+        assert_eq!(store.watcher_count(), 0);
+        let mut rx = store.subscribe();
+        let history = store.history_since(0).expect("history");
+        put("after");
+        let seen: Vec<u64> = history.iter().map(|e| e.rv).collect();
+        assert_eq!(seen, [1]);
+        assert_eq!(rx.try_recv().expect("the later write").rv, 2);
+        assert!(rx.try_recv().is_err());
+        assert_eq!(store.watcher_count(), 1);
     }
 
     #[test]
