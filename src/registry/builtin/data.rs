@@ -112,9 +112,30 @@ pub struct Discovery {
     resources: &'static [(&'static str, &'static [ResourceInfo])],
 }
 
+/// The subresources (`plural/sub`) of the resource at `own` among a group-version's
+/// `resources`: the entries right after it, where the apiserver lists them (a test checks
+/// that every published subresource is found so).
+pub fn subresources_after(
+    resources: &'static [ResourceInfo],
+    own: usize,
+) -> &'static [ResourceInfo] {
+    let Some(plural) = resources.get(own).map(|r| r.name) else {
+        return &[];
+    };
+    let after = resources.get(own + 1..).unwrap_or_default();
+    let of_plural = |r: &&ResourceInfo| {
+        r.name
+            .split_once('/')
+            .is_some_and(|(main, _)| main == plural)
+    };
+    let count = after.iter().take_while(of_plural).count();
+    &after[..count]
+}
+
 impl Discovery {
-    /// The resources of a group-version (`v1`, `apps/v1`).
-    fn of(&self, group_version: &str) -> &'static [ResourceInfo] {
+    /// Every resource and subresource of a group-version (`v1`, `apps/v1`), in the
+    /// apiserver's order: for looking several up without searching the group-versions again.
+    pub fn resources_of(&self, group_version: &str) -> &'static [ResourceInfo] {
         match self
             .resources
             .binary_search_by(|(gv, _)| (*gv).cmp(group_version))
@@ -126,25 +147,9 @@ impl Discovery {
 
     /// A resource (or `plural/subresource`) of a group-version (`v1`, `apps/v1`).
     pub fn resource(&self, group_version: &str, name: &str) -> Option<&'static ResourceInfo> {
-        self.of(group_version).iter().find(|r| r.name == name)
-    }
-
-    /// Every resource and subresource of a group-version, in the apiserver's order: for
-    /// looking several up without searching the group-versions again.
-    pub fn resources_of(&self, group_version: &str) -> &'static [ResourceInfo] {
-        self.of(group_version)
-    }
-
-    /// The subresources of a resource, in the apiserver's order.
-    pub fn subresources<'a>(
-        &self,
-        group_version: &str,
-        plural: &'a str,
-    ) -> impl Iterator<Item = (&'static str, &'static ResourceInfo)> + 'a {
-        self.of(group_version).iter().filter_map(move |r| {
-            let (main, sub) = r.name.split_once('/')?;
-            (main == plural).then_some((sub, r))
-        })
+        self.resources_of(group_version)
+            .iter()
+            .find(|r| r.name == name)
     }
 
     /// The position of a group in the apiserver's order (unknown groups last).
@@ -341,7 +346,7 @@ mod tests {
         let resources = file["resources"].as_object().expect("resources");
         assert_eq!(resources.len(), discovery().resources.len());
         for (gv, list) in resources {
-            let ours = discovery().of(gv);
+            let ours = discovery().resources_of(gv);
             let list = list.as_array().expect("a list");
             assert_eq!(list.len(), ours.len(), "{gv}");
             for (r, o) in list.iter().zip(ours) {
@@ -383,6 +388,29 @@ mod tests {
         );
     }
 
+    /// Every published subresource follows its resource, as [`subresources_after`] needs.
+    #[test]
+    fn subresources_follow_their_resource() {
+        let d = discovery();
+        for (gv, resources) in d.resources {
+            for (i, r) in resources.iter().enumerate() {
+                if r.name.contains('/') {
+                    continue;
+                }
+                let found = subresources_after(resources, i).len();
+                let published = resources
+                    .iter()
+                    .filter(|s| {
+                        s.name
+                            .split_once('/')
+                            .is_some_and(|(main, _)| main == r.name)
+                    })
+                    .count();
+                assert_eq!(found, published, "{gv} {}", r.name);
+            }
+        }
+    }
+
     #[test]
     fn the_embedded_data_decodes() {
         let d = discovery();
@@ -390,8 +418,13 @@ mod tests {
         assert_eq!(pods.kind, "Pod");
         assert_eq!(pods.short_names, ["po"]);
         assert_eq!(pods.storage_version_hash, "xPOwRZ+Yhw8=");
-        let subs: Vec<&str> = d.subresources("v1", "pods").map(|(s, _)| s).collect();
-        assert!(subs.contains(&"status") && subs.contains(&"eviction"));
+        let core = d.resources_of("v1");
+        let own = core.iter().position(|r| r.name == "pods").expect("pods");
+        let subs: Vec<&str> = subresources_after(core, own)
+            .iter()
+            .map(|r| r.name)
+            .collect();
+        assert!(subs.contains(&"pods/status") && subs.contains(&"pods/eviction"));
         assert!(d.group_rank("apps") < d.group_rank("batch"));
         assert_eq!(schema_components().count(), generated::COMPONENTS.len());
         let deployment = schema_components().find(|(n, _)| *n == "io.k8s.api.apps.v1.Deployment");

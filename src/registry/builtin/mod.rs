@@ -104,11 +104,8 @@ pub use data::definition_name;
 /// A built-in kind, started from its published discovery facts. See the module documentation.
 pub struct Kind {
     builder: ResourceBuilder,
-    /// The published resources of the kind's group-version, where its subresources are.
-    published: &'static [data::ResourceInfo],
-    /// Those after the kind's own entry, which its subresources follow.
-    after: &'static [data::ResourceInfo],
-    plural: Cow<'static, str>,
+    /// The published facts of the kind's subresources.
+    subresources: &'static [data::ResourceInfo],
 }
 
 /// Starts the resource of a built-in kind.
@@ -121,10 +118,7 @@ pub fn kind(group: &str, version: &str, plural: &str, strategy: Arc<dyn Strategy
         tracing::error!(%group_version, plural, "a built-in kind missing from the API definitions");
     }
     let kind_name = info.map_or("", |i| i.kind);
-    let (name, list_name) = match info {
-        Some(info) => (info.definition, info.list_definition),
-        None => definition_names(group, version, kind_name),
-    };
+    let (name, list_name) = info.map_or(("", ""), |i| (i.definition, i.list_definition));
     let schema = Arc::new(schema::LazySchema::builtin(name));
     let strategy = Arc::new(typed::Typed::new(strategy, group_version, kind_name, name));
     let names = Names {
@@ -145,21 +139,8 @@ pub fn kind(group: &str, version: &str, plural: &str, strategy: Arc<dyn Strategy
     });
     Kind {
         builder,
-        published,
-        after: own.map_or(&[], |i| &published[i + 1..]),
-        // Borrowed from the published facts when they name the kind: no copy per kind.
-        plural: info.map_or_else(|| Cow::Owned(plural.to_string()), |i| Cow::Borrowed(i.name)),
+        subresources: own.map_or(&[], |i| data::subresources_after(published, i)),
     }
-}
-
-/// The definition names of a kind and of its list, looked up: for a kind the published facts
-/// do not name (a published kind's are found at build time).
-fn definition_names(group: &str, version: &str, kind: &str) -> (&'static str, &'static str) {
-    let list = format!("{kind}List");
-    (
-        definition_name(group, version, kind).unwrap_or_default(),
-        definition_name(group, version, &list).unwrap_or_default(),
-    )
 }
 
 /// The builder of a published kind, given its published names and verbs from the start
@@ -183,21 +164,11 @@ fn published_builder(
 }
 
 impl Kind {
-    /// The published facts of one of the kind's subresources (`plural/sub`), found without
-    /// formatting the name: first among the entries after the kind's own, where the apiserver
-    /// lists its subresources, then anywhere in the group-version.
+    /// The published facts of one of the kind's subresources (`plural/sub`).
     fn subresource_info(&self, sub: &str) -> Option<&'static data::ResourceInfo> {
-        let is_sub = |r: &&data::ResourceInfo| {
-            r.name
-                .strip_prefix(&*self.plural)
-                .and_then(|rest| rest.strip_prefix('/'))
-                == Some(sub)
-        };
-        self.after
+        self.subresources
             .iter()
-            .take_while(|r| r.name.starts_with(&*self.plural))
-            .find(is_sub)
-            .or_else(|| self.published.iter().find(is_sub))
+            .find(|r| r.name.split_once('/').map(|(_, s)| s) == Some(sub))
     }
 
     /// The published verbs of one of the kind's subresources.
