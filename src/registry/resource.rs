@@ -490,17 +490,11 @@ impl ResourceBuilder {
                 std::sync::LazyLock::new(|| Arc::new(Columns::default_columns()));
             DEFAULT.clone()
         }
-        // Each name is copied from the caller's once; cloning that copy costs less.
-        let gr = GroupResource {
-            group: group.to_string(),
-            resource: plural.to_string(),
-        };
-        let owned_version = version.to_string();
         ResourceBuilder {
             res: Box::new(ApiResource {
-                group: gr.group.clone(),
-                version: owned_version.clone(),
-                plural: gr.resource.clone(),
+                group: group.to_string(),
+                version: version.to_string(),
+                plural: plural.to_string(),
                 singular,
                 kind: kind.to_string(),
                 list_kind: format!("{kind}List"),
@@ -509,8 +503,8 @@ impl ResourceBuilder {
                 categories: NameList::default(),
                 verbs,
                 subresources: Vec::new(),
-                storage_version: owned_version,
-                gr,
+                storage_version: version.to_string(),
+                gr: GroupResource::new(group, plural),
                 field_selectors: NameList::Static(&["metadata.name", "metadata.namespace"]),
                 unsupported_field: selector::builtin_unsupported_field,
                 strategy: strategy.clone(),
