@@ -618,7 +618,9 @@ impl ResourceBuilder {
         self
     }
 
-    /// Direct access for what only custom resources change (names, storage version, codec).
+    /// Direct access to the resource being built, for what no other step sets: a built-in
+    /// kind's published facts (scope, short names, categories, storage version hash, schema),
+    /// a custom resource's names, storage version, codec and field selectors.
     pub fn with(mut self, f: impl FnOnce(&mut ApiResource)) -> Self {
         f(&mut self.res);
         self

@@ -83,7 +83,8 @@ pub struct ResourceInfo {
     /// `storageVersionHash` (main resources only).
     pub storage_version_hash: &'static str,
     /// The OpenAPI definition name of `kind` in this group-version, as [`definition_name`]
-    /// finds it ("" when none), found at build time.
+    /// finds it ("" when none), found at build time; read for main resources only (a
+    /// subresource's kind is often another group's, `Scale`).
     pub definition: &'static str,
     /// The same of the kind's list (`PodList`).
     pub list_definition: &'static str,
