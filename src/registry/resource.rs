@@ -168,7 +168,14 @@ impl NameList {
 
     /// The names, in order.
     pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
-        (0..self.len()).filter_map(|i| self.get(i))
+        let (listed, owned): (&[&str], &[String]) = match self {
+            NameList::Static(names) => (names, &[]),
+            NameList::Owned(names) => (&[], names),
+        };
+        listed
+            .iter()
+            .copied()
+            .chain(owned.iter().map(String::as_str))
     }
 
     /// Whether `name` is among them.
