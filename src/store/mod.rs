@@ -1025,15 +1025,18 @@ mod tests {
         assert!(store.snapshot().locate_uid("u-owner").is_none());
     }
 
+    /// Writes the cluster-scoped object `name` into `gr`.
+    fn put_named(store: &Store, gr: &GroupResource, name: &str) {
+        store
+            .write(|t| t.put(gr, ObjectKey::new("", name), obj("", name)))
+            .expect("put");
+    }
+
     #[test]
     fn restore_writes_the_difference_forward_and_only_once() {
         let store = Store::new(64, 64);
         let gr = GroupResource::new("g", "things");
-        let put = |name: &str| {
-            store
-                .write(|t| t.put(&gr, ObjectKey::new("", name), obj("", name)))
-                .expect("put");
-        };
+        let put = |name: &str| put_named(&store, &gr, name);
         put("kept");
         put("changed");
         put("removed");
@@ -1078,11 +1081,7 @@ mod tests {
     fn the_first_subscription_misses_nothing() {
         let store = Store::new(16, 16);
         let gr = GroupResource::new("g", "things");
-        let put = |name: &str| {
-            store
-                .write(|t| t.put(&gr, ObjectKey::new("", name), obj("", name)))
-                .expect("put");
-        };
+        let put = |name: &str| put_named(&store, &gr, name);
         put("before");
         assert_eq!(store.watcher_count(), 0);
         let mut rx = store.subscribe();
