@@ -12,6 +12,9 @@
 //!   static tables of groups and resources.
 //! - `k8s_table_index.rs`, from the Go type table (`protobuf.table`): where each message's
 //!   lines are, and the message of every kind, so that a message is parsed when first walked.
+//! - `recorded_starts.rs`, from the recorded starts compiled into the crate
+//!   (`src/state/bootstrap/*.start`): each as a static table of its events, their states
+//!   ranges of the text, so that no process reads the text.
 //!
 //! Runs only when those files (or this script) change.
 
@@ -26,9 +29,18 @@ use serde_json::Value;
 mod zero;
 use zero::is_zero;
 
+#[path = "src/state/bootstrap/start_file.rs"]
+#[allow(dead_code)]
+mod start_file;
+
 const SCHEMAS: &str = "src/data/k8s-1.36/schemas.json";
 const TABLE: &str = "src/data/k8s-1.36/protobuf.table";
 const DISCOVERY: &str = "src/data/k8s-1.36/discovery.json";
+/// The recorded starts compiled in, by the name of the static each becomes.
+const STARTS: [(&str, &str); 2] = [
+    ("ALWAYS_ALLOW", "src/state/bootstrap/always-allow.start"),
+    ("RBAC", "src/state/bootstrap/rbac.start"),
+];
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
@@ -38,12 +50,17 @@ fn main() -> Result<()> {
     println!("cargo:rerun-if-changed={DISCOVERY}");
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=src/schema/zero.rs");
+    println!("cargo:rerun-if-changed=src/state/bootstrap/start_file.rs");
+    for (_, path) in STARTS {
+        println!("cargo:rerun-if-changed={path}");
+    }
     let dir = std::env::var("OUT_DIR")?;
     let dir = Path::new(&dir);
     let (schemas, kinds) = schemas()?;
     std::fs::write(dir.join("k8s_schemas.rs"), schemas)?;
     std::fs::write(dir.join("k8s_table_index.rs"), table_index()?)?;
     std::fs::write(dir.join("k8s_discovery.rs"), discovery(&kinds)?)?;
+    std::fs::write(dir.join("recorded_starts.rs"), recorded_starts()?)?;
     Ok(())
 }
 
@@ -302,6 +319,58 @@ fn resource_info(out: &mut String, r: &Value, definitions: (&str, &str)) -> Resu
         text("storageVersionHash"),
         definitions.0,
         definitions.1,
+    )?;
+    Ok(())
+}
+
+/// Each recorded start as a static `File` literal (declared in
+/// `src/state/bootstrap/start_file.rs`), named as in [`STARTS`].
+fn recorded_starts() -> Result<String> {
+    let mut out = String::new();
+    for (name, path) in STARTS {
+        let text = std::fs::read_to_string(path)?;
+        let file = start_file::parse(&text).map_err(|e| format!("{path}: {e}"))?;
+        writeln!(out, "/// `{path}`, read by `build.rs`.")?;
+        writeln!(out, "pub(super) static {name}: File<'static> = File {{")?;
+        writeln!(
+            out,
+            "    uids: {},\n    events: Cow::Borrowed(&[",
+            file.uids
+        )?;
+        for event in file.events.iter() {
+            recorded_event(&mut out, event)?;
+        }
+        out.push_str("    ]),\n};\n\n");
+    }
+    Ok(out)
+}
+
+/// One recorded `Event` literal.
+fn recorded_event(out: &mut String, e: &start_file::Event<'_>) -> Result<()> {
+    let index = match &e.index {
+        None => "None".to_string(),
+        Some(i) => format!(
+            "Some(Index {{ uid: {:?}, owners: Cow::Borrowed(&{:?}), api_version: {:?} }})",
+            i.uid, i.owners, i.api_version
+        ),
+    };
+    let holes: Vec<String> = e
+        .holes
+        .iter()
+        .map(|(range, hole)| format!("({range:?}, Hole::{hole:?})"))
+        .collect();
+    writeln!(
+        out,
+        "        Event {{ kind: {:?}, group: {:?}, resource: {:?}, namespace: {:?}, name: {:?}, \
+         state: {:?}, rv: {}, index: {index}, holes: Cow::Borrowed(&[{}]) }},",
+        e.kind,
+        e.group,
+        e.resource,
+        e.namespace,
+        e.name,
+        e.state,
+        e.rv,
+        holes.join(", "),
     )?;
     Ok(())
 }

@@ -19,6 +19,7 @@
 //! order, the same resourceVersions, the same managedFields (manager names, fields), so
 //! watches from an early resourceVersion see what a start through the controllers shows.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
@@ -34,6 +35,11 @@ use crate::registry::object_meta::now_rfc3339;
 use crate::store::{Event, EventType, GroupResource, Indexed, ObjectKey, Store, StoredObject};
 
 mod recorded;
+// Read by `build.rs` too; the crate reads texts only in tests.
+#[cfg_attr(not(test), allow(dead_code))]
+mod start_file;
+
+use start_file::Hole;
 
 /// What the recorded start depends on besides what is stamped per server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,22 +103,6 @@ fn address_mark(ipv6: bool) -> &'static str {
 /// the recorded bytes are found, and needing no escape in JSON.
 const ROOT_CA_MARK: &str = "kubefake-recorded-start-root-ca-bundle";
 
-/// A per-server value in a recorded state: the JSON string token at a place.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Hole {
-    /// The uid of the recording's n-th object (wherever it is named: its own metadata, an
-    /// owner reference).
-    Uid(usize),
-    /// The time of the write (creationTimestamp, managedFields, conditions).
-    Now,
-    /// The CA bundle of `kube-root-ca.crt`.
-    RootCa,
-    /// The server's host (a string token).
-    Host,
-    /// The server's port (a number token).
-    Port,
-}
-
 /// One recorded event.
 #[derive(Debug)]
 struct Recorded {
@@ -122,7 +112,7 @@ struct Recorded {
     /// The state's bytes as recorded (for a deletion, unused).
     text: Bytes,
     /// Where the per-server values are, in order.
-    holes: Vec<(Range<usize>, Hole)>,
+    holes: Cow<'static, [(Range<usize>, Hole)]>,
     /// The resourceVersion the state was recorded with (its bytes carry it).
     rv: u64,
     /// What the store's indexes read of the state, when every uid it names is a recorded
@@ -136,7 +126,7 @@ struct RecordedIndex {
     /// `metadata.uid`: the n-th recorded uid.
     uid: Option<usize>,
     /// The owners' uids.
-    owners: Vec<usize>,
+    owners: Cow<'static, [usize]>,
     /// `apiVersion`.
     api_version: Option<Arc<str>>,
 }
@@ -159,7 +149,7 @@ impl RecordedIndex {
             .collect::<Option<_>>()?;
         Some(RecordedIndex {
             uid,
-            owners,
+            owners: Cow::Owned(owners),
             api_version: object.api_version().map(Arc::from),
         })
     }
@@ -231,7 +221,7 @@ pub(super) async fn replay(state: &State) -> Result<(), ApiError> {
         Some(template) => template,
         None => {
             let template = match recorded::compiled(&key) {
-                Some(compiled) => compiled.map_err(ApiError::internal)?,
+                Some(compiled) => compiled,
                 None => record(&key).await?,
             };
             let template = Arc::new(template);
@@ -298,7 +288,7 @@ impl Template {
                 kind: e.kind,
                 resource: e.resource.clone(),
                 key: e.key.clone(),
-                holes: holes(&e.object.json, &marks, address.port.as_bytes()),
+                holes: Cow::Owned(holes(&e.object.json, &marks, address.port.as_bytes())),
                 text: e.object.json.clone(),
                 rv: e.rv,
                 index: RecordedIndex::of(&e.object, &marks),
@@ -363,7 +353,7 @@ impl Recorded {
     fn splice(&self, mut fill: impl FnMut(Hole, &mut Vec<u8>) -> Option<()>) -> Option<Vec<u8>> {
         let mut out = Vec::with_capacity(self.text.len() + 64);
         let mut at = 0;
-        for (range, hole) in &self.holes {
+        for (range, hole) in self.holes.iter() {
             out.extend_from_slice(self.text.get(at..range.start)?);
             fill(*hole, &mut out)?;
             at = range.end;

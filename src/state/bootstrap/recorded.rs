@@ -2,59 +2,94 @@
 //!
 //! Recording a start runs every bootstrap object and the controllers' writes through the write
 //! path: 19 million instructions in the unoptimised builds `cargo test` makes, where the rest
-//! of a process's first start is about 4 million. Its outcome is the same in every process of
+//! of a process's first start is about 3 million. Its outcome is the same in every process of
 //! a build, so the configurations of `Server::start()` and `kubefake serve` (a published root
-//! CA, no admission plugin disabled, an IPv4 address, either authorization mode) are kept here
-//! as text, one file each, read in place: a header line per event (its type, table, key,
-//! resourceVersion, what the store's indexes read of it, and its holes) and the state's bytes
-//! on the next line, with placeholders where the holes are (`"$uid7"`, `"$now"`,
-//! `"$root-ca"`, `"$host"`, and `0` for the port).
+//! CA, no admission plugin disabled, an IPv4 address, either authorization mode) are kept as
+//! text, one file each ([`start_file`](super::start_file) says how it reads), which `build.rs`
+//! turns into static tables of their events: a process reads neither the text's headers nor
+//! its states, which are slices of the compiled-in text, until a server replays them.
 //!
 //! The files are written by the test that checks them, `recorded_starts_are_current`, which
 //! records each configuration through the write path and compares: any change to what a start
 //! writes fails it, and `KUBEFAKE_RECORD_START=1` rewrites the files instead.
 
+use std::borrow::Cow;
+#[cfg(test)]
 use std::ops::Range;
 use std::sync::Arc;
 
 use bytes::Bytes;
 
-use super::{Hole, Key, Recorded, RecordedIndex, Template};
+#[cfg(test)]
+use super::start_file::{field_of, hole_name};
+use super::start_file::{Event, File, Hole, Index};
+use super::{Key, Recorded, RecordedIndex, Template};
 use crate::filters::authorization::Mode;
 use crate::store::{EventType, GroupResource, ObjectKey};
 
-/// The files, by the configuration they record.
-const FILES: [(Mode, &str, &str); 2] = [
+include!(concat!(env!("OUT_DIR"), "/recorded_starts.rs"));
+
+/// The files, by the configuration they record: their names, texts and tables.
+static FILES: [(Mode, &str, &str, &File<'static>); 2] = [
     (
         Mode::AlwaysAllow,
         "always-allow.start",
         include_str!("always-allow.start"),
+        &ALWAYS_ALLOW,
     ),
-    (Mode::Rbac, "rbac.start", include_str!("rbac.start")),
+    (Mode::Rbac, "rbac.start", include_str!("rbac.start"), &RBAC),
 ];
 
-/// Why a recorded start's text cannot be read (a bug: the test that writes it reads it back).
-#[derive(Debug, thiserror::Error)]
-#[error("line {line} of a recorded start: {what}")]
-pub(super) struct ParseError {
-    line: usize,
-    what: &'static str,
-}
-
-/// The file name and text of the compiled recording of `key`, if one is compiled in.
-fn file(key: &Key) -> Option<(&'static str, &'static str)> {
+/// The compiled recording of `key`'s configuration: its file name, its text and its table.
+fn file(key: &Key) -> Option<&'static (Mode, &'static str, &'static str, &'static File<'static>)> {
     if !key.root_ca || !key.disabled_admission_plugins.is_empty() || key.ipv6 {
         return None;
     }
-    FILES
-        .iter()
-        .find(|(mode, _, _)| *mode == key.authorization)
-        .map(|(_, name, text)| (*name, *text))
+    FILES.iter().find(|(mode, ..)| *mode == key.authorization)
 }
 
-/// The compiled recording of `key`'s configuration, if there is one.
-pub(super) fn compiled(key: &Key) -> Option<Result<Template, ParseError>> {
-    file(key).map(|(_, text)| parse(text))
+/// The compiled recording of `key`'s configuration, if there is one; `None` too if its
+/// table does not fit its text (which `build.rs` read both from: a bug).
+pub(super) fn compiled(key: &Key) -> Option<Template> {
+    file(key).and_then(|(_, _, text, table)| from_file(table, text))
+}
+
+/// The template of a recorded start read from `text` (its states are ranges of it).
+fn from_file(file: &File<'static>, text: &'static str) -> Option<Template> {
+    let events = file
+        .events
+        .iter()
+        .map(|e| recorded(e, text))
+        .collect::<Option<_>>()?;
+    Some(Template {
+        events,
+        uids: file.uids,
+    })
+}
+
+/// One recorded event of a start read from `text`.
+fn recorded(e: &Event<'static>, text: &'static str) -> Option<Recorded> {
+    let kind = match e.kind {
+        "ADDED" => EventType::Added,
+        "MODIFIED" => EventType::Modified,
+        "DELETED" => EventType::Deleted,
+        _ => return None,
+    };
+    let state = text.as_bytes().get(e.state.clone())?;
+    let index = e.index.as_ref().map(|i: &Index<'static>| RecordedIndex {
+        uid: i.uid,
+        owners: i.owners.clone(),
+        api_version: Some(i.api_version).filter(|v| !v.is_empty()).map(Arc::from),
+    });
+    Some(Recorded {
+        kind,
+        resource: GroupResource::new(e.group, e.resource),
+        key: ObjectKey::new(e.namespace, e.name),
+        text: Bytes::from_static(state),
+        holes: e.holes.clone(),
+        rv: e.rv,
+        index,
+    })
 }
 
 /// The placeholder written in place of a hole.
@@ -69,26 +104,8 @@ fn placeholder(hole: Hole) -> Vec<u8> {
     }
 }
 
-/// A field of a header line: `-` stands for the empty string.
-fn field(s: &str) -> &str {
-    if s == "-" {
-        ""
-    } else {
-        s
-    }
-}
-
-/// The field written for `s`.
-#[cfg(test)]
-fn unfield(s: &str) -> &str {
-    if s.is_empty() {
-        "-"
-    } else {
-        s
-    }
-}
-
-/// The text of `template`, its holes holding placeholders: what [`parse`] reads.
+/// The text of `template`, its holes holding placeholders: what
+/// [`start_file::parse`](super::start_file::parse) reads.
 #[cfg(test)]
 fn to_text(template: &Template, comment: &str) -> String {
     let mut out = format!("# {comment}\nuids {}\n", template.uids);
@@ -102,27 +119,21 @@ fn to_text(template: &Template, comment: &str) -> String {
             &event.key.name,
         ] {
             out.push(' ');
-            out.push_str(unfield(f));
+            out.push_str(field_of(f));
         }
         out.push_str(&format!(" len={} rv={}", text.len(), event.rv));
         if let Some(index) = &event.index {
             let api = index.api_version.as_deref().unwrap_or("");
-            out.push_str(&format!(" api={}", unfield(api)));
+            out.push_str(&format!(" api={}", field_of(api)));
             if let Some(uid) = index.uid {
                 out.push_str(&format!(" uid={uid}"));
             }
-            for owner in &index.owners {
+            for owner in index.owners.iter() {
                 out.push_str(&format!(" owner={owner}"));
             }
         }
         for (range, hole) in holes {
-            let name = match hole {
-                Hole::Uid(n) => format!("uid{n}"),
-                Hole::Now => "now".to_string(),
-                Hole::RootCa => "root-ca".to_string(),
-                Hole::Host => "host".to_string(),
-                Hole::Port => "port".to_string(),
-            };
+            let name = hole_name(hole);
             out.push_str(&format!(" {}..{}={name}", range.start, range.end));
         }
         out.push('\n');
@@ -143,113 +154,6 @@ fn with_placeholders(event: &Recorded) -> (Vec<u8>, Vec<(Range<usize>, Hole)>) {
         Some(())
     });
     (text.unwrap_or_default(), holes)
-}
-
-/// Reads a recorded start's text: the states are slices of `text`, nothing is copied, and
-/// nothing but the headers is scanned (each gives its state's length), as this runs once per
-/// process in the builds tests use, unoptimised.
-pub(super) fn parse(text: &'static str) -> Result<Template, ParseError> {
-    let err = |line: usize, what| ParseError { line, what };
-    let mut rest = text;
-    let mut line = 1;
-    let mut uids = None;
-    while let Some((first, after)) = rest.split_once('\n') {
-        rest = after;
-        if !first.starts_with('#') {
-            uids = first.strip_prefix("uids ").and_then(number);
-            break;
-        }
-        line += 1;
-    }
-    let uids = uids.ok_or_else(|| err(line, "no uid count"))?;
-    let mut events = Vec::new();
-    while !rest.is_empty() {
-        line += 1;
-        let (header, after) = rest
-            .split_once('\n')
-            .ok_or_else(|| err(line, "a header without a state"))?;
-        let (event, after) = event(header, after).ok_or_else(|| err(line, "a malformed event"))?;
-        events.push(event);
-        rest = after;
-        line += 1;
-    }
-    Ok(Template { events, uids })
-}
-
-/// One event from its header line and the text after it, which starts with its state; and
-/// the text after the state's line.
-fn event(header: &str, text: &'static str) -> Option<(Recorded, &'static str)> {
-    let mut fields = header.split(' ');
-    let kind = match fields.next()? {
-        "ADDED" => EventType::Added,
-        "MODIFIED" => EventType::Modified,
-        "DELETED" => EventType::Deleted,
-        _ => return None,
-    };
-    let resource = GroupResource::new(field(fields.next()?), field(fields.next()?));
-    let key = ObjectKey::new(field(fields.next()?), field(fields.next()?));
-    let len = fields.next()?.strip_prefix("len=").and_then(number)?;
-    let state = text.get(..len)?;
-    let after = text.get(len..)?.strip_prefix('\n')?;
-    let mut event = Recorded {
-        kind,
-        resource,
-        key,
-        text: Bytes::from_static(state.as_bytes()),
-        holes: Vec::new(),
-        rv: 0,
-        index: None,
-    };
-    for f in fields {
-        attribute(&mut event, f)?;
-    }
-    (event.rv > 0).then_some((event, after))
-}
-
-/// A decimal number (std's parse, which is optimised even in a debug build).
-fn number(s: &str) -> Option<usize> {
-    s.parse().ok()
-}
-
-/// Reads one of a header's attributes into `event`: a hole (`start..end=name`), the
-/// resourceVersion (`rv=`) or the index (`api=`, then `uid=`, `owner=`).
-fn attribute(event: &mut Recorded, field: &str) -> Option<()> {
-    if field.as_bytes().first().is_some_and(u8::is_ascii_digit) {
-        let (range, hole) = hole(field).filter(|(range, _)| range.end <= event.text.len())?;
-        event.holes.push((range, hole));
-        return Some(());
-    }
-    let (name, value) = field.split_once('=')?;
-    match name {
-        "rv" => event.rv = number(value)?.try_into().ok()?,
-        "api" => {
-            let api_version = Some(self::field(value)).filter(|v| !v.is_empty());
-            event.index = Some(RecordedIndex {
-                uid: None,
-                owners: Vec::new(),
-                api_version: api_version.map(Arc::from),
-            });
-        }
-        "uid" => event.index.as_mut()?.uid = Some(number(value)?),
-        "owner" => event.index.as_mut()?.owners.push(number(value)?),
-        _ => return None,
-    }
-    Some(())
-}
-
-/// A hole from its header field, `start..end=name`.
-fn hole(field: &str) -> Option<(Range<usize>, Hole)> {
-    let (start, rest) = field.split_once('.')?;
-    let (end, name) = rest.strip_prefix('.')?.split_once('=')?;
-    let (start, end) = (number(start)?, number(end)?);
-    let hole = match name {
-        "now" => Hole::Now,
-        "root-ca" => Hole::RootCa,
-        "host" => Hole::Host,
-        "port" => Hole::Port,
-        uid => Hole::Uid(number(uid.strip_prefix("uid")?)?),
-    };
-    (start <= end).then_some((start..end, hole))
 }
 
 #[cfg(test)]
@@ -285,52 +189,6 @@ mod tests {
             .collect()
     }
 
-    #[rstest]
-    #[case::uid("3..9=uid12", Some((3..9, Hole::Uid(12))))]
-    #[case::now("0..6=now", Some((0..6, Hole::Now)))]
-    #[case::root_ca("10..20=root-ca", Some((10..20, Hole::RootCa)))]
-    #[case::reversed("9..3=now", None)]
-    #[case::unknown("0..6=later", None)]
-    #[case::no_range("now", None)]
-    #[case::not_a_number("a..6=now", None)]
-    #[case::host("1..2=host", Some((1..2, Hole::Host)))]
-    #[case::port("1..2=port", Some((1..2, Hole::Port)))]
-    #[case::one_dot("1.2=port", None)]
-    fn holes_read_from_a_header(
-        #[case] text: &str,
-        #[case] expected: Option<(Range<usize>, Hole)>,
-    ) {
-        assert_eq!(hole(text), expected);
-    }
-
-    #[rstest]
-    #[case::zero("0", Some(0))]
-    #[case::some("4096", Some(4096))]
-    #[case::empty("", None)]
-    #[case::not_a_digit("4a", None)]
-    #[case::negative("-1", None)]
-    #[case::too_large("99999999999999999999999", None)]
-    fn numbers_are_decimal_digits(#[case] text: &str, #[case] expected: Option<usize>) {
-        assert_eq!(number(text), expected);
-    }
-
-    #[rstest]
-    #[case::empty("")]
-    #[case::no_uid_count("ADDED - namespaces - default len=2 rv=1\n{}\n")]
-    #[case::header_without_state("uids 0\nADDED - namespaces - default len=2 rv=1")]
-    #[case::unknown_type("uids 0\nBOOKMARK - namespaces - default len=2 rv=1\n{}\n")]
-    #[case::short_header("uids 0\nADDED - namespaces\n{}\n")]
-    #[case::no_length("uids 0\nADDED - namespaces - default rv=1\n{}\n")]
-    #[case::state_shorter_than_its_length("uids 0\nADDED - namespaces - default len=9 rv=1\n{}\n")]
-    #[case::state_longer_than_its_length("uids 0\nADDED - namespaces - default len=1 rv=1\n{}\n")]
-    #[case::no_resource_version("uids 0\nADDED - namespaces - default len=2\n{}\n")]
-    #[case::hole_past_the_state("uids 1\nADDED - namespaces - default len=2 rv=1 0..9=uid0\n{}\n")]
-    #[case::owner_without_index("uids 1\nADDED - namespaces - default len=2 rv=1 owner=0\n{}\n")]
-    #[case::unknown_attribute("uids 0\nADDED - namespaces - default len=2 rv=1 color=red\n{}\n")]
-    fn malformed_texts_are_refused(#[case] text: &'static str) {
-        assert!(parse(text).is_err());
-    }
-
     /// The placeholders' places are where the header says, and the text reads back as written.
     #[test]
     fn a_template_reads_back_as_written() {
@@ -349,24 +207,25 @@ mod tests {
                 kind: EventType::Added,
                 resource: GroupResource::new("", "configmaps"),
                 key: ObjectKey::new("default", "x"),
-                holes: vec![
+                holes: Cow::Owned(vec![
                     (at("\"u-1\"", 0), Hole::Uid(0)),
                     (at("\"12:00\"", 0), Hole::Now),
                     (at("\"pem\"", 0), Hole::RootCa),
                     (at("\"u-1\"", 10), Hole::Uid(0)),
-                ],
+                ]),
                 text: Bytes::from_static(text),
                 rv: 7,
                 index: Some(RecordedIndex {
                     uid: Some(0),
-                    owners: vec![0],
+                    owners: Cow::Owned(vec![0]),
                     api_version: Some(Arc::from("v1")),
                 }),
             }],
         };
         let written: &'static str = Box::leak(to_text(&template, "a test").into_boxed_str());
         assert!(written.contains(r#"{"uid":"$uid0","t":"$now","ca":"$root-ca","owner":"$uid0"}"#));
-        let read = parse(written).expect("reads back");
+        let file = super::super::start_file::parse(written).expect("reads back");
+        let read = from_file(&file, written).expect("fits its text");
         assert_eq!(rendered(&read), rendered(&template));
         assert_eq!(read.uids, 1);
         assert_eq!(read.events[0].rv, 7);
@@ -386,7 +245,7 @@ mod tests {
             disabled_admission_plugins: Vec::new(),
             ipv6: false,
         };
-        let Some((name, compiled_text)) = file(&key) else {
+        let Some((_, name, _, _)) = file(&key) else {
             panic!("{mode:?} has no compiled recording");
         };
         let recorded = super::super::record(&key).await.expect("records");
@@ -401,7 +260,7 @@ mod tests {
             std::fs::write(&path, to_text(&recorded, &comment)).expect("writes the recording");
             return;
         }
-        let compiled = parse(compiled_text).expect("the compiled recording reads");
+        let compiled = compiled(&key).expect("the compiled table fits its text");
         let (want, got) = (rendered(&recorded), rendered(&compiled));
         let first_difference = want.iter().zip(&got).position(|(w, g)| w != g);
         assert!(
