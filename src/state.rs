@@ -111,7 +111,7 @@ pub struct State {
     /// Every object.
     pub store: Store,
     registry: ArcSwap<Registry>,
-    /// The built-in resources (plus any a test registered), kept for every rebuild.
+    /// The kinds a test registered beside the built-in ones, kept for every rebuild.
     kinds: Vec<Arc<ApiResource>>,
     rebuild: Mutex<()>,
     server_address: String,
@@ -156,8 +156,7 @@ impl State {
         shutdown: watch::Receiver<bool>,
         extra: Vec<ApiResource>,
     ) -> Arc<State> {
-        let mut kinds = builtin::resources().to_vec();
-        kinds.extend(extra.into_iter().map(Arc::new));
+        let kinds: Vec<Arc<ApiResource>> = extra.into_iter().map(Arc::new).collect();
         Arc::new_cyclic(|state: &Weak<State>| {
             let this = state.clone();
             let state = state.clone();
@@ -224,7 +223,7 @@ impl State {
     /// built-in kinds alone (other kinds may bring bootstrap objects of their own). Whether
     /// it did.
     async fn replay_recorded_bootstrap(&self) -> bool {
-        if !builtin::is_builtin_set(&self.kinds) {
+        if !self.kinds.is_empty() {
             return false;
         }
         match bootstrap::replay(self).await {
@@ -256,7 +255,7 @@ impl State {
             authorization: self.options.authorization,
         };
         let mut prepared = Vec::new();
-        for res in self.kinds.iter() {
+        for res in builtin::resources().iter().chain(&self.kinds) {
             for obj in (res.bootstrap)(&cluster) {
                 match prepare_bootstrap_object(ctx, res, obj).await {
                     Ok(obj) => prepared.push((res, obj)),

@@ -19,8 +19,11 @@ pub fn first_match(
     let res = attrs.resource;
     attrs
         .registry
-        .resources()
-        .filter(|r| r.group == res.group && r.plural == res.plural && r.version != res.version)
+        .served()
+        .filter(|r| {
+            r.group() == res.group && r.plural() == res.plural && r.version() != res.version
+        })
+        .map(|r| r.resource())
         .find(|r| matches(&as_version(attrs, r, attrs.old_object)))
         .cloned()
 }

@@ -281,11 +281,7 @@ pub(super) fn params(
         kind["kind"].as_str().unwrap_or(""),
     );
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    let Some(res) = attrs
-        .registry
-        .resources()
-        .find(|r| r.group == group && r.version == version && r.kind == kind_name)
-    else {
+    let Some(res) = attrs.registry.by_kind(group, version, kind_name) else {
         return Err(format!(
             "paramKind kind `{api_version}, Kind={kind_name}` not known"
         ));

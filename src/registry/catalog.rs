@@ -4,7 +4,9 @@
 //! A [`Registry`] is immutable. When a CRD is established, changed or deleted a new one is built
 //! from the stored CRDs and swapped in atomically; requests only read the current one. Its
 //! discovery and OpenAPI documents are rendered once, when first asked for: a server start, or a
-//! run of CRD changes, renders nothing that no client reads.
+//! run of CRD changes, renders nothing that no client reads. Likewise a registry is made of the
+//! built-in kinds' names ([`Served`]): a kind's resource is built when something first needs
+//! more than its names, so a process builds only the kinds its tests use.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock};
@@ -12,6 +14,7 @@ use std::sync::{Arc, OnceLock};
 use crate::discovery::documents::Documents;
 use crate::discovery::openapi::OpenApi;
 use crate::discovery::GIT_VERSION;
+use crate::registry::builtin::Builtin;
 pub use crate::registry::resource::{storage_version_hash, ApiResource};
 use crate::store::GroupResource;
 
@@ -69,40 +72,116 @@ pub struct Registry {
     openapi: OnceLock<Arc<OpenApi>>,
 }
 
+/// A served resource: a built-in kind, whose resource the process builds when something first
+/// needs more than its names, or a resource built already (a CRD's version, a test's kind).
+#[derive(Clone)]
+pub enum Served {
+    /// A built-in kind, built on first use.
+    Builtin(&'static Builtin),
+    /// A resource built as such.
+    Resource(Arc<ApiResource>),
+}
+
+impl Served {
+    /// The API group (`""` for the core group).
+    pub fn group(&self) -> &str {
+        match self {
+            Served::Builtin(b) => b.group(),
+            Served::Resource(r) => &r.group,
+        }
+    }
+
+    /// The served version.
+    pub fn version(&self) -> &str {
+        match self {
+            Served::Builtin(b) => b.version(),
+            Served::Resource(r) => &r.version,
+        }
+    }
+
+    /// The resource's name in paths.
+    pub fn plural(&self) -> &str {
+        match self {
+            Served::Builtin(b) => b.plural(),
+            Served::Resource(r) => &r.plural,
+        }
+    }
+
+    /// The kind's name.
+    pub fn kind(&self) -> &str {
+        match self {
+            Served::Builtin(b) => b.kind(),
+            Served::Resource(r) => &r.kind,
+        }
+    }
+
+    /// Whether its objects are in the store table `gr`.
+    pub fn stores(&self, gr: &GroupResource) -> bool {
+        match self {
+            Served::Builtin(b) => b.stores(gr),
+            Served::Resource(r) => r.gr == *gr,
+        }
+    }
+
+    /// The resource (a built-in kind's built on first use).
+    pub fn resource(&self) -> &Arc<ApiResource> {
+        match self {
+            Served::Builtin(b) => b.resource(),
+            Served::Resource(r) => r,
+        }
+    }
+
+    /// The resource, when it was built as such (a built-in kind never is).
+    pub fn built(&self) -> Option<&Arc<ApiResource>> {
+        match self {
+            Served::Builtin(_) => None,
+            Served::Resource(r) => Some(r),
+        }
+    }
+}
+
 /// A level of [`Index::by_gvr`]. Every request resolves its resource here, three lookups by
 /// name: foldhash (seeded per process) hashes those short names several times faster than the
 /// standard SipHash.
 type ByName<V> = HashMap<String, V, foldhash::fast::RandomState>;
 
-/// What a registry looks its resources up in: made from the resources alone, so the
-/// built-in catalog's is built once per process and shared by every server's registry until
-/// a CRD comes.
+/// What a registry looks its resources up in: made from the resources' names alone, so the
+/// built-in catalog's is built once per process, without building a kind, and shared by every
+/// server's registry until a CRD comes.
 struct Index {
     /// group -> version -> plural: nested so that a request looks its resource up by `&str`
     /// without allocating.
-    by_gvr: ByName<ByName<ByName<Arc<ApiResource>>>>,
+    by_gvr: ByName<ByName<ByName<Served>>>,
     /// Groups under `/apis`, in discovery order.
     groups: Vec<ApiGroup>,
     /// Resources per group-version, in discovery order.
-    by_group_version: BTreeMap<(String, String), Vec<Arc<ApiResource>>>,
+    by_group_version: BTreeMap<(String, String), Vec<Served>>,
 }
 
 impl Registry {
-    /// Builds the registry for the built-in resources plus the custom resources of the
-    /// established CRDs. Groups are listed built-ins first (in the order of their resources),
-    /// then custom groups by name; versions within a group by Kubernetes version priority.
+    /// Builds the registry for the built-in kinds, then `kinds` (a test's own, served as
+    /// built-in ones), then the custom resources of the established CRDs. Groups are listed
+    /// built-ins first (in the order of their resources), then custom groups by name;
+    /// versions within a group by Kubernetes version priority.
     pub fn build(
-        builtin: &[Arc<ApiResource>],
+        kinds: &[Arc<ApiResource>],
         custom: Vec<Arc<ApiResource>>,
         server_address: &str,
     ) -> Registry {
-        let builtin_only = custom.is_empty() && crate::registry::builtin::is_builtin_set(builtin);
+        let builtin_only = custom.is_empty() && kinds.is_empty();
+        let builtin = || {
+            let builtin = crate::registry::builtin::kinds()
+                .iter()
+                .map(Served::Builtin);
+            let kinds = kinds.iter().cloned().map(Served::Resource);
+            builtin.chain(kinds).collect::<Vec<_>>()
+        };
         let index = if builtin_only {
             static BUILTIN: OnceLock<Arc<Index>> = OnceLock::new();
-            let build = || Arc::new(Index::build(builtin, Vec::new()));
+            let build = || Arc::new(Index::build(builtin(), Vec::new()));
             BUILTIN.get_or_init(build).clone()
         } else {
-            Arc::new(Index::build(builtin, custom))
+            Arc::new(Index::build(builtin(), custom))
         };
         Registry {
             index,
@@ -118,24 +197,33 @@ impl Registry {
         &self.index.groups
     }
 
-    /// Resources per group-version, in discovery order.
-    pub fn by_group_version(&self) -> &BTreeMap<(String, String), Vec<Arc<ApiResource>>> {
-        &self.index.by_group_version
+    /// Resources per group-version, in discovery order, all built (for the documents, which
+    /// describe every one).
+    pub fn by_group_version(&self) -> BTreeMap<(String, String), Vec<Arc<ApiResource>>> {
+        let built = |list: &Vec<Served>| list.iter().map(|s| s.resource().clone()).collect();
+        self.index
+            .by_group_version
+            .iter()
+            .map(|(gv, list)| (gv.clone(), built(list)))
+            .collect()
     }
 }
 
 impl Index {
     /// See [`Registry::build`].
-    fn build(builtin: &[Arc<ApiResource>], custom: Vec<Arc<ApiResource>>) -> Index {
+    fn build(builtin: Vec<Served>, custom: Vec<Arc<ApiResource>>) -> Index {
         let mut groups: Vec<ApiGroup> = Vec::new();
         let mut custom_groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for r in builtin.iter().filter(|r| !r.group.is_empty()) {
-            match groups.iter_mut().find(|g| g.name == r.group) {
-                Some(g) if !g.versions.contains(&r.version) => g.versions.push(r.version.clone()),
+        for r in builtin.iter().filter(|r| !r.group().is_empty()) {
+            let (group, version) = (r.group(), r.version());
+            match groups.iter_mut().find(|g| g.name == group) {
+                Some(g) if !g.versions.iter().any(|v| v == version) => {
+                    g.versions.push(version.to_string())
+                }
                 Some(_) => {}
                 None => groups.push(ApiGroup {
-                    name: r.group.clone(),
-                    versions: vec![r.version.clone()],
+                    name: group.to_string(),
+                    versions: vec![version.to_string()],
                 }),
             }
         }
@@ -156,32 +244,36 @@ impl Index {
         }
 
         // Sized up front, as each run's resources below: growing a map hashes its keys again.
-        let mut by_gvr: ByName<ByName<ByName<Arc<ApiResource>>>> =
+        let mut by_gvr: ByName<ByName<ByName<Served>>> =
             ByName::with_capacity_and_hasher(groups.len() + 1, Default::default());
-        let mut by_group_version: BTreeMap<(String, String), Vec<Arc<ApiResource>>> =
-            BTreeMap::new();
-        let all: Vec<Arc<ApiResource>> = builtin.iter().cloned().chain(custom).collect();
+        let mut by_group_version: BTreeMap<(String, String), Vec<Served>> = BTreeMap::new();
+        let all: Vec<Served> = builtin
+            .into_iter()
+            .chain(custom.into_iter().map(Served::Resource))
+            .collect();
         // Resources of a group-version are mostly listed together: their group and version
         // are looked up once per run, not once per resource (hashing is most of the index's
         // cost in a debug build, every test's first server).
-        for run in all.chunk_by(|a, b| a.group == b.group && a.version == b.version) {
-            let (group, version) = (&run[0].group, &run[0].version);
+        for run in all.chunk_by(|a, b| a.group() == b.group() && a.version() == b.version()) {
+            let (group, version) = (run[0].group(), run[0].version());
             let plurals = by_gvr
-                .entry(group.clone())
+                .entry(group.to_string())
                 .or_default()
-                .entry(version.clone())
+                .entry(version.to_string())
                 .or_default();
             plurals.reserve(run.len());
             for r in run {
-                plurals.entry(r.plural.clone()).or_insert_with(|| r.clone());
+                plurals
+                    .entry(r.plural().to_string())
+                    .or_insert_with(|| r.clone());
             }
             by_group_version
-                .entry((group.clone(), version.clone()))
+                .entry((group.to_string(), version.to_string()))
                 .or_default()
                 .extend(run.iter().cloned());
         }
         for list in by_group_version.values_mut() {
-            list.sort_by(|a, b| a.plural.cmp(&b.plural));
+            list.sort_by(|a, b| a.plural().cmp(b.plural()));
         }
         Index {
             by_gvr,
@@ -197,7 +289,7 @@ impl Registry {
     /// the others share them, each with its own `/api`.
     pub fn documents(&self) -> &Documents {
         self.documents.get_or_init(|| {
-            let render = || Documents::render(&self.index.groups, &self.index.by_group_version);
+            let render = || Documents::render(&self.index.groups, &self.by_group_version());
             if self.builtin_only {
                 static BUILTIN: OnceLock<Documents> = OnceLock::new();
                 BUILTIN.get_or_init(render).for_server(&self.server_address)
@@ -210,7 +302,7 @@ impl Registry {
     /// The OpenAPI documents, rendered on first use and shared as [`Registry::documents`] are.
     pub fn openapi(&self) -> &Arc<OpenApi> {
         self.openapi.get_or_init(|| {
-            let render = || Arc::new(OpenApi::render(&self.index.by_group_version, GIT_VERSION));
+            let render = || Arc::new(OpenApi::render(&self.by_group_version(), GIT_VERSION));
             if self.builtin_only {
                 static BUILTIN: OnceLock<Arc<OpenApi>> = OnceLock::new();
                 BUILTIN.get_or_init(render).clone()
@@ -222,16 +314,13 @@ impl Registry {
 
     /// The resource a request names, if served.
     pub fn resolve(&self, group: &str, version: &str, resource: &str) -> Option<Arc<ApiResource>> {
-        self.index
-            .by_gvr
-            .get(group)?
-            .get(version)?
-            .get(resource)
-            .cloned()
+        let served = self.index.by_gvr.get(group)?.get(version)?.get(resource)?;
+        Some(served.resource().clone())
     }
 
-    /// Every served (group, version, resource).
-    pub fn resources(&self) -> impl Iterator<Item = &Arc<ApiResource>> {
+    /// Every served (group, version, resource), unbuilt: what looks for a resource by its
+    /// names builds only the one it finds.
+    pub fn served(&self) -> impl Iterator<Item = &Served> {
         self.index
             .by_gvr
             .values()
@@ -239,12 +328,18 @@ impl Registry {
             .flat_map(ByName::values)
     }
 
+    /// Every served (group, version, resource), built (for work that needs them all).
+    pub fn resources(&self) -> impl Iterator<Item = &Arc<ApiResource>> {
+        self.served().map(Served::resource)
+    }
+
     /// The resource serving a kind in a group-version (for manifests, which name kinds).
     pub fn by_kind(&self, group: &str, version: &str, kind: &str) -> Option<Arc<ApiResource>> {
         self.index
             .by_group_version
             .get(&(group.to_string(), version.to_string()))
-            .and_then(|list| list.iter().find(|r| r.kind == kind).cloned())
+            .and_then(|list| list.iter().find(|r| r.kind() == kind))
+            .map(|r| r.resource().clone())
     }
 
     /// Whether a group-version is served at all (for 404 vs. 405 decisions).
@@ -257,8 +352,9 @@ impl Registry {
     /// The resource behind a store table (its storage version when served), for controllers
     /// that find objects by table.
     pub fn by_group_resource(&self, gr: &GroupResource) -> Option<Arc<ApiResource>> {
-        self.resources()
-            .filter(|r| &r.gr == gr)
+        self.served()
+            .filter(|r| r.stores(gr))
+            .map(Served::resource)
             .max_by_key(|r| table_owner_rank(r))
             .cloned()
     }
@@ -298,7 +394,7 @@ mod tests {
 
     #[test]
     fn shared_tables_speak_through_their_owner() {
-        let registry = Registry::build(crate::registry::builtin::resources(), Vec::new(), "x");
+        let registry = Registry::build(&[], Vec::new(), "x");
         let events = registry
             .by_group_resource(&GroupResource::new("", "events"))
             .expect("served");

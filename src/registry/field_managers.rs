@@ -58,11 +58,13 @@ async fn learn(
     let registry = state.registry();
     let sibling = |api_version: &str| {
         registry
-            .resources()
+            .served()
             .find(|r| {
-                r.group == res.group && r.plural == res.plural && r.api_version() == api_version
+                r.group() == res.group
+                    && r.plural() == res.plural
+                    && crate::registry::resource::api_version(r.group(), r.version()) == api_version
             })
-            .cloned()
+            .map(|r| r.resource().clone())
     };
     for need in needs {
         match need {

@@ -14,7 +14,7 @@ use crate::conversion::none::NoneConverter;
 use crate::conversion::webhook::WebhookConverter;
 use crate::conversion::{Codec, Converter};
 use crate::discovery::openapi;
-use crate::registry::catalog::{version_priority, Registry};
+use crate::registry::catalog::{version_priority, Registry, Served};
 use crate::registry::resource::{
     api_version, storage_version_hash, ApiResource, BodyCodec, OpenApiDefinition, ResourceBuilder,
     Subresource, UnservedVerb, PART_VERBS, UNSTRUCTURED_PATCH_TYPES,
@@ -243,7 +243,7 @@ fn unchanged_version<'a>(
     crd: &Crd,
     v: &Version,
 ) -> Option<&'a Arc<ApiResource>> {
-    previous?.resources().find(|r| {
+    previous?.served().filter_map(Served::built).find(|r| {
         r.version == v.name
             && r.crd
                 .as_ref()

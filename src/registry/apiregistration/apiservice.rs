@@ -110,9 +110,9 @@ fn available_cell(obj: &Value) -> Value {
 
 /// The APIServices the aggregator registers at start: one per built-in group-version served.
 fn local_api_services() -> Vec<Value> {
-    let served: BTreeSet<(&str, &str)> = builtin::resources()
+    let served: BTreeSet<(&str, &str)> = builtin::kinds()
         .iter()
-        .map(|r| (r.group.as_str(), r.version.as_str()))
+        .map(|k| (k.group(), k.version()))
         .collect();
     PRIORITIES
         .iter()

@@ -1,6 +1,7 @@
 //! The built-in kinds kubefake serves: one line per kind, each kind declared in its own file
-//! under its group's folder. The resources are built once per process and shared by every
-//! server (they hold no per-server state).
+//! under its group's folder. A kind's resource is built the first time the process needs more
+//! than its names (a request for it, a controller's write), not by a server's start, and is
+//! then shared by every server (it holds no per-server state).
 //!
 //! A kind starts from [`kind`], which takes everything Kubernetes publishes about it from the
 //! embedded API definitions ([`data`]): names, scope, verbs, short names, categories, storage
@@ -13,7 +14,7 @@ pub mod schema;
 pub mod typed;
 
 use std::borrow::Cow;
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, LazyLock, OnceLock};
 
 use super::apiextensions::ScaleSubresource;
 use super::resource::{
@@ -26,77 +27,155 @@ use super::{
     autoscaling, batch, coordination, core, discovery, events, networking, policy, rbac,
     scheduling, storage,
 };
+use crate::store::GroupResource;
 
-/// Every built-in kind, in discovery order within its group.
+/// Every built-in kind, in discovery order within its group: its names, and the function
+/// that builds its resource.
 #[rustfmt::skip]
-const KINDS: &[fn() -> ApiResource] = &[
-    core::namespace::resource,
-    core::configmap::resource,
-    core::endpoints::resource,
-    core::event::resource,
-    core::limitrange::resource,
-    core::node::resource,
-    core::persistentvolumeclaim::resource,
-    core::persistentvolume::resource,
-    core::pod::resource,
-    core::podtemplate::resource,
-    core::replicationcontroller::resource,
-    core::resourcequota::resource,
-    core::secret::resource,
-    core::serviceaccount::resource,
-    core::service::resource,
-    apps::controllerrevision::resource,
-    apps::daemonset::resource,
-    apps::deployment::resource,
-    apps::replicaset::resource,
-    apps::statefulset::resource,
-    events::event::resource,
-    authentication::selfsubjectreview::resource,
-    authentication::tokenreview::resource,
-    authorization::localsubjectaccessreview::resource,
-    authorization::selfsubjectaccessreview::resource,
-    authorization::selfsubjectrulesreview::resource,
-    authorization::subjectaccessreview::resource,
-    autoscaling::horizontalpodautoscaler::resource,
-    autoscaling::horizontalpodautoscaler_v1::resource,
-    batch::cronjob::resource,
-    batch::job::resource,
-    networking::ingressclass::resource,
-    networking::ingress::resource,
-    networking::networkpolicy::resource,
-    policy::poddisruptionbudget::resource,
-    rbac::clusterrolebinding::resource,
-    rbac::clusterrole::resource,
-    rbac::rolebinding::resource,
-    rbac::role::resource,
-    storage::storageclass::resource,
-    admissionregistration::mutatingadmissionpolicy::resource,
-    admissionregistration::mutatingadmissionpolicybinding::resource,
-    admissionregistration::mutatingwebhookconfiguration::resource,
-    admissionregistration::validatingadmissionpolicy::resource,
-    admissionregistration::validatingadmissionpolicybinding::resource,
-    admissionregistration::validatingwebhookconfiguration::resource,
-    apiextensions::crd::resource,
-    apiregistration::apiservice::resource,
-    scheduling::priorityclass::resource,
-    coordination::lease::resource,
-    discovery::endpointslice::resource,
+static KINDS: [Builtin; 51] = [
+    Builtin::new("", "v1", "namespaces", core::namespace::resource),
+    Builtin::new("", "v1", "configmaps", core::configmap::resource),
+    Builtin::new("", "v1", "endpoints", core::endpoints::resource),
+    Builtin::new("", "v1", "events", core::event::resource),
+    Builtin::new("", "v1", "limitranges", core::limitrange::resource),
+    Builtin::new("", "v1", "nodes", core::node::resource),
+    Builtin::new("", "v1", "persistentvolumeclaims", core::persistentvolumeclaim::resource),
+    Builtin::new("", "v1", "persistentvolumes", core::persistentvolume::resource),
+    Builtin::new("", "v1", "pods", core::pod::resource),
+    Builtin::new("", "v1", "podtemplates", core::podtemplate::resource),
+    Builtin::new("", "v1", "replicationcontrollers", core::replicationcontroller::resource),
+    Builtin::new("", "v1", "resourcequotas", core::resourcequota::resource),
+    Builtin::new("", "v1", "secrets", core::secret::resource),
+    Builtin::new("", "v1", "serviceaccounts", core::serviceaccount::resource),
+    Builtin::new("", "v1", "services", core::service::resource),
+    Builtin::new("apps", "v1", "controllerrevisions", apps::controllerrevision::resource),
+    Builtin::new("apps", "v1", "daemonsets", apps::daemonset::resource),
+    Builtin::new("apps", "v1", "deployments", apps::deployment::resource),
+    Builtin::new("apps", "v1", "replicasets", apps::replicaset::resource),
+    Builtin::new("apps", "v1", "statefulsets", apps::statefulset::resource),
+    Builtin::new("events.k8s.io", "v1", "events", events::event::resource).stored_in_group(""),
+    Builtin::new("authentication.k8s.io", "v1", "selfsubjectreviews", authentication::selfsubjectreview::resource),
+    Builtin::new("authentication.k8s.io", "v1", "tokenreviews", authentication::tokenreview::resource),
+    Builtin::new("authorization.k8s.io", "v1", "localsubjectaccessreviews", authorization::localsubjectaccessreview::resource),
+    Builtin::new("authorization.k8s.io", "v1", "selfsubjectaccessreviews", authorization::selfsubjectaccessreview::resource),
+    Builtin::new("authorization.k8s.io", "v1", "selfsubjectrulesreviews", authorization::selfsubjectrulesreview::resource),
+    Builtin::new("authorization.k8s.io", "v1", "subjectaccessreviews", authorization::subjectaccessreview::resource),
+    Builtin::new("autoscaling", "v2", "horizontalpodautoscalers", autoscaling::horizontalpodautoscaler::resource),
+    Builtin::new("autoscaling", "v1", "horizontalpodautoscalers", autoscaling::horizontalpodautoscaler_v1::resource),
+    Builtin::new("batch", "v1", "cronjobs", batch::cronjob::resource),
+    Builtin::new("batch", "v1", "jobs", batch::job::resource),
+    Builtin::new("networking.k8s.io", "v1", "ingressclasses", networking::ingressclass::resource),
+    Builtin::new("networking.k8s.io", "v1", "ingresses", networking::ingress::resource),
+    Builtin::new("networking.k8s.io", "v1", "networkpolicies", networking::networkpolicy::resource),
+    Builtin::new("policy", "v1", "poddisruptionbudgets", policy::poddisruptionbudget::resource),
+    Builtin::new("rbac.authorization.k8s.io", "v1", "clusterrolebindings", rbac::clusterrolebinding::resource),
+    Builtin::new("rbac.authorization.k8s.io", "v1", "clusterroles", rbac::clusterrole::resource),
+    Builtin::new("rbac.authorization.k8s.io", "v1", "rolebindings", rbac::rolebinding::resource),
+    Builtin::new("rbac.authorization.k8s.io", "v1", "roles", rbac::role::resource),
+    Builtin::new("storage.k8s.io", "v1", "storageclasses", storage::storageclass::resource),
+    Builtin::new("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicies", admissionregistration::mutatingadmissionpolicy::resource),
+    Builtin::new("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicybindings", admissionregistration::mutatingadmissionpolicybinding::resource),
+    Builtin::new("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", admissionregistration::mutatingwebhookconfiguration::resource),
+    Builtin::new("admissionregistration.k8s.io", "v1", "validatingadmissionpolicies", admissionregistration::validatingadmissionpolicy::resource),
+    Builtin::new("admissionregistration.k8s.io", "v1", "validatingadmissionpolicybindings", admissionregistration::validatingadmissionpolicybinding::resource),
+    Builtin::new("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", admissionregistration::validatingwebhookconfiguration::resource),
+    Builtin::new("apiextensions.k8s.io", "v1", "customresourcedefinitions", apiextensions::crd::resource),
+    Builtin::new("apiregistration.k8s.io", "v1", "apiservices", apiregistration::apiservice::resource),
+    Builtin::new("scheduling.k8s.io", "v1", "priorityclasses", scheduling::priorityclass::resource),
+    Builtin::new("coordination.k8s.io", "v1", "leases", coordination::lease::resource),
+    Builtin::new("discovery.k8s.io", "v1", "endpointslices", discovery::endpointslice::resource),
 ];
 
+/// Every built-in resource, built: for what needs them all (a start through the write path,
+/// tests). A request path needs only its own, from [`kinds`].
 static RESOURCES: LazyLock<Vec<Arc<ApiResource>>> =
-    LazyLock::new(|| KINDS.iter().map(|kind| Arc::new(kind())).collect());
+    LazyLock::new(|| KINDS.iter().map(|kind| kind.resource().clone()).collect());
 
-/// The built-in resources.
+/// The built-in kinds, each built when first needed. Their names are known without building
+/// them: a server's catalog is made of those, so that a process builds only the kinds its
+/// tests use (building all 51 was a third of a debug build's first start, most of it the
+/// first run of each kind's own code).
+pub fn kinds() -> &'static [Builtin] {
+    &KINDS
+}
+
+/// The built-in resources, all built (see [`kinds`]).
 pub fn resources() -> &'static [Arc<ApiResource>] {
     &RESOURCES
 }
 
-/// Whether `kinds` are exactly the built-in resources (the same `Arc`s, in order): what a
-/// server serves before any CRD or kind of a test's own, whose catalog's documents the
-/// servers of a process can share.
-pub fn is_builtin_set(kinds: &[Arc<ApiResource>]) -> bool {
-    let builtin = resources();
-    kinds.len() == builtin.len() && kinds.iter().zip(builtin).all(|(a, b)| Arc::ptr_eq(a, b))
+/// A built-in kind: its names, and its resource once something needs it.
+pub struct Builtin {
+    group: &'static str,
+    version: &'static str,
+    plural: &'static str,
+    /// The group of the store table, when another group's (events.k8s.io's Events are core
+    /// Events).
+    table_group: &'static str,
+    build: fn() -> ApiResource,
+    built: OnceLock<Arc<ApiResource>>,
+    /// The kind's name, looked up once.
+    kind: OnceLock<&'static str>,
+}
+
+impl Builtin {
+    const fn new(
+        group: &'static str,
+        version: &'static str,
+        plural: &'static str,
+        build: fn() -> ApiResource,
+    ) -> Builtin {
+        Builtin {
+            group,
+            version,
+            plural,
+            table_group: group,
+            build,
+            built: OnceLock::new(),
+            kind: OnceLock::new(),
+        }
+    }
+
+    /// Stored in another group's table.
+    const fn stored_in_group(mut self, group: &'static str) -> Builtin {
+        self.table_group = group;
+        self
+    }
+
+    /// The API group (`""` for the core group).
+    pub fn group(&self) -> &'static str {
+        self.group
+    }
+
+    /// The served version.
+    pub fn version(&self) -> &'static str {
+        self.version
+    }
+
+    /// The resource's name in paths.
+    pub fn plural(&self) -> &'static str {
+        self.plural
+    }
+
+    /// The kind's name, from the published discovery facts (what manifests and owner
+    /// references name, looked up without building the kind).
+    pub fn kind(&self) -> &'static str {
+        self.kind.get_or_init(|| {
+            data::discovery()
+                .resource(&api_version(self.group, self.version), self.plural)
+                .map_or("", |info| info.kind)
+        })
+    }
+
+    /// Whether its objects are in the store table `gr`.
+    pub fn stores(&self, gr: &GroupResource) -> bool {
+        gr.group == self.table_group && gr.resource == self.plural
+    }
+
+    /// The resource, built by the first caller of the process.
+    pub fn resource(&self) -> &Arc<ApiResource> {
+        self.built.get_or_init(|| Arc::new((self.build)()))
+    }
 }
 
 pub use data::definition_name;
@@ -226,24 +305,24 @@ impl Kind {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rstest::rstest;
 
-    /// Only the built-in resources themselves, in their order, share the process's rendering.
-    #[rstest]
-    #[case::the_builtin_set(resources().to_vec(), true)]
-    #[case::nothing(Vec::new(), false)]
-    #[case::one_kind_fewer(resources()[1..].to_vec(), false)]
-    #[case::one_kind_more(resources().iter().chain(&resources()[..1]).cloned().collect(), false)]
-    #[case::reordered(resources().iter().rev().cloned().collect(), false)]
-    #[case::equal_but_rebuilt(
-        std::iter::once(Arc::new(KINDS[0]())).chain(resources()[1..].iter().cloned()).collect(),
-        false
-    )]
-    fn is_builtin_set_knows_the_builtin_arcs(
-        #[case] kinds: Vec<Arc<ApiResource>>,
-        #[case] expected: bool,
-    ) {
-        assert_eq!(is_builtin_set(&kinds), expected);
+    /// What a catalog knows of a kind without building it is what building it gives.
+    #[test]
+    fn every_kind_names_its_resource() {
+        for kind in kinds() {
+            let res = kind.resource();
+            let names = (kind.group(), kind.version(), kind.plural(), kind.kind());
+            let built = (&*res.group, &*res.version, &*res.plural, &*res.kind);
+            assert_eq!(names, built);
+            assert!(kind.stores(&res.gr), "{names:?} is stored in {:?}", res.gr);
+            assert!(Arc::ptr_eq(res, kind.resource()), "{names:?} is built once");
+        }
+        let built: Vec<_> = kinds().iter().map(|k| k.resource().clone()).collect();
+        assert!(built
+            .iter()
+            .zip(resources())
+            .all(|(a, b)| Arc::ptr_eq(a, b)));
+        assert_eq!(built.len(), resources().len());
     }
 
     #[test]
