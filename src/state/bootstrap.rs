@@ -31,7 +31,7 @@ use tokio::sync::watch;
 use super::{Options, State};
 use crate::error::ApiError;
 use crate::filters::authorization;
-use crate::registry::object_meta::now_rfc3339;
+use crate::registry::object_meta::{new_uid, now_rfc3339};
 use crate::store::{Event, EventType, GroupResource, Indexed, ObjectKey, Store, StoredObject};
 
 mod recorded;
@@ -305,10 +305,7 @@ impl Template {
         address: Address,
     ) -> Result<(), ApiError> {
         let uids = (0..self.uids)
-            .map(|_| {
-                let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
-                Arc::from(&*uuid::Uuid::new_v4().hyphenated().encode_lower(&mut buf))
-            })
+            .map(|_| Arc::from(new_uid()))
             .collect();
         let values = Values {
             uids,
