@@ -85,9 +85,11 @@ async fn first_strategic_patch(
             }
         }
     }))?;
+    let t = Instant::now();
     deployments
         .create(&PostParams::default(), &deployment)
         .await?;
+    eprintln!("first deployment create: {:?}", t.elapsed());
     let patch = serde_json::json!({"spec": {"template": {"spec": {
         "containers": [{"name": "web", "image": "nginx:2"}]
     }}}});

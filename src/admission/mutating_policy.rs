@@ -259,9 +259,8 @@ fn mutate(
         match mutation["patchType"].as_str().unwrap_or("") {
             "ApplyConfiguration" => {
                 let config = run(src, &b)?;
-                let schema = attrs.resource.schema.get();
-                *object =
-                    crate::apply::merge_configuration(&current, &config, schema.map(|s| s.root()));
+                let schema = attrs.resource.schema.shape();
+                *object = crate::apply::merge_configuration(&current, &config, schema);
             }
             "JSONPatch" => {
                 use crate::apply::json_patch;

@@ -43,7 +43,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{ApiError, StatusCause, StatusDetails};
 use crate::schema::gofmt::{go_json, go_quote};
-use crate::schema::Node;
+use crate::schema::Shape;
 use fieldpath::{path_string, PathElement};
 use typed::{
     compare, compare_without_managed_fields, ensure_named, merge, remove_items, to_set, Ty,
@@ -497,7 +497,7 @@ struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     fn new(
-        schema: Option<&'a Node>,
+        schema: Option<Shape<'a>>,
         versions: &'a Versions<'a>,
         subresource: &str,
         now: &'a str,
@@ -520,7 +520,8 @@ impl<'a> Ctx<'a> {
             Version::Other(schema) => {
                 let convert =
                     |o: &Value| self.versions.convert(o.clone(), self.api_version, version);
-                compare_without_managed_fields(&convert(live), &convert(new), Ty::Root(schema))
+                let root = Ty::Root(schema.map(Shape::Compiled));
+                compare_without_managed_fields(&convert(live), &convert(new), root)
             }
         };
         if let Some(ig) = &self.ignore {
@@ -532,7 +533,7 @@ impl<'a> Ctx<'a> {
     /// The root type of `version` (the request's own when it is not known).
     fn root_of(&self, version: &str) -> Ty<'a> {
         match self.versions.version(version) {
-            Version::Other(schema) => Ty::Root(schema),
+            Version::Other(schema) => Ty::Root(schema.map(Shape::Compiled)),
             Version::Own | Version::NotServed => self.root,
         }
     }
@@ -809,7 +810,7 @@ fn has_last_applied(obj: &Value) -> bool {
 /// Merges an apply configuration into an object as server-side apply merges (maps per key,
 /// associative lists per item, the rest replaced), typed by `schema` (none: the value's own
 /// shape): what a MutatingAdmissionPolicy's `ApplyConfiguration` mutation does.
-pub fn merge_configuration(live: &Value, config: &Value, schema: Option<&Node>) -> Value {
+pub fn merge_configuration(live: &Value, config: &Value, schema: Option<Shape<'_>>) -> Value {
     typed::merge(Some(live), Some(config), typed::Ty::Root(schema)).unwrap_or_else(|| live.clone())
 }
 
@@ -839,7 +840,7 @@ pub fn apply(
     subresource: &str,
     versions: &Versions<'_>,
     force: bool,
-    schema: Option<&Node>,
+    schema: Option<Shape<'_>>,
     now: &str,
 ) -> Result<Value, Conflicts> {
     let ctx = Ctx::new(schema, versions, subresource, now);
@@ -970,7 +971,7 @@ pub fn record_update(
     manager: &str,
     subresource: &str,
     versions: &Versions<'_>,
-    schema: Option<&Node>,
+    schema: Option<Shape<'_>>,
     now: &str,
 ) {
     if !new.is_object() {
@@ -1213,7 +1214,7 @@ pub fn default_manager(user_agent: &str) -> String {
 /// without `additionalProperties` or preserve-unknown-fields does not declare (`.spec.foo: field
 /// not declared in schema`). Scalar type mismatches are left to schema validation. [`apply`]
 /// never fails on these: it treats such lists as atomic.
-pub fn validate_config(config: &Value, schema: Option<&Node>) -> Result<(), ApplyError> {
+pub fn validate_config(config: &Value, schema: Option<Shape<'_>>) -> Result<(), ApplyError> {
     let mut errs = Vec::new();
     let mut path = Vec::new();
     validate_at(config, Ty::Root(schema), &mut path, &mut errs);

@@ -47,7 +47,7 @@ fn apply(
     subresource: &str,
     api_version: &str,
     force: bool,
-    schema: Option<&Node>,
+    schema: Option<Shape<'_>>,
     now: &str,
 ) -> Result<Value, Conflicts> {
     versions::single_version(api_version, |v| {
@@ -62,7 +62,7 @@ fn record_update(
     manager: &str,
     subresource: &str,
     api_version: &str,
-    schema: Option<&Node>,
+    schema: Option<Shape<'_>>,
     now: &str,
 ) {
     versions::single_version(api_version, |v| {
@@ -82,7 +82,16 @@ fn do_apply(
     force: bool,
     now: &str,
 ) -> Result<Value, Conflicts> {
-    apply(live, config, manager, "", V, force, Some(s.root()), now)
+    apply(
+        live,
+        config,
+        manager,
+        "",
+        V,
+        force,
+        Some(Shape::Compiled(s.root())),
+        now,
+    )
 }
 
 fn entries(o: &Value) -> Vec<ManagedFields> {
@@ -198,7 +207,7 @@ fn conflicts_with_update_managers_and_several_fields() {
         "kubectl-create",
         "",
         V,
-        Some(s.root()),
+        Some(Shape::Compiled(s.root())),
         T1,
     );
     let err = do_apply(
@@ -233,7 +242,7 @@ fn conflicts_with_update_managers_and_several_fields() {
         "status",
         V,
         false,
-        Some(s.root()),
+        Some(Shape::Compiled(s.root())),
         T2,
     )
     .unwrap();
@@ -521,7 +530,7 @@ fn record_update_takes_ownership() {
         "kubectl-create",
         "",
         V,
-        Some(s.root()),
+        Some(Shape::Compiled(s.root())),
         T1,
     );
     assert_eq!(
@@ -541,7 +550,7 @@ fn record_update_takes_ownership() {
         "kubectl-edit",
         "",
         V,
-        Some(s.root()),
+        Some(Shape::Compiled(s.root())),
         T2,
     );
     let e = entries(&edited);
@@ -557,7 +566,15 @@ fn record_update_takes_ownership() {
     );
     // An update that changes nothing leaves managedFields alone.
     let mut same = edited.clone();
-    record_update(Some(&edited), &mut same, "other", "", V, Some(s.root()), T3);
+    record_update(
+        Some(&edited),
+        &mut same,
+        "other",
+        "",
+        V,
+        Some(Shape::Compiled(s.root())),
+        T3,
+    );
     assert_eq!(same, edited);
     // The same manager through another apiVersion gets another entry; removal drops ownership.
     let mut removed = edited.clone();
@@ -568,7 +585,7 @@ fn record_update_takes_ownership() {
         "kubectl-edit",
         "",
         "example.com/v2",
-        Some(s.root()),
+        Some(Shape::Compiled(s.root())),
         T3,
     );
     assert!(entries(&removed)
@@ -586,7 +603,15 @@ fn record_update_takes_ownership() {
     .unwrap();
     let mut upd = a.clone();
     upd["spec"]["image"] = json!("y");
-    record_update(Some(&a), &mut upd, "ctl", "", V, Some(s.root()), T3);
+    record_update(
+        Some(&a),
+        &mut upd,
+        "ctl",
+        "",
+        V,
+        Some(Shape::Compiled(s.root())),
+        T3,
+    );
     assert!(entries(&upd).iter().all(|e| e.manager != "ssa"));
 }
 
@@ -598,7 +623,15 @@ fn untracked_objects_start_at_first_apply() {
     // Updates of an untracked existing object stay untracked.
     let mut upd = live.clone();
     upd["spec"]["replicas"] = json!(2);
-    record_update(Some(&live), &mut upd, "ctl", "", V, Some(s.root()), T1);
+    record_update(
+        Some(&live),
+        &mut upd,
+        "ctl",
+        "",
+        V,
+        Some(Shape::Compiled(s.root())),
+        T1,
+    );
     assert!(upd["metadata"].get("managedFields").is_none());
     // The first apply records what was there as before-first-apply.
     let a = do_apply(&s, Some(&upd), &obj(json!({"image": "x"})), "a", false, T2).unwrap();
@@ -616,7 +649,15 @@ fn untracked_objects_start_at_first_apply() {
     // managedFields: [] in an update resets them.
     let mut reset = a.clone();
     reset["metadata"]["managedFields"] = json!([]);
-    record_update(Some(&a), &mut reset, "ctl", "", V, Some(s.root()), T3);
+    record_update(
+        Some(&a),
+        &mut reset,
+        "ctl",
+        "",
+        V,
+        Some(Shape::Compiled(s.root())),
+        T3,
+    );
     assert!(reset["metadata"].get("managedFields").is_none());
 }
 
@@ -633,7 +674,7 @@ fn status_subresource_apply() {
         "status",
         V,
         false,
-        Some(s.root()),
+        Some(Shape::Compiled(s.root())),
         T2,
     );
     // spec is a reset field of status writes: neither owned nor in conflict.
@@ -659,7 +700,7 @@ fn kubectl_upgrade_from_client_side_apply() {
         "kubectl-client-side-apply",
         "",
         V,
-        Some(s.root()),
+        Some(Shape::Compiled(s.root())),
         T1,
     );
     // Only kubectl may take over the fields last applied client-side.
@@ -730,7 +771,15 @@ fn managed_fields_decoding_errors() {
     live["metadata"]["managedFields"] = json!([{"operation": "Bad"}]);
     let mut new = live.clone();
     new["spec"]["replicas"] = json!(2);
-    record_update(None, &mut new, "m", "", V, Some(s.root()), T1);
+    record_update(
+        None,
+        &mut new,
+        "m",
+        "",
+        V,
+        Some(Shape::Compiled(s.root())),
+        T1,
+    );
     assert_eq!(entries(&new).len(), 1);
 }
 
@@ -754,16 +803,22 @@ fn validate_config_errors() {
     let s = schema();
     let ok = obj(json!({"ports": [{"name": "a"}], "free": {"anything": 1}}));
     let validate_config = |c: &Value, s| validate_config(c, s).map_err(|e| e.to_string());
-    assert_eq!(validate_config(&ok, Some(s.root())), Ok(()));
+    assert_eq!(
+        validate_config(&ok, Some(Shape::Compiled(s.root()))),
+        Ok(())
+    );
     assert_eq!(
         validate_config(
             &obj(json!({"ports": [{"name": "a"}, {"name": "a"}]})),
-            Some(s.root())
+            Some(Shape::Compiled(s.root()))
         ),
         Err(".spec.ports: duplicate entries for key [name=\"a\"]".into())
     );
     assert_eq!(
-        validate_config(&obj(json!({"ports": [{"port": 1}]})), Some(s.root())),
+        validate_config(
+            &obj(json!({"ports": [{"port": 1}]})),
+            Some(Shape::Compiled(s.root()))
+        ),
         Err(
             ".spec.ports: element 0: associative list with keys has an element that omits all \
              key fields [\"name\"] (and doesn't have default values for any key fields)"
@@ -771,7 +826,7 @@ fn validate_config_errors() {
         )
     );
     assert_eq!(
-        validate_config(&obj(json!({"bogus": 1})), Some(s.root())),
+        validate_config(&obj(json!({"bogus": 1})), Some(Shape::Compiled(s.root()))),
         Err(".spec.bogus: field not declared in schema".into())
     );
     assert!(validate_config(&obj(json!({"bogus": 1})), None).is_ok());
@@ -827,7 +882,11 @@ fn arbitrary_json_never_panics() {
     for i in 0..3000 {
         let live = random_value(&mut rng, 0);
         let config = random_value(&mut rng, 0);
-        let schema = if i % 2 == 0 { Some(s.root()) } else { None };
+        let schema = if i % 2 == 0 {
+            Some(Shape::Compiled(s.root()))
+        } else {
+            None
+        };
         let force = rng.bool();
         let _ = FieldSet::from_fields_v1(&live);
         let _ = read_managed_fields(&live);
@@ -1100,7 +1159,7 @@ fn smd_merge_vectors() {
         let got = typed::merge(
             Some(&parse(live)),
             Some(&parse(applied)),
-            typed::Ty::Node(s.root(), false),
+            typed::Ty::Node(Shape::Compiled(s.root()), false),
         );
         assert_eq!(got, Some(parse(want)), "{live} + {applied}");
     }
@@ -1144,7 +1203,8 @@ fn config_errors_are_worded_as_smd() {
          "errors:\n  .spec.map: duplicate entries for key [k=\"a\"]\n  .spec.x: field not declared in schema"),
     ];
     for (spec, want) in cases {
-        let got = validate_config(&obj(spec.clone()), Some(s.root())).map_err(|e| e.to_string());
+        let got = validate_config(&obj(spec.clone()), Some(Shape::Compiled(s.root())))
+            .map_err(|e| e.to_string());
         assert_eq!(got, Err(want.to_string()), "{spec}");
     }
 }
@@ -1226,7 +1286,7 @@ mod across_versions {
                 "",
                 v,
                 force,
-                Some(schema.root()),
+                Some(Shape::Compiled(schema.root())),
                 T1,
             )
         })
@@ -1299,7 +1359,15 @@ mod across_versions {
         let out = driven(V2, |v| {
             let mut out = new.clone();
             let root = Some(schema.root());
-            super::super::record_update(Some(&live_v2), &mut out, "c", "", v, root, T2);
+            super::super::record_update(
+                Some(&live_v2),
+                &mut out,
+                "c",
+                "",
+                v,
+                root.map(Shape::Compiled),
+                T2,
+            );
             out
         });
         let entries = out["metadata"]["managedFields"].as_array().unwrap();
@@ -1338,7 +1406,7 @@ fn record_both(
     new: &Value,
     manager: &str,
     subresource: &str,
-    schema: Option<&Node>,
+    schema: Option<Shape<'_>>,
     now: &str,
 ) -> (Value, bool) {
     versions::single_version(V, |v| {
@@ -1407,7 +1475,11 @@ fn in_place_updates_equal_the_set_algebra() {
     let mut rng = fastrand::Rng::with_seed(11);
     let (mut took, mut writes) = (0, 0);
     for round in 0..300 {
-        let schema = if round % 3 == 2 { None } else { Some(s.root()) };
+        let schema = if round % 3 == 2 {
+            None
+        } else {
+            Some(Shape::Compiled(s.root()))
+        };
         let first = json!({"apiVersion": V, "kind": "Widget",
             "metadata": {"name": "w", "labels": {"a": "1"}},
             "spec": random_value(&mut rng, 1)});
@@ -1506,7 +1578,7 @@ fn created_fields_are_the_comparison_with_an_empty_object() {
     for i in 0..2000 {
         let v = json!({"metadata": random_value(&mut rng, 1), "spec": random_value(&mut rng, 1),
             "x": random_value(&mut rng, 2)});
-        let root = Ty::Root((i % 2 == 0).then(|| s.root()));
+        let root = Ty::Root((i % 2 == 0).then(|| Shape::Compiled(s.root())));
         let added = typed::compare_without_managed_fields(&json!({}), &v, root).added;
         let listed = FieldSet::from_fields_v1(&json!({"f:spec": {"f:ports": {
             "k:{\"name\":\"x\"}": {}, "k:{\"name\":\"tags\"}": {"f:port": {}}}}}))
@@ -1616,7 +1688,7 @@ fn sets_built_level_by_level_equal_those_built_path_by_path() {
     for i in 0..3000 {
         let v = json!({"metadata": random_value(&mut rng, 1), "spec": random_value(&mut rng, 1),
             "x": random_value(&mut rng, 2)});
-        let root = Ty::Root((i % 2 == 0).then(|| s.root()));
+        let root = Ty::Root((i % 2 == 0).then(|| Shape::Compiled(s.root())));
         let mut by_paths = FieldSet::default();
         walk_set_by_paths(&v, root, &mut Vec::new(), &mut by_paths);
         assert_eq!(typed::to_set(&v, root), by_paths, "{v}");
@@ -1778,7 +1850,7 @@ fn comparisons_built_level_by_level_equal_those_built_path_by_path() {
     let s = schema();
     let mut rng = fastrand::Rng::with_seed(13);
     for i in 0..3000 {
-        let root = Ty::Root((i % 2 == 0).then(|| s.root()));
+        let root = Ty::Root((i % 2 == 0).then(|| Shape::Compiled(s.root())));
         let l = json!({"metadata": random_value(&mut rng, 1), "spec": random_value(&mut rng, 1)});
         let mut r = if i % 3 == 0 { l.clone() } else { json!({}) };
         r["spec"] = random_value(&mut rng, 1);

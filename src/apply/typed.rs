@@ -20,16 +20,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value};
 
 use super::fieldpath::{values_equal, FieldSet, PathElement};
-use crate::schema::structural::{Additional, Node};
+use crate::schema::shape::{AdditionalShape, Shape};
 use crate::schema::{object_meta_field, MetaFieldType};
 
 /// The smd type of a value position.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Ty<'a> {
-    /// The object root: the CRD schema (if any) plus apiVersion, kind and ObjectMeta.
-    Root(Option<&'a Node>),
+    /// The object root: the kind's schema (if any) plus apiVersion, kind and ObjectMeta.
+    Root(Option<Shape<'a>>),
     /// A schema node; the flag says whether an ancestor preserves unknown fields.
-    Node(&'a Node, bool),
+    Node(Shape<'a>, bool),
     /// `__untyped_deduced_`: the kind follows the value; maps granular, lists atomic.
     Deduced,
     /// `__untyped_atomic_`: anything, always atomic.
@@ -83,7 +83,7 @@ impl<'a> Ty<'a> {
     fn kinds(self) -> Kinds {
         let (map, list, scalar) = match self {
             Ty::Root(_) | Ty::Meta | Ty::OwnerRef | Ty::StrMap => (true, false, false),
-            Ty::Node(n, _) => match n.ty.as_str() {
+            Ty::Node(n, _) => match n.ty() {
                 "object" => (true, false, false),
                 "array" => (false, true, false),
                 "" => (true, true, true),
@@ -98,7 +98,7 @@ impl<'a> Ty<'a> {
 
     pub(super) fn map_atomic(self) -> bool {
         match self {
-            Ty::Node(n, _) => n.map_type.as_deref() == Some("atomic"),
+            Ty::Node(n, _) => n.map_type() == Some("atomic"),
             Ty::UntypedAtomic => true,
             _ => false,
         }
@@ -111,11 +111,11 @@ impl<'a> Ty<'a> {
                 "apiVersion" | "kind" => (Ty::Scalar, true),
                 "metadata" => (Ty::Meta, true),
                 _ => match schema {
-                    Some(n) => node_field(n, n.preserve_unknown_fields, k),
+                    Some(n) => node_field(n, n.preserve_unknown_fields(), k),
                     None => (Ty::Deduced, false),
                 },
             },
-            Ty::Node(n, p) => node_field(n, p || n.preserve_unknown_fields, k),
+            Ty::Node(n, p) => node_field(n, p || n.preserve_unknown_fields(), k),
             Ty::UntypedAtomic => (Ty::UntypedAtomic, false),
             Ty::Meta => match object_meta_field(k) {
                 Some(t) => (meta_ty(t), true),
@@ -131,17 +131,16 @@ impl<'a> Ty<'a> {
     pub(crate) fn list(self) -> ListTy<'a> {
         match self {
             Ty::Node(n, p) => {
-                let p = p || n.preserve_unknown_fields;
-                let kind = match n.list_type.as_deref() {
+                let p = p || n.preserve_unknown_fields();
+                let keys = n.list_map_keys();
+                let kind = match n.list_type() {
                     Some("set") => ListKind::Set,
-                    Some("map") if !n.list_map_keys.is_empty() => {
-                        ListKind::Map(n.list_map_keys.iter().map(String::as_str).collect())
-                    }
+                    Some("map") if !keys.is_empty() => ListKind::Map(keys),
                     // A map list without keys is a set in smd (of maps: an error).
                     Some("map") => ListKind::Set,
                     _ => ListKind::Atomic,
                 };
-                let elem = match &n.items {
+                let elem = match n.items() {
                     Some(items) => Ty::Node(items, p),
                     None => Ty::UntypedAtomic,
                 };
@@ -169,7 +168,7 @@ impl<'a> Ty<'a> {
     /// The schema default of a key field of a map list's items.
     fn key_default(self, name: &str) -> Option<&'a Value> {
         match self {
-            Ty::Node(n, _) => n.properties.get(name).and_then(|p| p.default.as_ref()),
+            Ty::Node(n, _) => n.property(name).and_then(Shape::default),
             _ => None,
         }
     }
@@ -191,19 +190,19 @@ pub(crate) fn undeclared(ty: Ty, k: &str) -> bool {
     match ty {
         Ty::Root(Some(n)) => {
             !matches!(k, "apiVersion" | "kind" | "metadata")
-                && !n.properties.contains_key(k)
-                && match &n.additional {
-                    Some(Additional::Schema(_)) | Some(Additional::Bool(true)) => false,
-                    Some(Additional::Bool(false)) => true,
-                    None => !n.preserve_unknown_fields,
+                && n.property(k).is_none()
+                && match n.additional() {
+                    Some(AdditionalShape::Schema(_)) | Some(AdditionalShape::Bool(true)) => false,
+                    Some(AdditionalShape::Bool(false)) => true,
+                    None => !n.preserve_unknown_fields(),
                 }
         }
         Ty::Node(n, p) => {
-            !n.properties.contains_key(k)
-                && match &n.additional {
-                    Some(Additional::Schema(_)) | Some(Additional::Bool(true)) => false,
-                    Some(Additional::Bool(false)) => true,
-                    None => !(p || n.preserve_unknown_fields || n.properties.is_empty()),
+            n.property(k).is_none()
+                && match n.additional() {
+                    Some(AdditionalShape::Schema(_)) | Some(AdditionalShape::Bool(true)) => false,
+                    Some(AdditionalShape::Bool(false)) => true,
+                    None => !(p || n.preserve_unknown_fields() || n.no_properties()),
                 }
         }
         Ty::Meta => object_meta_field(k).is_none(),
@@ -224,12 +223,12 @@ fn meta_ty<'a>(t: MetaFieldType) -> Ty<'a> {
     }
 }
 
-fn node_field<'a>(n: &'a Node, preserve: bool, k: &str) -> (Ty<'a>, bool) {
-    if let Some(c) = n.properties.get(k) {
+fn node_field<'a>(n: Shape<'a>, preserve: bool, k: &str) -> (Ty<'a>, bool) {
+    if let Some(c) = n.property(k) {
         return (Ty::Node(c, preserve), true);
     }
-    match &n.additional {
-        Some(Additional::Schema(s)) => (Ty::Node(s, preserve), false),
+    match n.additional() {
+        Some(AdditionalShape::Schema(s)) => (Ty::Node(s, preserve), false),
         // `additionalProperties: false` or undeclared fields of a struct are a typed-conversion
         // error in smd; they are deduced here.
         _ => (Ty::Deduced, false),

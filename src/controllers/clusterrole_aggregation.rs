@@ -136,7 +136,7 @@ async fn apply_rules(
     if !rules.is_empty() {
         config["rules"] = Value::Array(rules);
     }
-    let schema = res.schema.get().map(|s| s.root());
+    let schema = res.schema.shape();
     let now = now_rfc3339();
     let api_version = res.api_version();
     let apply = |current: &Value| {

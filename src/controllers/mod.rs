@@ -411,7 +411,7 @@ pub(crate) fn record_status_update(
     new: &mut Value,
 ) {
     let Some(res) = res else { return };
-    let schema = res.schema.get().map(|s| s.root());
+    let schema = res.schema.shape();
     let now = crate::registry::object_meta::now_rfc3339();
     crate::apply::versions::single_version(&res.api_version(), |versions| {
         crate::apply::record_update(Some(old), new, manager, "status", versions, schema, &now)

@@ -41,7 +41,7 @@ pub async fn apply(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
     let config = decode_config(ep)?;
     let res = &ep.res;
     let subresource = ep.target.name();
-    let schema = res.schema.get().map(|s| s.root());
+    let schema = res.schema.shape();
     let now = now_rfc3339();
     let merged = |live: Option<&Value>, versions: &Versions<'_>| -> Result<Value, ApiError> {
         crate::apply::apply(
@@ -128,7 +128,7 @@ fn decode_config(ep: &Endpoint<'_>) -> Result<Value, ApiError> {
             ep.name()
         )));
     }
-    let schema = res.schema.get().map(|s| s.root());
+    let schema = res.schema.shape();
     if let Err(e) = crate::apply::validate_config(&config, schema) {
         let ns = if res.namespaced {
             format!("{}/", ep.namespace())

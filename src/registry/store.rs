@@ -275,7 +275,7 @@ async fn prepare_create(
                 manager,
                 "",
                 versions,
-                res.schema.get().map(|s| s.root()),
+                res.schema.shape(),
                 &object_meta::now_rfc3339(),
             )
         });
@@ -445,7 +445,7 @@ async fn record_update(
     mut obj: Value,
 ) -> Result<Value, ApiError> {
     let api_version = res.api_version();
-    let schema = res.schema.get().map(|s| s.root());
+    let schema = res.schema.shape();
     let now = object_meta::now_rfc3339();
     let record = |versions: &Versions<'_>, obj: &mut Value| {
         crate::apply::record_update(

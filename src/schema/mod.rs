@@ -27,12 +27,14 @@ mod listtype;
 mod objectmeta;
 pub mod pattern;
 mod pruning;
+pub mod shape;
 pub mod structural;
 mod validation;
 pub mod zero;
 
 pub use crd_checks::{unknown_schema_fields, validate_crd_schema};
 pub use objectmeta::{check_object_meta, object_meta_field, MetaFieldType, ObjectMetaError};
+pub use shape::Shape;
 pub use structural::Node;
 
 use serde_json::Value;

@@ -304,9 +304,7 @@ impl Template {
         root_ca: Option<&str>,
         address: Address,
     ) -> Result<(), ApiError> {
-        let uids = (0..self.uids)
-            .map(|_| Arc::from(new_uid()))
-            .collect();
+        let uids = (0..self.uids).map(|_| Arc::from(new_uid())).collect();
         let values = Values {
             uids,
             now: now_rfc3339(),
