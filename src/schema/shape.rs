@@ -51,7 +51,7 @@ impl<'a> Shape<'a> {
     pub fn ty(self) -> &'a str {
         match self {
             Shape::Compiled(n) => &n.ty,
-            Shape::Published(p) => p.ty(),
+            Shape::Published(p) => p.ty,
         }
     }
 
@@ -59,7 +59,7 @@ impl<'a> Shape<'a> {
     pub fn map_type(self) -> Option<&'a str> {
         match self {
             Shape::Compiled(n) => n.map_type.as_deref(),
-            Shape::Published(p) => p.str("x-kubernetes-map-type"),
+            Shape::Published(p) => p.map_type,
         }
     }
 
@@ -67,7 +67,7 @@ impl<'a> Shape<'a> {
     pub fn preserve_unknown_fields(self) -> bool {
         match self {
             Shape::Compiled(n) => n.preserve_unknown_fields,
-            Shape::Published(p) => p.preserve_unknown_fields(),
+            Shape::Published(p) => p.preserve_unknown_fields,
         }
     }
 
@@ -83,7 +83,7 @@ impl<'a> Shape<'a> {
     pub fn no_properties(self) -> bool {
         match self {
             Shape::Compiled(n) => n.properties.is_empty(),
-            Shape::Published(p) => p.properties().is_none_or(Map::is_empty),
+            Shape::Published(p) => p.properties.is_none_or(Map::is_empty),
         }
     }
 
@@ -94,7 +94,7 @@ impl<'a> Shape<'a> {
                 Additional::Bool(b) => Some(AdditionalShape::Bool(*b)),
                 Additional::Schema(s) => Some(AdditionalShape::Schema(Shape::Compiled(s))),
             },
-            Shape::Published(p) => match p.keyword("additionalProperties")? {
+            Shape::Published(p) => match p.additional? {
                 Value::Bool(b) => Some(AdditionalShape::Bool(*b)),
                 v => Some(AdditionalShape::Schema(Shape::Published(p.child(v)?))),
             },
@@ -105,7 +105,7 @@ impl<'a> Shape<'a> {
     pub fn items(self) -> Option<Shape<'a>> {
         match self {
             Shape::Compiled(n) => n.items.as_deref().map(Shape::Compiled),
-            Shape::Published(p) => p.child(p.keyword("items")?).map(Shape::Published),
+            Shape::Published(p) => p.child(p.items?).map(Shape::Published),
         }
     }
 
@@ -113,7 +113,7 @@ impl<'a> Shape<'a> {
     pub fn list_type(self) -> Option<&'a str> {
         match self {
             Shape::Compiled(n) => n.list_type.as_deref(),
-            Shape::Published(p) => p.str("x-kubernetes-list-type"),
+            Shape::Published(p) => p.list_type,
         }
     }
 
@@ -122,8 +122,7 @@ impl<'a> Shape<'a> {
         match self {
             Shape::Compiled(n) => n.list_map_keys.iter().map(String::as_str).collect(),
             Shape::Published(p) => p
-                .keyword("x-kubernetes-list-map-keys")
-                .and_then(Value::as_array)
+                .list_map_keys
                 .into_iter()
                 .flatten()
                 .filter_map(Value::as_str)
@@ -135,34 +134,142 @@ impl<'a> Shape<'a> {
     pub fn default(self) -> Option<&'a Value> {
         match self {
             Shape::Compiled(n) => n.default.as_ref(),
-            Shape::Published(p) => p.keyword("default").filter(|d| !d.is_null()),
+            Shape::Published(p) => p.default,
         }
     }
 }
 
 /// A node of a published schema, read in place: the node as written and, when it is a
-/// `$ref`, the definition it names. It reads as the compiled schema of the same definition
-/// (`registry::builtin::schema::compile`) does: the keywords beside a `$ref` override the
-/// definition's; an object that declares no fields keeps unknown ones; `IntOrString`
-/// (`format: int-or-string`) and an untyped node without fields or items (`Quantity`) are
-/// int-or-string; a `$ref` to nothing known is an object that keeps unknown fields.
+/// `$ref`, the definition it names, each read once, when the walk steps into it. It reads as the
+/// compiled schema of the same definition (`registry::builtin::schema::compile`) does: the
+/// keywords beside a `$ref` override the definition's; an object that declares no fields keeps
+/// unknown ones; `IntOrString` (`format: int-or-string`) and an untyped node without fields or
+/// items (`Quantity`) are int-or-string; a `$ref` to nothing known is an object that keeps
+/// unknown fields.
 #[derive(Debug, Clone, Copy)]
 pub struct Published {
-    /// The node as written.
-    node: &'static Map<String, Value>,
-    /// What its `$ref` names: `None` without one, `Some(None)` when nothing known.
-    target: Option<Option<&'static Map<String, Value>>>,
+    ty: &'static str,
+    preserve_unknown_fields: bool,
+    properties: Option<&'static Map<String, Value>>,
+    additional: Option<&'static Value>,
+    items: Option<&'static Value>,
+    list_type: Option<&'static str>,
+    list_map_keys: Option<&'static Vec<Value>>,
+    map_type: Option<&'static str>,
+    default: Option<&'static Value>,
     resolve: Resolve,
+}
+
+/// The keywords of one node as written, read in one pass over its keys.
+#[derive(Default, Clone, Copy)]
+struct Keywords {
+    ty: Option<&'static str>,
+    int_or_string_format: bool,
+    preserve_unknown_fields: Option<bool>,
+    properties: Option<&'static Map<String, Value>>,
+    additional: Option<&'static Value>,
+    items: Option<&'static Value>,
+    list_type: Option<&'static str>,
+    list_map_keys: Option<&'static Vec<Value>>,
+    map_type: Option<&'static str>,
+    default: Option<&'static Value>,
+    reference: Option<&'static Value>,
+}
+
+impl Keywords {
+    fn read(node: &'static Map<String, Value>) -> Keywords {
+        let mut k = Keywords::default();
+        for (key, v) in node {
+            match key.as_str() {
+                "type" => k.ty = v.as_str(),
+                "format" => k.int_or_string_format = v.as_str() == Some("int-or-string"),
+                "x-kubernetes-preserve-unknown-fields" => k.preserve_unknown_fields = v.as_bool(),
+                "properties" => k.properties = v.as_object(),
+                "additionalProperties" => k.additional = Some(v),
+                "items" => k.items = Some(v),
+                "x-kubernetes-list-type" => k.list_type = v.as_str(),
+                "x-kubernetes-list-map-keys" => k.list_map_keys = v.as_array(),
+                "x-kubernetes-map-type" => k.map_type = v.as_str(),
+                "default" => k.default = Some(v),
+                "$ref" if k.reference.is_none() => k.reference = Some(v),
+                // As `reference` reads it: an `allOf` list names the reference, if any.
+                "allOf" if v.is_array() => {
+                    k.reference = v.get(0).and_then(|first| first.get("$ref"))
+                }
+                _ => {}
+            }
+        }
+        k
+    }
+
+    /// The definition its `$ref` names.
+    fn reference(&self) -> Option<&'static str> {
+        self.reference?.as_str()?.strip_prefix(REF_PREFIX)
+    }
+
+    /// These keywords (beside a `$ref`) over the definition's.
+    fn over(self, base: Keywords) -> Keywords {
+        Keywords {
+            ty: self.ty.or(base.ty),
+            int_or_string_format: base.int_or_string_format,
+            preserve_unknown_fields: self
+                .preserve_unknown_fields
+                .or(base.preserve_unknown_fields),
+            properties: self.properties.or(base.properties),
+            additional: self.additional.or(base.additional),
+            items: self.items.or(base.items),
+            list_type: self.list_type.or(base.list_type),
+            list_map_keys: self.list_map_keys.or(base.list_map_keys),
+            map_type: self.map_type.or(base.map_type),
+            default: self.default.or(base.default),
+            reference: None,
+        }
+    }
+
+    /// Whether the structural form keeps unknown fields of a node with these keywords (an
+    /// object that declares no fields), int-or-string nodes aside.
+    fn open_object(&self) -> bool {
+        let int_or_string = self.int_or_string_format
+            || (self.ty.is_none() && self.properties.is_none() && self.items.is_none());
+        !int_or_string
+            && self.ty == Some("object")
+            && self.properties.is_none()
+            && self.additional.is_none()
+    }
 }
 
 impl Published {
     /// The node `schema`, its `$ref`s read through `resolve`; `None` when it is not a schema.
     pub fn new(schema: &'static Value, resolve: Resolve) -> Option<Published> {
-        let node = schema.as_object()?;
-        let target = reference(node).map(|name| resolve(name).and_then(Value::as_object));
+        let beside = Keywords::read(schema.as_object()?);
+        let (keywords, open) = match beside.reference() {
+            None => (beside, beside.open_object()),
+            Some(name) => match resolve(name).and_then(Value::as_object) {
+                Some(target) => {
+                    let base = Keywords::read(target);
+                    (beside.over(base), base.open_object())
+                }
+                // A `$ref` to nothing known: an object that keeps unknown fields.
+                None => {
+                    let unknown = Keywords {
+                        ty: Some("object"),
+                        preserve_unknown_fields: Some(true),
+                        ..Keywords::default()
+                    };
+                    (beside.over(unknown), true)
+                }
+            },
+        };
         Some(Published {
-            node,
-            target,
+            ty: keywords.ty.unwrap_or(""),
+            preserve_unknown_fields: open || keywords.preserve_unknown_fields == Some(true),
+            properties: keywords.properties,
+            additional: keywords.additional,
+            items: keywords.items,
+            list_type: keywords.list_type,
+            list_map_keys: keywords.list_map_keys,
+            map_type: keywords.map_type,
+            default: keywords.default.filter(|d| !d.is_null()),
             resolve,
         })
     }
@@ -171,62 +278,7 @@ impl Published {
         Published::new(schema, self.resolve)
     }
 
-    /// The node's own schema: the definition it names, or itself.
-    fn base(&self) -> Option<&'static Map<String, Value>> {
-        match self.target {
-            None => Some(self.node),
-            Some(target) => target,
-        }
-    }
-
-    /// A keyword: beside the `$ref`, else the definition's.
-    fn keyword(&self, key: &str) -> Option<&'static Value> {
-        if self.target.is_none() {
-            return self.node.get(key);
-        }
-        let beside = match key {
-            "allOf" | "$ref" => None,
-            _ => self.node.get(key),
-        };
-        beside.or_else(|| self.base()?.get(key))
-    }
-
-    fn str(&self, key: &str) -> Option<&'static str> {
-        self.keyword(key).and_then(Value::as_str)
-    }
-
-    fn properties(&self) -> Option<&'static Map<String, Value>> {
-        self.keyword("properties").and_then(Value::as_object)
-    }
-
     fn property(&self, k: &str) -> Option<Published> {
-        self.child(self.properties()?.get(k)?)
-    }
-
-    fn ty(&self) -> &'static str {
-        match self.base() {
-            // A `$ref` to nothing known reads as an object that keeps unknown fields.
-            None => self
-                .node
-                .get("type")
-                .and_then(Value::as_str)
-                .unwrap_or("object"),
-            Some(_) => self.str("type").unwrap_or(""),
-        }
-    }
-
-    fn preserve_unknown_fields(&self) -> bool {
-        let Some(base) = self.base() else {
-            return true;
-        };
-        let has = |k: &str| base.contains_key(k);
-        let int_or_string = base.get("format").and_then(Value::as_str) == Some("int-or-string")
-            || (!has("type") && !has("properties") && !has("items"));
-        let open_object = !int_or_string
-            && base.get("type").and_then(Value::as_str) == Some("object")
-            && !has("properties")
-            && !has("additionalProperties");
-        open_object
-            || self.keyword("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true))
+        self.child(self.properties?.get(k)?)
     }
 }
