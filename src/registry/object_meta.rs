@@ -97,18 +97,22 @@ pub fn now_rfc3339() -> String {
 /// thread's fast generator rather than the operating system's, which costs a system call per
 /// uid: uids must be unique, not secret.
 pub fn new_uid() -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let random = fastrand::u128(..);
     // The version (4) in the high nibble of byte 6, the variant (0b10) in the top bits of byte 8.
     let version = (random & !(0xf << 76)) | (0x4 << 76);
-    let v = (version & !(0x3 << 62)) | (0x2 << 62);
-    format!(
-        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
-        v >> 96,
-        (v >> 80) & 0xffff,
-        (v >> 64) & 0xffff,
-        (v >> 48) & 0xffff,
-        v & 0xffff_ffff_ffff
-    )
+    let bytes = ((version & !(0x3 << 62)) | (0x2 << 62)).to_be_bytes();
+    let mut uid = [b'-'; 36];
+    let mut at = 0;
+    for (i, byte) in bytes.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            at += 1;
+        }
+        uid[at] = HEX[usize::from(byte >> 4)];
+        uid[at + 1] = HEX[usize::from(byte & 0xf)];
+        at += 2;
+    }
+    String::from_utf8(uid.to_vec()).unwrap_or_default()
 }
 
 /// The alphabet of `k8s.io/apimachinery/pkg/util/rand.String`: no vowels, no confusable digits.
