@@ -241,7 +241,9 @@ impl RequestLog {
         RequestLog {
             size,
             bodies,
-            records: Mutex::new(VecDeque::with_capacity(size.min(1024))),
+            // Grown as requests come: a thousand records up front were 400 KB, mapped and
+            // unmapped by the allocator for every server, most of which answer a few requests.
+            records: Mutex::new(VecDeque::with_capacity(size.min(16))),
         }
     }
 
