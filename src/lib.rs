@@ -47,7 +47,8 @@
 //!   [`registry::resource`], what a served resource declares (names, scope, verbs,
 //!   subresources and their strategies, Table convertor, OpenAPI definition, codec);
 //!   [`registry::catalog`], the immutable snapshot of everything served, rebuilt when CRDs
-//!   change; one file per kind under its group folder ([`registry::core`], [`registry::apps`],
+//!   change, made of the built-in kinds' names (each kind's resource built when first needed);
+//!   one file per kind under its group folder ([`registry::core`], [`registry::apps`],
 //!   [`registry::batch`], ..., [`registry::apiextensions`]), each registered in one line in
 //!   [`registry::builtin`], which starts a built-in kind from Kubernetes' published API data
 //!   ([`registry::builtin::data`]) and decodes it through its Go type ([`registry::builtin::typed`],
@@ -60,7 +61,8 @@
 //!   `clientConfig` parsed, `service` references resolved to addresses, one HTTPS POST of JSON
 //!   verified against the `caBundle` and bounded by the timeout, failures worded as the
 //!   apiserver reports them.
-//! - [`schema`] (the structural-schema pipeline: prune, default, validate), [`cel`]
+//! - [`schema`] (the structural-schema pipeline: prune, default, validate; [`schema::shape`],
+//!   what a walk by type reads of a compiled or a published schema), [`cel`]
 //!   (`x-kubernetes-validations`), [`apply`] (server-side apply and managedFields, pure; the
 //!   other versions a manager wrote through are answered by [`registry::field_managers`]).
 //! - [`store`]: objects, the one write path, the global resourceVersion, watch fan-out, the
@@ -104,7 +106,8 @@
 //!   in that order. Reads take no lock; no lock is held across an `.await`.
 //! - A watcher sees every event after its starting resourceVersion, in order, or a 410 ERROR.
 //! - Schemas, discovery and OpenAPI documents are built once per catalog (a built-in kind's
-//!   schema once per process), when first used, never per request.
+//!   resource and schema once per process), when first used, never per request; a walk by
+//!   type reads a built-in kind's published schema in place rather than compiling it whole.
 //! - What every server starts with is recorded once per configuration (the common ones at
 //!   development time, compiled in and checked by a test; others once per process), then
 //!   replayed into each server with its own uids, times and CA bundle (`state::bootstrap`);
