@@ -99,6 +99,19 @@ fn schemas() -> Result<(String, KindDefinitions)> {
     out.push_str("pub static DEFAULT_SKELETONS: &[(&str, &str)] = &[\n");
     out.push_str(&skeletons);
     out.push_str("];\n\n");
+    out.push_str("/// The definitions whose schema, every `$ref` inlined, is small (at most\n");
+    writeln!(
+        out,
+        "/// {SMALL_SCHEMA} nodes): compiled on first use rather than read in place, sorted."
+    )?;
+    out.push_str("pub static SMALL_SCHEMAS: &[&str] = &[\n");
+    for name in parsed_all.keys() {
+        let mut budget = SMALL_SCHEMA;
+        if inlined_within(&parsed_all, name, &mut vec![name.to_string()], &mut budget) {
+            writeln!(out, "    {name:?},")?;
+        }
+    }
+    out.push_str("];\n\n");
     out.push_str(
         "/// (group, version, kind, definition name), sorted by group, version and kind.\n",
     );
@@ -112,6 +125,67 @@ fn schemas() -> Result<(String, KindDefinitions)> {
         .map(|(gvk, name)| (gvk, name.to_string()))
         .collect();
     Ok((out, kinds))
+}
+
+/// The most nodes a schema, its `$ref`s inlined, has to be compiled whole when a walk by type
+/// first reads it (a ConfigMap's, its ObjectMeta's included, has about 60; a kind with a
+/// PodSpec, thousands, which a walk reads in place instead).
+const SMALL_SCHEMA: usize = 400;
+
+/// Whether definition `name`'s schema, every `$ref` inlined as the crate's compile does (a
+/// definition already on `stack` cut where it recurs), has at most `budget` nodes.
+fn inlined_within(
+    definitions: &BTreeMap<&str, Value>,
+    name: &str,
+    stack: &mut Vec<String>,
+    budget: &mut usize,
+) -> bool {
+    match definitions.get(name) {
+        Some(schema) => nodes_within(definitions, schema, stack, budget),
+        None => true,
+    }
+}
+
+/// [`inlined_within`] for one node of a schema.
+fn nodes_within(
+    definitions: &BTreeMap<&str, Value>,
+    schema: &Value,
+    stack: &mut Vec<String>,
+    budget: &mut usize,
+) -> bool {
+    let Some(obj) = schema.as_object() else {
+        return true;
+    };
+    if *budget == 0 {
+        return false;
+    }
+    *budget -= 1;
+    let target = match obj.get("allOf").and_then(Value::as_array) {
+        Some(all) => all.first().and_then(|first| first.get("$ref")),
+        None => obj.get("$ref"),
+    };
+    if let Some(name) = target.and_then(Value::as_str) {
+        let name = name.trim_start_matches("#/components/schemas/");
+        if stack.iter().any(|s| s == name) {
+            return true;
+        }
+        stack.push(name.to_string());
+        let within = inlined_within(definitions, name, stack, budget);
+        stack.pop();
+        return within;
+    }
+    let properties = obj.get("properties").and_then(Value::as_object);
+    let children = properties
+        .into_iter()
+        .flat_map(|p| p.values())
+        .chain(obj.get("items"))
+        .chain(obj.get("additionalProperties"));
+    for child in children {
+        if !nodes_within(definitions, child, stack, budget) {
+            return false;
+        }
+    }
+    true
 }
 
 /// `(name, skeleton)` table lines of every definition with a defaults skeleton

@@ -220,9 +220,7 @@ fn off_runtime(req: &Request) -> bool {
 
 /// A random (version 4) UUID, as the apiserver's audit IDs are.
 fn new_audit_id() -> String {
-    uuid::Builder::from_random_bytes(fastrand::u128(..).to_le_bytes())
-        .into_uuid()
-        .to_string()
+    crate::registry::object_meta::new_uid()
 }
 
 fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> &str {

@@ -6,7 +6,8 @@
 //! discovery and OpenAPI documents are rendered once, when first asked for: a server start, or a
 //! run of CRD changes, renders nothing that no client reads. Likewise a registry is made of the
 //! built-in kinds' names ([`Served`]): a kind's resource is built when something first needs
-//! more than its names, so a process builds only the kinds its tests use.
+//! more than its names (a request for it, a controller's write, or work over every resource:
+//! a namespace's deletion, the discovery documents), not by a server's start.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock};
@@ -131,8 +132,8 @@ impl Served {
         }
     }
 
-    /// The resource, when it was built as such (a built-in kind never is).
-    pub fn built(&self) -> Option<&Arc<ApiResource>> {
+    /// The resource, when it is not a built-in kind's (a CRD's version, a test's kind).
+    pub fn as_resource(&self) -> Option<&Arc<ApiResource>> {
         match self {
             Served::Builtin(_) => None,
             Served::Resource(r) => Some(r),
@@ -197,9 +198,11 @@ impl Registry {
         &self.index.groups
     }
 
-    /// Resources per group-version, in discovery order, all built (for the documents, which
-    /// describe every one).
-    pub fn by_group_version(&self) -> BTreeMap<(String, String), Vec<Arc<ApiResource>>> {
+    /// Resources per group-version, in discovery order, every built-in kind built (for the
+    /// documents, which describe every one): a copy, made per call.
+    pub(crate) fn all_built_by_group_version(
+        &self,
+    ) -> BTreeMap<(String, String), Vec<Arc<ApiResource>>> {
         let built = |list: &Vec<Served>| list.iter().map(|s| s.resource().clone()).collect();
         self.index
             .by_group_version
@@ -289,7 +292,8 @@ impl Registry {
     /// the others share them, each with its own `/api`.
     pub fn documents(&self) -> &Documents {
         self.documents.get_or_init(|| {
-            let render = || Documents::render(&self.index.groups, &self.by_group_version());
+            let render =
+                || Documents::render(&self.index.groups, &self.all_built_by_group_version());
             if self.builtin_only {
                 static BUILTIN: OnceLock<Documents> = OnceLock::new();
                 BUILTIN.get_or_init(render).for_server(&self.server_address)
@@ -302,7 +306,12 @@ impl Registry {
     /// The OpenAPI documents, rendered on first use and shared as [`Registry::documents`] are.
     pub fn openapi(&self) -> &Arc<OpenApi> {
         self.openapi.get_or_init(|| {
-            let render = || Arc::new(OpenApi::render(&self.by_group_version(), GIT_VERSION));
+            let render = || {
+                Arc::new(OpenApi::render(
+                    &self.all_built_by_group_version(),
+                    GIT_VERSION,
+                ))
+            };
             if self.builtin_only {
                 static BUILTIN: OnceLock<Arc<OpenApi>> = OnceLock::new();
                 BUILTIN.get_or_init(render).clone()

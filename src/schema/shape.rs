@@ -79,6 +79,22 @@ impl<'a> Shape<'a> {
         }
     }
 
+    /// The declared fields' names, sorted (for tests that compare two readings).
+    #[cfg(test)]
+    pub fn field_names(self) -> Vec<&'a str> {
+        let mut names: Vec<&str> = match self {
+            Shape::Compiled(n) => n.properties.keys().map(String::as_str).collect(),
+            Shape::Published(p) => p
+                .properties
+                .into_iter()
+                .flatten()
+                .map(|(k, _)| k.as_str())
+                .collect(),
+        };
+        names.sort_unstable();
+        names
+    }
+
     /// Whether no field is declared.
     pub fn no_properties(self) -> bool {
         match self {
@@ -145,7 +161,10 @@ impl<'a> Shape<'a> {
 /// keywords beside a `$ref` override the definition's; an object that declares no fields keeps
 /// unknown ones; `IntOrString` (`format: int-or-string`) and an untyped node without fields or
 /// items (`Quantity`) are int-or-string; a `$ref` to nothing known is an object that keeps
-/// unknown fields.
+/// unknown fields. Two forms the published schemas do not use read differently: a definition
+/// that is itself only a `$ref` is followed one step (compiling follows the chain), and
+/// `properties` or `items` beside a `$ref` are read as schemas (compiling copies them as
+/// they are).
 #[derive(Debug, Clone, Copy)]
 pub struct Published {
     ty: &'static str,
@@ -173,7 +192,10 @@ struct Keywords {
     list_map_keys: Option<&'static Vec<Value>>,
     map_type: Option<&'static str>,
     default: Option<&'static Value>,
-    reference: Option<&'static Value>,
+    /// `$ref`.
+    dollar_ref: Option<&'static Value>,
+    /// `allOf`.
+    all_of: Option<&'static Vec<Value>>,
 }
 
 impl Keywords {
@@ -191,20 +213,22 @@ impl Keywords {
                 "x-kubernetes-list-map-keys" => k.list_map_keys = v.as_array(),
                 "x-kubernetes-map-type" => k.map_type = v.as_str(),
                 "default" => k.default = Some(v),
-                "$ref" if k.reference.is_none() => k.reference = Some(v),
-                // As `reference` reads it: an `allOf` list names the reference, if any.
-                "allOf" if v.is_array() => {
-                    k.reference = v.get(0).and_then(|first| first.get("$ref"))
-                }
+                "$ref" => k.dollar_ref = Some(v),
+                "allOf" => k.all_of = v.as_array(),
                 _ => {}
             }
         }
         k
     }
 
-    /// The definition its `$ref` names.
+    /// The definition its `$ref` names, as [`reference`] reads it: an `allOf` list names it,
+    /// if anything does.
     fn reference(&self) -> Option<&'static str> {
-        self.reference?.as_str()?.strip_prefix(REF_PREFIX)
+        let target = match self.all_of {
+            Some(all) => all.first()?.get("$ref")?,
+            None => self.dollar_ref?,
+        };
+        target.as_str()?.strip_prefix(REF_PREFIX)
     }
 
     /// These keywords (beside a `$ref`) over the definition's.
@@ -222,7 +246,8 @@ impl Keywords {
             list_map_keys: self.list_map_keys.or(base.list_map_keys),
             map_type: self.map_type.or(base.map_type),
             default: self.default.or(base.default),
-            reference: None,
+            dollar_ref: None,
+            all_of: None,
         }
     }
 
@@ -242,27 +267,31 @@ impl Published {
     /// The node `schema`, its `$ref`s read through `resolve`; `None` when it is not a schema.
     pub fn new(schema: &'static Value, resolve: Resolve) -> Option<Published> {
         let beside = Keywords::read(schema.as_object()?);
-        let (keywords, open) = match beside.reference() {
-            None => (beside, beside.open_object()),
+        // The structural form marks an open object as keeping unknown fields, whatever it
+        // says; keywords beside a `$ref` then override the definition's, that mark included.
+        let structural = |k: Keywords| k.open_object() || k.preserve_unknown_fields == Some(true);
+        let (keywords, preserve_unknown_fields) = match beside.reference() {
+            None => (beside, structural(beside)),
             Some(name) => match resolve(name).and_then(Value::as_object) {
                 Some(target) => {
                     let base = Keywords::read(target);
-                    (beside.over(base), base.open_object())
+                    let preserve = beside.preserve_unknown_fields.unwrap_or(structural(base));
+                    (beside.over(base), preserve)
                 }
                 // A `$ref` to nothing known: an object that keeps unknown fields.
                 None => {
                     let unknown = Keywords {
                         ty: Some("object"),
-                        preserve_unknown_fields: Some(true),
                         ..Keywords::default()
                     };
-                    (beside.over(unknown), true)
+                    let preserve = beside.preserve_unknown_fields.unwrap_or(true);
+                    (beside.over(unknown), preserve)
                 }
             },
         };
         Some(Published {
             ty: keywords.ty.unwrap_or(""),
-            preserve_unknown_fields: open || keywords.preserve_unknown_fields == Some(true),
+            preserve_unknown_fields,
             properties: keywords.properties,
             additional: keywords.additional,
             items: keywords.items,

@@ -243,12 +243,15 @@ fn unchanged_version<'a>(
     crd: &Crd,
     v: &Version,
 ) -> Option<&'a Arc<ApiResource>> {
-    previous?.served().filter_map(Served::built).find(|r| {
-        r.version == v.name
-            && r.crd
-                .as_ref()
-                .is_some_and(|c| c.uid == crd.uid && c.generation == crd.generation)
-    })
+    previous?
+        .served()
+        .filter_map(Served::as_resource)
+        .find(|r| {
+            r.version == v.name
+                && r.crd
+                    .as_ref()
+                    .is_some_and(|c| c.uid == crd.uid && c.generation == crd.generation)
+        })
 }
 
 /// Compiles a version's schema and CEL rules.

@@ -200,6 +200,14 @@ pub fn schema_component(name: &str) -> Option<&'static Value> {
     decoded(i)
 }
 
+/// Whether a definition's schema, every `$ref` inlined, is small enough that compiling it whole
+/// costs less than a walk by type reading it in place (`build.rs` counts its nodes).
+pub fn is_small_schema(name: &str) -> bool {
+    generated::SMALL_SCHEMAS
+        .binary_search_by(|n| (*n).cmp(name))
+        .is_ok()
+}
+
 /// What the search for declared defaults reads of a definition (`build.rs` keeps `$ref`s,
 /// `default`s and the structure leading to them; descriptions, the bulk of a schema, are
 /// left out): decoded when first asked for. None for a definition with nothing of it.

@@ -92,9 +92,10 @@ static RESOURCES: LazyLock<Vec<Arc<ApiResource>>> =
     LazyLock::new(|| KINDS.iter().map(|kind| kind.resource().clone()).collect());
 
 /// The built-in kinds, each built when first needed. Their names are known without building
-/// them: a server's catalog is made of those, so that a process builds only the kinds its
-/// tests use (building all 51 was a third of a debug build's first start, most of it the
-/// first run of each kind's own code).
+/// them: a server's catalog is made of those, so that a server's start builds none (building
+/// all 51 was a third of a debug build's first start, most of it the first run of each kind's
+/// own code) and a process builds a kind when a request or a controller's write needs it, or
+/// work over every resource (a namespace's deletion, discovery) needs them all.
 pub fn kinds() -> &'static [Builtin] {
     &KINDS
 }

@@ -48,12 +48,16 @@ impl LazySchema {
         }
     }
 
-    /// What a walk by type (managedFields, server-side apply) reads of the schema: a built-in
-    /// definition is read in place ([`Shape::Published`]) rather than compiled, which a
-    /// kind with a PodSpec took tens of milliseconds over in a debug build.
+    /// What a walk by type (managedFields, server-side apply) reads of the schema: a large
+    /// built-in definition is read in place ([`Shape::Published`]) rather than compiled, which
+    /// a kind with a PodSpec took tens of milliseconds over in a debug build; a small one
+    /// (a ConfigMap's) is compiled, which its writes then read faster.
     pub fn shape(&self) -> Option<Shape<'_>> {
         match self {
             LazySchema::Ready(s) => s.as_deref().map(|s| Shape::Compiled(s.root())),
+            LazySchema::Builtin { definition, .. } if data::is_small_schema(definition) => {
+                self.get().map(|s| Shape::Compiled(s.root()))
+            }
             LazySchema::Builtin { definition, .. } => {
                 let schema = data::schema_component(definition)?;
                 Published::new(schema, data::schema_component).map(Shape::Published)
@@ -320,6 +324,8 @@ mod tests {
             return 0;
         }
         assert_eq!(facts(compiled), facts(published), "at {path}");
+        let fields = published.field_names();
+        assert_eq!(compiled.field_names(), fields, "the fields at {path}");
         let mut compared = 1;
         for (name, child) in &node.properties {
             let other = published.property(name);
@@ -338,18 +344,32 @@ mod tests {
     }
 
     /// Every built-in kind's published schema, read in place, reads as its compiled schema
-    /// reads, node for node (to where compiling cuts a recursive type).
+    /// reads, node for node (to where compiling cuts a recursive type): the walk by type may
+    /// take either ([`LazySchema::shape`]).
     #[test]
     fn published_shapes_read_as_compiled_schemas() {
         let mut compared = 0;
         for kind in crate::registry::builtin::resources() {
             let definition = &*kind.openapi.name;
             let compiled = compile(definition).expect("compiles");
-            let published = kind.schema.shape().expect("published");
-            assert!(matches!(published, Shape::Published(_)), "{definition}");
+            let schema = data::schema_component(definition).expect("published");
+            let published = Published::new(schema, data::schema_component).expect("a schema");
+            let published = Shape::Published(published);
             compared += compare(compiled.root(), published, definition);
         }
         assert!(compared > 10_000, "{compared} nodes compared");
+    }
+
+    /// A small schema (a ConfigMap's) is compiled for the walk by type, a large one (a
+    /// Deployment's, with its PodSpec) read in place.
+    #[test]
+    fn small_schemas_are_compiled_large_ones_read_in_place() {
+        let shape = |definition: &'static str| LazySchema::builtin(definition);
+        let config_map = shape("io.k8s.api.core.v1.ConfigMap");
+        assert!(matches!(config_map.shape(), Some(Shape::Compiled(_))));
+        let deployment = shape("io.k8s.api.apps.v1.Deployment");
+        assert!(matches!(deployment.shape(), Some(Shape::Published(_))));
+        assert!(matches!(&deployment, LazySchema::Builtin { cell, .. } if cell.get().is_none()));
     }
 
     /// The defaults a compiled schema declares, as the apply of the compiled schema found

@@ -51,7 +51,15 @@ fn file(key: &Key) -> Option<&'static (Mode, &'static str, &'static str, &'stati
 /// The compiled recording of `key`'s configuration, if there is one; `None` too if its
 /// table does not fit its text (which `build.rs` read both from: a bug).
 pub(super) fn compiled(key: &Key) -> Option<Template> {
-    file(key).and_then(|(_, _, text, table)| from_file(table, text))
+    let (_, name, text, table) = file(key)?;
+    let template = from_file(table, text);
+    if template.is_none() {
+        tracing::error!(
+            file = name,
+            "a compiled recording does not fit its text; recording"
+        );
+    }
+    template
 }
 
 /// The template of a recorded start read from `text` (its states are ranges of it).

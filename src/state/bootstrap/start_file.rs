@@ -35,6 +35,7 @@ pub enum Hole {
 pub struct File<'a> {
     /// How many distinct uids the recording made.
     pub uids: usize,
+    /// Its events, in the order they were written.
     pub events: Cow<'a, [Event<'a>]>,
 }
 
@@ -43,9 +44,13 @@ pub struct File<'a> {
 pub struct Event<'a> {
     /// `ADDED`, `MODIFIED` or `DELETED`.
     pub kind: &'a str,
+    /// The store table's group (`""` for the core group).
     pub group: &'a str,
+    /// The store table's resource.
     pub resource: &'a str,
+    /// The object's namespace (`""` for a cluster-scoped object).
     pub namespace: &'a str,
+    /// The object's name.
     pub name: &'a str,
     /// Where the state's bytes are in the text.
     pub state: Range<usize>,
@@ -71,7 +76,9 @@ pub struct Index<'a> {
 /// Why a recorded start's text cannot be read (a bug: the test that writes it reads it back).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParseError {
+    /// The line, from 1.
     pub line: usize,
+    /// What is wrong with it.
     pub what: &'static str,
 }
 
