@@ -51,7 +51,7 @@ impl<'a> Shape<'a> {
     pub fn ty(self) -> &'a str {
         match self {
             Shape::Compiled(n) => &n.ty,
-            Shape::Published(p) => p.ty,
+            Shape::Published(p) => p.keywords.ty.unwrap_or(""),
         }
     }
 
@@ -59,7 +59,7 @@ impl<'a> Shape<'a> {
     pub fn map_type(self) -> Option<&'a str> {
         match self {
             Shape::Compiled(n) => n.map_type.as_deref(),
-            Shape::Published(p) => p.map_type,
+            Shape::Published(p) => p.keywords.map_type,
         }
     }
 
@@ -85,6 +85,7 @@ impl<'a> Shape<'a> {
         let mut names: Vec<&str> = match self {
             Shape::Compiled(n) => n.properties.keys().map(String::as_str).collect(),
             Shape::Published(p) => p
+                .keywords
                 .properties
                 .into_iter()
                 .flatten()
@@ -99,7 +100,7 @@ impl<'a> Shape<'a> {
     pub fn no_properties(self) -> bool {
         match self {
             Shape::Compiled(n) => n.properties.is_empty(),
-            Shape::Published(p) => p.properties.is_none_or(Map::is_empty),
+            Shape::Published(p) => p.keywords.properties.is_none_or(Map::is_empty),
         }
     }
 
@@ -110,7 +111,7 @@ impl<'a> Shape<'a> {
                 Additional::Bool(b) => Some(AdditionalShape::Bool(*b)),
                 Additional::Schema(s) => Some(AdditionalShape::Schema(Shape::Compiled(s))),
             },
-            Shape::Published(p) => match p.additional? {
+            Shape::Published(p) => match p.keywords.additional? {
                 Value::Bool(b) => Some(AdditionalShape::Bool(*b)),
                 v => Some(AdditionalShape::Schema(Shape::Published(p.child(v)?))),
             },
@@ -121,7 +122,7 @@ impl<'a> Shape<'a> {
     pub fn items(self) -> Option<Shape<'a>> {
         match self {
             Shape::Compiled(n) => n.items.as_deref().map(Shape::Compiled),
-            Shape::Published(p) => p.child(p.items?).map(Shape::Published),
+            Shape::Published(p) => p.child(p.keywords.items?).map(Shape::Published),
         }
     }
 
@@ -129,7 +130,7 @@ impl<'a> Shape<'a> {
     pub fn list_type(self) -> Option<&'a str> {
         match self {
             Shape::Compiled(n) => n.list_type.as_deref(),
-            Shape::Published(p) => p.list_type,
+            Shape::Published(p) => p.keywords.list_type,
         }
     }
 
@@ -138,6 +139,7 @@ impl<'a> Shape<'a> {
         match self {
             Shape::Compiled(n) => n.list_map_keys.iter().map(String::as_str).collect(),
             Shape::Published(p) => p
+                .keywords
                 .list_map_keys
                 .into_iter()
                 .flatten()
@@ -150,7 +152,7 @@ impl<'a> Shape<'a> {
     pub fn default(self) -> Option<&'a Value> {
         match self {
             Shape::Compiled(n) => n.default.as_ref(),
-            Shape::Published(p) => p.default,
+            Shape::Published(p) => p.keywords.default.filter(|d| !d.is_null()),
         }
     }
 }
@@ -167,20 +169,15 @@ impl<'a> Shape<'a> {
 /// they are).
 #[derive(Debug, Clone, Copy)]
 pub struct Published {
-    ty: &'static str,
+    /// The keywords, those beside a `$ref` over the definition's.
+    keywords: Keywords,
+    /// `x-kubernetes-preserve-unknown-fields` as the structural form sets it.
     preserve_unknown_fields: bool,
-    properties: Option<&'static Map<String, Value>>,
-    additional: Option<&'static Value>,
-    items: Option<&'static Value>,
-    list_type: Option<&'static str>,
-    list_map_keys: Option<&'static Vec<Value>>,
-    map_type: Option<&'static str>,
-    default: Option<&'static Value>,
     resolve: Resolve,
 }
 
 /// The keywords of one node as written, read in one pass over its keys.
-#[derive(Default, Clone, Copy)]
+#[derive(Debug, Default, Clone, Copy)]
 struct Keywords {
     ty: Option<&'static str>,
     int_or_string_format: bool,
@@ -290,15 +287,8 @@ impl Published {
             },
         };
         Some(Published {
-            ty: keywords.ty.unwrap_or(""),
+            keywords,
             preserve_unknown_fields,
-            properties: keywords.properties,
-            additional: keywords.additional,
-            items: keywords.items,
-            list_type: keywords.list_type,
-            list_map_keys: keywords.list_map_keys,
-            map_type: keywords.map_type,
-            default: keywords.default.filter(|d| !d.is_null()),
             resolve,
         })
     }
@@ -308,6 +298,6 @@ impl Published {
     }
 
     fn property(&self, k: &str) -> Option<Published> {
-        self.child(self.properties?.get(k)?)
+        self.child(self.keywords.properties?.get(k)?)
     }
 }
