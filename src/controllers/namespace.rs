@@ -3,6 +3,7 @@
 //! `kubernetes` finalizer so the namespace itself goes.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -12,9 +13,10 @@ use crate::registry::apiextensions::crd::set_condition;
 use crate::registry::core::namespace::namespaces_gr;
 use crate::registry::core::namespace::NAMESPACE_FINALIZER;
 use crate::registry::object_meta::finalizers;
+use crate::registry::resource::ApiResource;
 use crate::registry::store::{self as rest, DeleteOptions, Propagation};
 use crate::state::State;
-use crate::store::ObjectKey;
+use crate::store::{ObjectKey, Snapshot};
 
 /// Whether a namespace exists and is being deleted.
 pub fn is_terminating(state: &State, namespace: &str) -> bool {
@@ -35,13 +37,23 @@ pub async fn reconcile(state: &State, ctx: &Context, name: &str) {
     }
 }
 
-async fn delete_content(state: &State, ctx: &Context, name: &str) -> Result<(), ApiError> {
-    let resources: Vec<_> = state
-        .registry()
-        .each_resource()
-        .into_iter()
+/// The served namespaced resources with objects in namespace `name`, one per store table (as
+/// [`crate::registry::catalog::Registry::by_group_resource`] picks it), ordered by table: only
+/// those kinds are built, not every built-in one.
+fn resources_in(state: &State, snap: &Snapshot, name: &str) -> Vec<Arc<ApiResource>> {
+    let registry = state.registry();
+    let mut resources: Vec<_> = snap
+        .resources()
+        .filter(|gr| snap.list(gr, Some(name)).next().is_some())
+        .filter_map(|gr| registry.by_group_resource(gr))
         .filter(|r| r.namespaced)
         .collect();
+    resources.sort_by(|a, b| a.gr.cmp(&b.gr));
+    resources
+}
+
+async fn delete_content(state: &State, ctx: &Context, name: &str) -> Result<(), ApiError> {
+    let resources = resources_in(state, &state.store.snapshot(), name);
     for res in &resources {
         let pending: Vec<ObjectKey> = state
             .store
@@ -67,7 +79,7 @@ async fn delete_content(state: &State, ctx: &Context, name: &str) -> Result<(), 
     let snap = state.store.snapshot();
     let mut remaining: BTreeMap<String, usize> = BTreeMap::new();
     let mut held: BTreeMap<String, usize> = BTreeMap::new();
-    for res in &resources {
+    for res in &resources_in(state, &snap, name) {
         for (_, obj) in snap.list(&res.gr, Some(name)) {
             *remaining
                 .entry(crate::error::qualified(&res.group, &res.plural))

@@ -6,8 +6,8 @@
 //! discovery and OpenAPI documents are rendered once, when first asked for: a server start, or a
 //! run of CRD changes, renders nothing that no client reads. Likewise a registry is made of the
 //! built-in kinds' names ([`Served`]): a kind's resource is built when something first needs
-//! more than its names (a request for it, a controller's write, or work over every resource:
-//! a namespace's deletion, the discovery documents), not by a server's start.
+//! more than its names (a request for it, a controller's write, or the discovery documents,
+//! which describe every one), not by a server's start.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock};

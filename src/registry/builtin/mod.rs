@@ -94,8 +94,8 @@ static RESOURCES: LazyLock<Vec<Arc<ApiResource>>> =
 /// The built-in kinds, each built when first needed. Their names are known without building
 /// them: a server's catalog is made of those, so that a server's start builds none (building
 /// all 51 was a third of a debug build's first start, most of it the first run of each kind's
-/// own code) and a process builds a kind when a request or a controller's write needs it, or
-/// work over every resource (a namespace's deletion, discovery) needs them all.
+/// own code) and a process builds a kind when a request or a controller's write needs it (a
+/// namespace's deletion builds the kinds it holds), or the discovery documents need them all.
 pub fn kinds() -> &'static [Builtin] {
     &KINDS
 }
