@@ -24,6 +24,9 @@ pub enum LazySchema {
     Builtin {
         /// The OpenAPI definition name (`io.k8s.api.apps.v1.Deployment`), as published.
         definition: &'static str,
+        /// Whether it is small enough to compile for the walk by type
+        /// ([`data::is_small_schema`], asked once here rather than on every write).
+        small: bool,
         /// The compiled schema.
         cell: OnceLock<Option<Arc<Schema>>>,
     },
@@ -34,6 +37,7 @@ impl LazySchema {
     pub fn builtin(definition: &'static str) -> LazySchema {
         LazySchema::Builtin {
             definition,
+            small: data::is_small_schema(definition),
             cell: OnceLock::new(),
         }
     }
@@ -42,7 +46,9 @@ impl LazySchema {
     pub fn get(&self) -> Option<&Schema> {
         match self {
             LazySchema::Ready(s) => s.as_deref(),
-            LazySchema::Builtin { definition, cell } => cell
+            LazySchema::Builtin {
+                definition, cell, ..
+            } => cell
                 .get_or_init(|| compile(definition).map(Arc::new))
                 .as_deref(),
         }
@@ -55,7 +61,7 @@ impl LazySchema {
     pub fn shape(&self) -> Option<Shape<'_>> {
         match self {
             LazySchema::Ready(s) => s.as_deref().map(|s| Shape::Compiled(s.root())),
-            LazySchema::Builtin { definition, .. } if data::is_small_schema(definition) => {
+            LazySchema::Builtin { small: true, .. } => {
                 self.get().map(|s| Shape::Compiled(s.root()))
             }
             LazySchema::Builtin { definition, .. } => {

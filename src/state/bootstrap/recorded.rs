@@ -21,7 +21,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 #[cfg(test)]
-use super::start_file::{field_of, hole_name};
+use super::start_file::{field_of, hole_name, placeholder};
 use super::start_file::{Event, File, Hole, Index};
 use super::{Key, Recorded, RecordedIndex, Template};
 use crate::filters::authorization::Mode;
@@ -77,12 +77,8 @@ fn from_file(file: &File<'static>, text: &'static str) -> Option<Template> {
 
 /// One recorded event of a start read from `text`.
 fn recorded(e: &Event<'static>, text: &'static str) -> Option<Recorded> {
-    let kind = match e.kind {
-        "ADDED" => EventType::Added,
-        "MODIFIED" => EventType::Modified,
-        "DELETED" => EventType::Deleted,
-        _ => return None,
-    };
+    let kinds = [EventType::Added, EventType::Modified, EventType::Deleted];
+    let kind = kinds.into_iter().find(|k| k.as_str() == e.kind)?;
     let state = text.as_bytes().get(e.state.clone())?;
     let index = e.index.as_ref().map(|i: &Index<'static>| RecordedIndex {
         uid: i.uid,
@@ -98,18 +94,6 @@ fn recorded(e: &Event<'static>, text: &'static str) -> Option<Recorded> {
         rv: e.rv,
         index,
     })
-}
-
-/// The placeholder written in place of a hole.
-#[cfg(test)]
-fn placeholder(hole: Hole) -> Vec<u8> {
-    match hole {
-        Hole::Uid(n) => format!("\"$uid{n}\"").into_bytes(),
-        Hole::Now => b"\"$now\"".to_vec(),
-        Hole::RootCa => b"\"$root-ca\"".to_vec(),
-        Hole::Host => b"\"$host\"".to_vec(),
-        Hole::Port => b"0".to_vec(),
-    }
 }
 
 /// The text of `template`, its holes holding placeholders: what
@@ -157,7 +141,7 @@ fn with_placeholders(event: &Recorded) -> (Vec<u8>, Vec<(Range<usize>, Hole)>) {
     let mut holes = Vec::with_capacity(event.holes.len());
     let text = event.splice(|hole, out| {
         let start = out.len();
-        out.extend_from_slice(&placeholder(hole));
+        out.extend_from_slice(placeholder(hole).as_bytes());
         holes.push((start..out.len(), hole));
         Some(())
     });

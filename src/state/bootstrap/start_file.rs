@@ -101,6 +101,15 @@ pub fn hole_name(hole: Hole) -> String {
     }
 }
 
+/// The placeholder a text holds in place of a hole: a token of the same JSON type as the
+/// values it stands for.
+pub fn placeholder(hole: Hole) -> String {
+    match hole {
+        Hole::Port => "0".to_string(),
+        hole => format!("\"${}\"", hole_name(hole)),
+    }
+}
+
 /// The header field of a string: `-` stands for the empty string.
 pub fn field_of(s: &str) -> &str {
     if s.is_empty() {
