@@ -4,7 +4,7 @@
 //! authenticator does. The JWT work itself is [`super::jwt`]; this module reads the store.
 
 use std::collections::HashMap;
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
 
 use parking_lot::Mutex;
@@ -20,9 +20,9 @@ pub const DEFAULT_ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
 
 /// One key per process unless a server is given its own: generating an ECDSA key costs more
 /// than starting a server, and tokens are bound to service account UIDs, which no two servers
-/// share. It is made when first needed (a TokenRequest, a token to verify), not at start.
-static PROCESS_KEY: LazyLock<Option<Arc<SigningKey>>> =
-    LazyLock::new(|| SigningKey::generate().ok().map(Arc::new));
+/// share. It is made when a token is first signed (or the keys published), not at start nor
+/// to verify a token: before it is made, no token can have been signed with it.
+static PROCESS_KEY: OnceLock<Option<Arc<SigningKey>>> = OnceLock::new();
 
 /// How a server issues and verifies service account tokens (`--service-account-issuer`,
 /// `--service-account-signing-key-file`, `--service-account-key-file`, `--api-audiences`).
@@ -75,12 +75,21 @@ impl ServiceAccountTokens {
     /// The key TokenRequest signs with: the one given, else the process's (made now if this
     /// is the process's first need of it); `None` only if that could not be made.
     pub fn signing_key(&self) -> Option<Arc<SigningKey>> {
-        self.signing_key.clone().or_else(|| PROCESS_KEY.clone())
+        let process_key = || {
+            PROCESS_KEY
+                .get_or_init(|| SigningKey::generate().ok().map(Arc::new))
+                .clone()
+        };
+        self.signing_key.clone().or_else(process_key)
     }
 
+    /// The keys a token may be signed with: the process's only once it signed anything.
     fn keys(&self) -> Vec<VerifyingKey> {
+        let process_key = || PROCESS_KEY.get().cloned().flatten();
         let mut keys: Vec<VerifyingKey> = self
-            .signing_key()
+            .signing_key
+            .clone()
+            .or_else(process_key)
             .iter()
             .map(|k| k.verifying_key().clone())
             .collect();
