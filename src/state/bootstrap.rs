@@ -320,14 +320,8 @@ impl Template {
                     EventType::Added | EventType::Modified => {
                         let json = event.render(&values)?;
                         let index = event.index.as_ref().and_then(|i| i.with(&values));
-                        match index {
-                            Some(index) if txn.next_rv() == event.rv => {
-                                txn.put_indexed(&event.resource, event.key.clone(), json, index);
-                            }
-                            _ => {
-                                txn.put_serialized(&event.resource, event.key.clone(), json)?;
-                            }
-                        }
+                        let (gr, key) = (&event.resource, event.key.clone());
+                        txn.put_indexed(gr, key, json, event.rv, index)?;
                     }
                 }
             }

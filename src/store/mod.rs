@@ -395,26 +395,28 @@ impl Txn {
         Ok(self.put_state(gr, key, obj))
     }
 
-    /// [`Txn::put_serialized`] for bytes that carry the next resourceVersion already, with
-    /// what the indexes need of them given instead of read from them: a replayed recording
-    /// knows both (`state::bootstrap`, which checks the resourceVersion against
-    /// [`Txn::next_rv`] and otherwise puts the bytes with `put_serialized`). Nothing reads
-    /// the bytes; the first reader parses them.
+    /// [`Txn::put_serialized`] for bytes that say their resourceVersion is `rv`, with what the
+    /// indexes need of them given instead of read from them (a replayed recording knows both,
+    /// `state::bootstrap`): when `rv` is the next one, nothing reads the bytes and the first
+    /// reader parses them; otherwise, or without `index`, they are put as `put_serialized`
+    /// puts them.
     pub fn put_indexed(
         &mut self,
         gr: &GroupResource,
         key: ObjectKey,
         json: Bytes,
-        index: Indexed,
-    ) -> Arc<StoredObject> {
-        let rv = self.snap.rv + 1;
-        let obj = StoredObject::indexed(json, rv, Arc::new(key.clone()), &self.window, index);
-        self.put_state(gr, key, obj)
-    }
-
-    /// The resourceVersion the next change of this transaction takes.
-    pub fn next_rv(&self) -> u64 {
-        self.snap.rv + 1
+        rv: u64,
+        index: Option<Indexed>,
+    ) -> Result<Arc<StoredObject>, ApiError> {
+        let next = self.snap.rv + 1;
+        match index {
+            Some(index) if rv == next => {
+                let obj =
+                    StoredObject::indexed(json, next, Arc::new(key.clone()), &self.window, index);
+                Ok(self.put_state(gr, key, obj))
+            }
+            _ => self.put_serialized(gr, key, json),
+        }
     }
 
     /// Puts a state made for the next resourceVersion and records its event.
