@@ -158,14 +158,6 @@ impl NameList {
         self.len() == 0
     }
 
-    /// The `i`th name.
-    pub fn get(&self, i: usize) -> Option<&str> {
-        match self {
-            NameList::Static(names) => names.get(i).copied(),
-            NameList::Owned(names) => names.get(i).map(String::as_str),
-        }
-    }
-
     /// The names, in order.
     pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
         let (listed, owned): (&[&str], &[String]) = match self {
@@ -199,12 +191,6 @@ impl From<&'static [&'static str]> for NameList {
 impl From<Vec<String>> for NameList {
     fn from(names: Vec<String>) -> Self {
         NameList::Owned(names)
-    }
-}
-
-impl PartialEq for NameList {
-    fn eq(&self, other: &Self) -> bool {
-        self.iter().eq(other.iter())
     }
 }
 
