@@ -2,7 +2,9 @@
 # A create against a GET through one keep-alive connection, measured from outside the process
 # with wrk (the issue's method): `kubefake serve` (release, jemalloc, plain HTTP, AlwaysAllow) on
 # a random port, then rounds of GET of one ConfigMap and of creates with unique names, each
-# round ROUND seconds on one connection. Prints each round and the medians' ratio.
+# round ROUND seconds on one connection. Prints each round and the medians' ratio, and the
+# server's CPU time per request (user and system, from /proc), which says how much of a
+# request's time is the server's own work rather than the loopback and the client.
 # Usage: scripts/wrk.sh [ROUNDS] [ROUND_SECONDS]   (defaults 3 and 3; needs wrk: apt-get install wrk)
 # KUBEFAKE_BIN=path serves with another build (another commit's, to compare).
 set -euo pipefail
@@ -55,18 +57,34 @@ rate() {
   fi
   awk '/Requests\/sec/ {print $2}' <<<"$out"
 }
+# The server's CPU time so far (user + system), in clock ticks.
+ticks() { awk '{print $14 + $15}' "/proc/$server_pid/stat"; }
+tick_us=$((1000000 / $(getconf CLK_TCK)))
+# The server's CPU microseconds per request of a run: ticks before, ticks after, req/s.
+cpu_per_request() { awk -v t="$(($2 - $1))" -v r="$3" -v s="$seconds" -v u="$tick_us" 'BEGIN {print t * u / (r * s)}'; }
 gets=()
 creates=()
+get_cpus=()
+create_cpus=()
 for round in $(seq "$rounds"); do
+  t0=$(ticks)
   get=$(wrk -t1 -c1 -d"${seconds}s" "$url$collection/seed" | rate)
+  t1=$(ticks)
   create=$(WRK_PREFIX="r$round" wrk -t1 -c1 -d"${seconds}s" -s "$work/create.lua" "$url" | rate)
-  printf 'round %d: GET %8.0f/s   create %8.0f/s\n' "$round" "$get" "$create"
+  t2=$(ticks)
+  get_cpu=$(cpu_per_request "$t0" "$t1" "$get")
+  create_cpu=$(cpu_per_request "$t1" "$t2" "$create")
+  printf 'round %d: GET %8.0f/s (server CPU %5.1f us)   create %8.0f/s (server CPU %5.1f us)\n' \
+    "$round" "$get" "$get_cpu" "$create" "$create_cpu"
   gets+=("$get")
   creates+=("$create")
+  get_cpus+=("$get_cpu")
+  create_cpus+=("$create_cpu")
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 get=$(median "${gets[@]}")
 create=$(median "${creates[@]}")
-awk -v g="$get" -v c="$create" 'BEGIN {
+awk -v g="$get" -v c="$create" -v gc="$(median "${get_cpus[@]}")" -v cc="$(median "${create_cpus[@]}")" 'BEGIN {
   printf "median: GET %.0f/s (%.1f us), create %.0f/s (%.1f us): a create costs %.2fx a GET\n",
-    g, 1e6 / g, c, 1e6 / c, g / c }'
+    g, 1e6 / g, c, 1e6 / c, g / c
+  printf "median server CPU per request: GET %.1f us, create %.1f us (%.2fx)\n", gc, cc, cc / gc }'

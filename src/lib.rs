@@ -18,7 +18,8 @@
 //!   endpoints, shutdown that ends watch streams first and drops what is left after a second;
 //!   [`server::io`], each connection's read and stall timeouts and the `Status` bodies of the
 //!   requests hyper refuses itself (414, 431); [`server::tls`], the serving certificate, the
-//!   client CA and the user a verified client certificate names (once per connection).
+//!   client CA and the user a verified client certificate names (once per connection); a
+//!   connection that wakes itself while polled is polled again in place (`server::rewake`).
 //! - [`filters`], in the apiserver's order: [`filters::request_info`] (`(method, path)` ->
 //!   verb, group, version, namespace, resource, name, subresource; pure);
 //!   [`filters::authentication`] (client certificate, static and service account tokens,

@@ -11,9 +11,14 @@
 //! - a `Host` check against DNS rebinding ([`HostCheck`]);
 //! - shutdown: the signal first ends every watch stream, then connections get
 //!   [`SHUTDOWN_GRACE`] to finish what they are doing, then the rest are dropped.
+//!
+//! A connection that wakes itself while it is polled (hyper's body channel does, for every
+//! request with a body) is polled again at once instead of yielding ([`rewake`]): yielding
+//! woke another worker thread for every write.
 
 mod activity;
 pub mod io;
+mod rewake;
 pub mod tls;
 
 use std::convert::Infallible;
@@ -299,11 +304,12 @@ where
             .builder
             .serve_connection_with_upgrades(hyper_util::rt::TokioIo::new(io), svc);
         let mut conn = std::pin::pin!(conn);
+        let rewake = rewake::Rewake::new();
         let mut closing = false;
         loop {
             let idle_deadline = activity.idle_since().map(|since| since + self.idle_timeout);
             tokio::select! {
-                ended = conn.as_mut() => {
+                ended = std::future::poll_fn(|cx| rewake.poll(conn.as_mut(), cx)) => {
                     if let Err(e) = ended {
                         tracing::debug!(error = %e, "connection ended");
                     }
