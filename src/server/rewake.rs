@@ -4,10 +4,10 @@
 //! (so the dispatcher may send the next one), and the handler runs inside that same task: every
 //! request with a body wakes its own task while it is being polled. Tokio's multi-threaded
 //! runtime treats a task woken during its own poll as one that yields: it goes to the back of
-//! the worker's queue and an idle worker is woken to steal it. That is a futex and an eventfd
-//! write per request, and often the connection moving to the other CPU: on a VM, tens of
-//! microseconds per write, more than the write itself costs (a create cost 1.7x a GET through
-//! one connection, with wrk, almost all of it this hand-over).
+//! the worker's queue and an idle worker is woken to steal it: a futex and an eventfd write per
+//! request, and a worker thread that runs for nothing. With the client in the same process (a
+//! `cargo test` on a multi-threaded runtime) that worker competed with the client and the
+//! server for the CPUs: one client's creates were half as fast (README, "Self-wakes").
 //!
 //! [`Rewake`] polls the connection with a waker of its own. A wake that arrives while the
 //! connection is being polled only marks it, and the connection is polled again before the
