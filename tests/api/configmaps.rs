@@ -110,6 +110,23 @@ async fn validation_as_the_apiserver_words_it(#[future(awt)] server: TestServer)
     );
     assert_eq!(server.rv(), rv, "a rejected create changes nothing");
 
+    let mut twice = config_map("twice", &[("a", "1"), ("b", "2")]);
+    twice.binary_data = Some(BTreeMap::from([(
+        "a".into(),
+        k8s_openapi::ByteString(b"1".to_vec()),
+    )]));
+    let err = api_error(
+        api.create(&PostParams::default(), &twice)
+            .await
+            .expect_err("a key in both data and binaryData"),
+    );
+    assert_eq!(err.code, 422);
+    assert_eq!(
+        err.message,
+        "ConfigMap \"twice\" is invalid: data[a]: Invalid value: \"a\": duplicate of key present in binaryData"
+    );
+    assert_eq!(server.rv(), rv, "a rejected create changes nothing");
+
     let mut frozen = config_map("frozen", &[("a", "1")]);
     frozen.immutable = Some(true);
     let mut stored = api

@@ -56,9 +56,10 @@ impl Strategy for ConfigMapStrategy {
 
     fn validate(&self, obj: &Value) -> Vec<StatusCause> {
         let mut errs = data_key_errors("data", &obj["data"]);
-        if let Some(data) = obj["data"].as_object() {
+        let (data, binary) = (obj["data"].as_object(), obj["binaryData"].as_object());
+        if let (Some(data), Some(binary)) = (data, binary) {
             for key in data.keys() {
-                if obj["binaryData"].get(key).is_some() {
+                if binary.contains_key(key) {
                     errs.push(field::invalid(
                         &format!("data[{key}]"),
                         &json!(key),
