@@ -187,7 +187,9 @@ type HashMap<K, V> =
 pub struct Snapshot {
     /// The resourceVersion of the last write this snapshot includes.
     pub rv: u64,
-    tables: HashMap<GroupResource, Table>,
+    /// Keys are behind `Arc` for the reason [`Table`]'s are: a write copies the node of this
+    /// map it changes, and with it every key there (one per resource that has objects).
+    tables: HashMap<Arc<GroupResource>, Table>,
     /// uid -> where the object lives (the garbage collector finds owners by uid).
     by_uid: HashMap<Arc<str>, Location>,
     /// owner uid -> objects naming it in `ownerReferences`.
@@ -231,7 +233,7 @@ impl Snapshot {
             (None, Some(obj)) => {
                 let stored_key = obj.key.clone().unwrap_or_else(|| Arc::new(key.clone()));
                 self.tables
-                    .insert(gr.clone(), Table::unit(stored_key, obj.clone()));
+                    .insert(Arc::new(gr.clone()), Table::unit(stored_key, obj.clone()));
                 None
             }
             (None, None) => None,
@@ -352,7 +354,7 @@ impl Snapshot {
 
     /// Every table that has objects (for cascades that look across all resources).
     pub fn resources(&self) -> impl Iterator<Item = &GroupResource> {
-        self.tables.keys()
+        self.tables.keys().map(|gr| &**gr)
     }
 }
 
@@ -476,12 +478,12 @@ impl Txn {
     /// the cost follows what changed since, not the size of the store. Returns the events.
     pub fn restore(&mut self, target: &Snapshot) -> Result<Vec<Arc<Event>>, ApiError> {
         let first = self.events.len();
-        let mut tables: Vec<GroupResource> = self.snap.tables.keys().cloned().collect();
+        let mut tables: Vec<Arc<GroupResource>> = self.snap.tables.keys().cloned().collect();
         tables.extend(
             target
                 .tables
                 .keys()
-                .filter(|gr| !self.snap.tables.contains_key(*gr))
+                .filter(|gr| !self.snap.tables.contains_key(&***gr))
                 .cloned(),
         );
         tables.sort();

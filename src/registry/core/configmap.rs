@@ -94,19 +94,17 @@ impl Strategy for ConfigMapStrategy {
 
 /// The publisher's work when the ConfigMap is the namespace's `kube-root-ca.crt`.
 fn root_ca_work(cm: &StoredObject) -> Vec<Work> {
-    let (namespace, name) = match cm.key() {
-        Some(key) => (key.namespace.clone(), key.name.clone()),
+    let namespace = match cm.key() {
+        Some(key) if key.name == ROOT_CA_CONFIG_MAP => key.namespace.clone(),
+        Some(_) => return Vec::new(),
         None => {
             let tree = cm.value();
-            (
-                meta_str(&tree, "namespace").into(),
-                meta_str(&tree, "name").into(),
-            )
+            if meta_str(&tree, "name") != ROOT_CA_CONFIG_MAP {
+                return Vec::new();
+            }
+            meta_str(&tree, "namespace").into()
         }
     };
-    if name != ROOT_CA_CONFIG_MAP {
-        return Vec::new();
-    }
     vec![Work::RootCaCert(namespace)]
 }
 
