@@ -77,8 +77,8 @@ impl UserInfo {
 pub struct Context {
     /// The request's id in logs and in the `Audit-Id` response header.
     pub audit_id: String,
-    /// Who makes the request.
-    pub user: UserInfo,
+    /// Who makes the request (shared: a token's user is one for all its requests).
+    pub user: Arc<UserInfo>,
     /// `dryRun=All`: everything runs, nothing is stored.
     pub dry_run: bool,
     /// What unknown and duplicate fields in the body do.
@@ -124,7 +124,7 @@ pub struct Reinvocation {
 
 impl Context {
     /// The context of a client request, with its own controller work queue.
-    pub fn request(audit_id: String, user: UserInfo) -> Context {
+    pub fn request(audit_id: String, user: Arc<UserInfo>) -> Context {
         Context {
             audit_id,
             user,
@@ -142,7 +142,7 @@ impl Context {
 
     /// A context for the server's own writes (bootstrap objects, preloaded files).
     pub fn internal() -> Context {
-        Context::request(String::new(), UserInfo::admin())
+        Context::request(String::new(), Arc::new(UserInfo::admin()))
     }
 
     /// The context a controller step runs in: the controller's identity, and the same work
@@ -150,7 +150,7 @@ impl Context {
     pub fn for_controller(&self, name: &str) -> Context {
         Context {
             audit_id: self.audit_id.clone(),
-            user: UserInfo::controller(name),
+            user: Arc::new(UserInfo::controller(name)),
             dry_run: false,
             field_validation: FieldValidation::Ignore,
             field_manager: None,

@@ -354,7 +354,7 @@ pub fn authorizer(attrs: &Attributes<'_>, snap: &Snapshot) -> crate::cel::Authz 
                 ],
                 ..Default::default()
             },
-            None => user.clone(),
+            None => (*user).clone(),
         };
         let asked = Asked {
             verb: q.verb.clone(),

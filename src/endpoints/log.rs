@@ -1,6 +1,7 @@
 //! The request log's record of one answered request, built from what the request path already
 //! holds (moved, not copied, where it can).
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use chrono::Utc;
@@ -61,7 +62,8 @@ pub fn record(
     RequestRecord {
         time: Utc::now() - latency,
         audit_id: ctx.audit_id,
-        user: ctx.user.name,
+        // Moved when the request's user is its own, copied when it is shared (a token's).
+        user: Arc::try_unwrap(ctx.user).map_or_else(|shared| shared.name.clone(), |u| u.name),
         user_agent,
         method: req.method,
         path: req.path,

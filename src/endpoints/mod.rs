@@ -70,7 +70,7 @@ pub async fn handle(state: Arc<State>, req: Request) -> Response {
             (ctx, resp)
         }
         Err(err) => {
-            let ctx = Context::request(new_audit_id(), UserInfo::default());
+            let ctx = Context::request(new_audit_id(), Arc::default());
             (ctx, error_response(&err))
         }
     };
@@ -126,12 +126,17 @@ async fn serve(
 }
 
 /// Who the request acts as: the authenticated user, or the user it may impersonate.
-fn identify(state: &State, req: &Request, creds: &Credentials<'_>) -> Result<UserInfo, ApiError> {
+fn identify(
+    state: &State,
+    req: &Request,
+    creds: &Credentials<'_>,
+) -> Result<Arc<UserInfo>, ApiError> {
     let user = state.options.authentication.authenticate(creds)?;
     let mode = state.options.authorization;
     let authorize =
         |attrs: &Attributes| authorization::authorize(mode, &state.store.snapshot(), &user, attrs);
-    Ok(impersonation::impersonate(&req.headers, &user, authorize)?.unwrap_or(user))
+    let impersonated = impersonation::impersonate(&req.headers, &user, authorize)?;
+    Ok(impersonated.map_or(user, Arc::new))
 }
 
 fn with_audit_id(mut resp: Response, audit_id: &str) -> Response {

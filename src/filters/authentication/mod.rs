@@ -13,6 +13,8 @@ pub mod jwt;
 pub mod serviceaccount;
 pub mod token_file;
 
+use std::sync::{Arc, OnceLock};
+
 use warp::http::HeaderMap;
 
 use crate::context::{UserInfo, AUTHENTICATED, UNAUTHENTICATED};
@@ -56,9 +58,9 @@ pub struct Credentials<'a> {
 
 impl Authenticator {
     /// Who makes a request; the apiserver's 401 when its credentials prove nobody.
-    pub fn authenticate(&self, creds: &Credentials<'_>) -> Result<UserInfo, ApiError> {
+    pub fn authenticate(&self, creds: &Credentials<'_>) -> Result<Arc<UserInfo>, ApiError> {
         if let Some(user) = creds.peer {
-            return Ok(authenticated(user.clone()));
+            return Ok(Arc::new(authenticated(user.clone())));
         }
         match bearer_token(creds.headers) {
             Bearer::Token(token) => self
@@ -66,11 +68,14 @@ impl Authenticator {
                 .map_err(|_| unauthorized())?
                 .map(|(user, _)| user)
                 .ok_or_else(unauthorized),
-            Bearer::None | Bearer::Empty if self.anonymous => Ok(UserInfo::anonymous()),
+            Bearer::None | Bearer::Empty if self.anonymous => Ok(anonymous()),
             Bearer::None | Bearer::Empty => Err(unauthorized()),
         }
     }
 }
+
+/// A user a token authenticates, and the audiences it was accepted for.
+pub type TokenUser = (Arc<UserInfo>, Vec<String>);
 
 impl Authenticator {
     /// Whom a bearer token authenticates, and for which audiences (`audiences`: a
@@ -82,18 +87,15 @@ impl Authenticator {
         store: &Store,
         token: &str,
         audiences: Option<&[String]>,
-    ) -> Result<Option<(UserInfo, Vec<String>)>, String> {
+    ) -> Result<Option<TokenUser>, String> {
         let api = &self.service_accounts.api_audiences;
         if let Some(user) = self.tokens.get(token) {
-            return Ok(Some((
-                authenticated(user.clone()),
-                audiences.unwrap_or(api).to_vec(),
-            )));
+            return Ok(Some((user.clone(), audiences.unwrap_or(api).to_vec())));
         }
         let snap = store.snapshot();
         let audiences = audiences.unwrap_or(api);
         match self.service_accounts.authenticate(&snap, token, audiences) {
-            Ok(found) => Ok(found.map(|a| (authenticated(a.user), a.audiences))),
+            Ok(found) => Ok(found.map(|a| (Arc::new(authenticated(a.user)), a.audiences))),
             Err(e) => Err(e.to_string()),
         }
     }
@@ -127,6 +129,14 @@ fn bearer_token(headers: &HeaderMap) -> Bearer<'_> {
         }
         _ => Bearer::None,
     }
+}
+
+/// `system:anonymous`, one for the process: requests without credentials share it.
+fn anonymous() -> Arc<UserInfo> {
+    static ANONYMOUS: OnceLock<Arc<UserInfo>> = OnceLock::new();
+    ANONYMOUS
+        .get_or_init(|| Arc::new(UserInfo::anonymous()))
+        .clone()
 }
 
 /// Adds `system:authenticated`, as the apiserver does for every authenticated user.

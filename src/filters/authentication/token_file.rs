@@ -4,13 +4,15 @@
 //! tokens wins).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::context::UserInfo;
 
-/// Tokens and the users they authenticate.
+/// Tokens and the users they authenticate, each user kept as requests see it (with
+/// `system:authenticated`) and shared by them: a request with a token allocates no user.
 #[derive(Clone, Default)]
 pub struct StaticTokens {
-    users: HashMap<String, UserInfo>,
+    users: HashMap<String, Arc<UserInfo>>,
 }
 
 /// Shows how many tokens there are, never the tokens.
@@ -34,7 +36,8 @@ pub enum TokenFileError {
 impl StaticTokens {
     /// Adds one token (a later one replaces an earlier one with the same token).
     pub fn insert(&mut self, token: impl Into<String>, user: UserInfo) {
-        self.users.insert(token.into(), user);
+        self.users
+            .insert(token.into(), Arc::new(super::authenticated(user)));
     }
 
     /// Adds every token of `other` (its users win over ours for the same token).
@@ -42,8 +45,8 @@ impl StaticTokens {
         self.users.extend(other.users);
     }
 
-    /// The user a token names.
-    pub fn get(&self, token: &str) -> Option<&UserInfo> {
+    /// The user a token names, `system:authenticated` among its groups.
+    pub fn get(&self, token: &str) -> Option<&Arc<UserInfo>> {
         self.users.get(token)
     }
 
@@ -151,14 +154,17 @@ mod tests {
         let carol = tokens.get("secret").unwrap();
         assert_eq!(carol.name, "carol", "the last duplicate wins");
         let bob = tokens.get("other").unwrap();
-        assert_eq!((bob.uid.as_str(), bob.groups.len()), ("uid-2", 0));
+        assert_eq!(
+            (bob.uid.as_str(), bob.groups.as_slice()),
+            ("uid-2", ["system:authenticated".to_string()].as_slice())
+        );
         let file = "secret,alice,uid-1,\"dev, ops\"";
         let alice = StaticTokens::parse(file)
             .unwrap()
             .get("secret")
             .cloned()
             .unwrap();
-        assert_eq!(alice.groups, ["dev", "ops"]);
+        assert_eq!(alice.groups, ["dev", "ops", "system:authenticated"]);
         assert!(StaticTokens::parse(",x,y").unwrap().is_empty());
     }
 
