@@ -173,8 +173,8 @@ impl Event {
 /// every key in it, which must not allocate.
 type Table = imbl::OrdMap<Arc<ObjectKey>, Arc<StoredObject>>;
 
-/// Where an object lives, shared by the indexes.
-type Location = Arc<(GroupResource, ObjectKey)>;
+/// Where an object lives, shared by the indexes: its table's key and its own (no copies).
+type Location = (Arc<GroupResource>, Arc<ObjectKey>);
 
 /// The snapshot's hash maps hash with foldhash, seeded per process: several times cheaper than
 /// the standard SipHash on its short keys (group and resource names, uids), and every write and
@@ -218,27 +218,30 @@ impl Snapshot {
         key: &ObjectKey,
         new: Option<Arc<StoredObject>>,
     ) -> Option<Arc<StoredObject>> {
-        let prev = match (self.tables.get_mut(gr), &new) {
-            (Some(table), Some(obj)) => {
-                let stored_key = obj.key.clone().unwrap_or_else(|| Arc::new(key.clone()));
-                table.insert(stored_key, obj.clone())
+        let stored_key =
+            |obj: &StoredObject| obj.key.clone().unwrap_or_else(|| Arc::new(key.clone()));
+        let (table_key, prev) = match (self.tables.get_key_value_mut(gr), &new) {
+            (Some((table_key, table)), Some(obj)) => {
+                let table_key = table_key.clone();
+                (table_key, table.insert(stored_key(obj), obj.clone()))
             }
-            (Some(table), None) => {
+            (Some((table_key, table)), None) => {
+                let table_key = table_key.clone();
                 let prev = table.remove(key);
                 if table.is_empty() {
                     self.tables.remove(gr);
                 }
-                prev
+                (table_key, prev)
             }
             (None, Some(obj)) => {
-                let stored_key = obj.key.clone().unwrap_or_else(|| Arc::new(key.clone()));
-                self.tables
-                    .insert(Arc::new(gr.clone()), Table::unit(stored_key, obj.clone()));
-                None
+                let table_key = Arc::new(gr.clone());
+                let table = Table::unit(stored_key(obj), obj.clone());
+                self.tables.insert(table_key.clone(), table);
+                (table_key, None)
             }
-            (None, None) => None,
+            (None, None) => return None,
         };
-        self.reindex(gr, key, prev.as_deref(), new.as_deref());
+        self.reindex(&table_key, key, prev.as_deref(), new.as_deref());
         prev
     }
 
@@ -246,7 +249,7 @@ impl Snapshot {
     /// `key`). An update keeps both uid and owners, and then has nothing to do.
     fn reindex(
         &mut self,
-        gr: &GroupResource,
+        gr: &Arc<GroupResource>,
         key: &ObjectKey,
         old: Option<&StoredObject>,
         new: Option<&StoredObject>,
@@ -259,7 +262,12 @@ impl Snapshot {
         if old_uid == new_uid && old_owners == new_owners {
             return;
         }
-        let entry: Location = Arc::new((gr.clone(), key.clone()));
+        // The stored states' own key, else a copy.
+        let shared_key = new.or(old).and_then(|s| s.key.clone());
+        let entry: Location = (
+            gr.clone(),
+            shared_key.unwrap_or_else(|| Arc::new(key.clone())),
+        );
         if let Some(uid) = old_uid {
             self.by_uid.remove(uid);
         }
@@ -284,14 +292,20 @@ impl Snapshot {
 
     /// Where the object with this uid lives.
     pub fn locate_uid(&self, uid: &str) -> Option<(GroupResource, ObjectKey)> {
-        self.by_uid.get(uid).map(|l| (**l).clone())
+        self.by_uid
+            .get(uid)
+            .map(|(gr, key)| ((**gr).clone(), (**key).clone()))
     }
 
     /// The objects whose `ownerReferences` name this uid.
     pub fn dependents_of(&self, uid: &str) -> Vec<(GroupResource, ObjectKey)> {
         self.dependents
             .get(uid)
-            .map(|set| set.iter().map(|l| (**l).clone()).collect())
+            .map(|set| {
+                set.iter()
+                    .map(|(gr, key)| ((**gr).clone(), (**key).clone()))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
