@@ -23,11 +23,14 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use futures_util::task::AtomicWaker;
 
-/// How many times one poll of the task may poll the connection: hyper itself yields after 16
-/// turns of its loop, so a few more polls never let one connection hold a worker for long.
+/// How many times one poll of the task may poll the connection. hyper yields after 16 turns of
+/// its loop by waking itself, which this absorbs like any other self-wake: one poll of the task
+/// runs at most this many times 16 turns (and tokio's cooperative budget, whose exhaustion
+/// defers the wake to the scheduler, ends it sooner), then yields for real.
 const MAX_POLLS: usize = 4;
 
-/// The waker a connection is polled with, and what its wakes found (see the module docs).
+/// The waker a connection is polled with, and what its wakes found (see the module docs). One
+/// `Rewake` serves one future: two would mix up their wakes.
 pub struct Rewake {
     flag: Arc<Flag>,
     waker: Waker,
@@ -156,6 +159,37 @@ mod tests {
             1,
             "the task is woken to yield"
         );
+    }
+
+    /// Pending on its first poll, after another thread woke it (and finished) during that
+    /// poll; ready on the next.
+    struct WokenFromAnotherThread {
+        polls: usize,
+    }
+
+    impl Future for WokenFromAnotherThread {
+        type Output = usize;
+        fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
+            self.polls += 1;
+            if self.polls > 1 {
+                return Poll::Ready(self.polls);
+            }
+            let waker = cx.waker().clone();
+            std::thread::spawn(move || waker.wake())
+                .join()
+                .expect("waking thread");
+            Poll::Pending
+        }
+    }
+
+    #[test]
+    fn a_wake_from_another_thread_during_the_poll_polls_again() {
+        let (count, waker) = task();
+        let rewake = Rewake::new();
+        let mut fut = std::pin::pin!(WokenFromAnotherThread { polls: 0 });
+        let polled = rewake.poll(fut.as_mut(), &mut Context::from_waker(&waker));
+        assert_eq!(polled, Poll::Ready(2));
+        assert_eq!(count.0.load(Ordering::SeqCst), 0);
     }
 
     #[test]
