@@ -29,6 +29,11 @@ use serde_json::Value;
 mod zero;
 use zero::is_zero;
 
+#[path = "src/schema/reference.rs"]
+#[allow(dead_code)]
+mod reference;
+use reference::reference;
+
 #[path = "src/state/bootstrap/start_file.rs"]
 #[allow(dead_code)]
 mod start_file;
@@ -160,12 +165,7 @@ fn nodes_within(
         return false;
     }
     *budget -= 1;
-    let target = match obj.get("allOf").and_then(Value::as_array) {
-        Some(all) => all.first().and_then(|first| first.get("$ref")),
-        None => obj.get("$ref"),
-    };
-    if let Some(name) = target.and_then(Value::as_str) {
-        let name = name.trim_start_matches("#/components/schemas/");
+    if let Some(name) = reference(obj) {
         if stack.iter().any(|s| s == name) {
             return true;
         }
@@ -226,7 +226,7 @@ fn defaults_skeleton(schema: &Value, live: &dyn Fn(&str) -> bool) -> Option<Valu
     // The search follows a reference to `#/components/schemas/NAME` only.
     let followed = |r: &&Value| {
         r.as_str()
-            .and_then(|r| r.strip_prefix("#/components/schemas/"))
+            .and_then(|r| r.strip_prefix(reference::PREFIX))
             .is_some_and(live)
     };
     if let Some(v) = obj.get("$ref").filter(followed) {

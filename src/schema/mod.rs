@@ -27,6 +27,7 @@ mod listtype;
 mod objectmeta;
 pub mod pattern;
 mod pruning;
+pub mod reference;
 pub mod shape;
 pub mod structural;
 mod validation;

@@ -12,22 +12,11 @@
 
 use serde_json::{Map, Value};
 
+use super::reference::named;
 use super::structural::{Additional, Node};
 
 /// Where a published schema's `$ref`s point: the schema of a definition by name.
 pub type Resolve = fn(&str) -> Option<&'static Value>;
-
-/// The prefix of a published `$ref`.
-const REF_PREFIX: &str = "#/components/schemas/";
-
-/// The definition a published `$ref` (or `allOf: [{$ref}]`) names.
-pub fn reference(schema: &Map<String, Value>) -> Option<&str> {
-    let target = match schema.get("allOf").and_then(Value::as_array) {
-        Some(all) => all.first()?.get("$ref")?,
-        None => schema.get("$ref")?,
-    };
-    target.as_str()?.strip_prefix(REF_PREFIX)
-}
 
 /// A schema node. See the module documentation.
 #[derive(Debug, Clone, Copy)]
@@ -218,14 +207,9 @@ impl Keywords {
         k
     }
 
-    /// The definition its `$ref` names, as [`reference`] reads it: an `allOf` list names it,
-    /// if anything does.
+    /// The definition its `$ref` names ([`named`]).
     fn reference(&self) -> Option<&'static str> {
-        let target = match self.all_of {
-            Some(all) => all.first()?.get("$ref")?,
-            None => self.dollar_ref?,
-        };
-        target.as_str()?.strip_prefix(REF_PREFIX)
+        named(self.all_of, self.dollar_ref)
     }
 
     /// These keywords (beside a `$ref`) over the definition's.

@@ -12,7 +12,8 @@ use std::sync::{Arc, OnceLock};
 use serde_json::{json, Map, Value};
 
 use super::data;
-use crate::schema::shape::{reference, Published, Shape};
+use crate::schema::reference::reference;
+use crate::schema::shape::{Published, Shape};
 use crate::schema::zero::is_zero;
 use crate::schema::Schema;
 
