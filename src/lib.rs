@@ -63,7 +63,8 @@
 //!   verified against the `caBundle` and bounded by the timeout, failures worded as the
 //!   apiserver reports them.
 //! - [`schema`] (the structural-schema pipeline: prune, default, validate; [`schema::shape`],
-//!   what a walk by type reads of a compiled or a published schema), [`cel`]
+//!   what a walk by type reads of a compiled or a published schema; [`schema::reference`],
+//!   the definition a `$ref` names, shared with `build.rs`), [`cel`]
 //!   (`x-kubernetes-validations`), [`apply`] (server-side apply and managedFields, pure; the
 //!   other versions a manager wrote through are answered by [`registry::field_managers`]).
 //! - [`store`]: objects, the one write path, the global resourceVersion, watch fan-out, the
