@@ -13,7 +13,7 @@
 //!   [`SHUTDOWN_GRACE`] to finish what they are doing, then the rest are dropped.
 //!
 //! A connection that wakes itself while it is polled (hyper's body channel does, for every
-//! request with a body) is polled again at once instead of yielding ([`rewake`]): yielding
+//! request with a body) is polled again at once instead of yielding (`rewake`): yielding
 //! woke another worker thread for every write.
 
 mod activity;
