@@ -505,15 +505,12 @@ fn skip_ws(json: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// Past the string that starts (with its quote) at `i`: a search for the next quote or
-/// backslash, not a step per byte.
+/// Past the string that starts (with its quote) at `i`: `memchr` finds the next quote or
+/// backslash, many bytes at a time (a ConfigMap's values are long runs of neither).
 fn skip_string(json: &[u8], i: usize) -> Option<usize> {
     let mut j = i + 1;
     loop {
-        j += json
-            .get(j..)?
-            .iter()
-            .position(|b| matches!(b, b'"' | b'\\'))?;
+        j += memchr::memchr2(b'"', b'\\', json.get(j..)?)?;
         match json.get(j)? {
             b'"' => return Some(j + 1),
             _ => j += 2,
@@ -521,30 +518,14 @@ fn skip_string(json: &[u8], i: usize) -> Option<usize> {
     }
 }
 
-/// Past the value that starts at `i`.
+/// Past the value that starts at `i`. An object's end is found by counting its own kind of
+/// bracket alone (outside strings, `{}` and `[]` are each balanced in valid JSON), so each
+/// search is for three bytes, which `memchr` does many bytes at a time.
 fn skip_value(json: &[u8], i: usize) -> Option<usize> {
-    match json.get(i)? {
-        b'"' => skip_string(json, i),
-        b'{' | b'[' => {
-            let (mut depth, mut j) = (0usize, i);
-            loop {
-                match json.get(j)? {
-                    b'"' => {
-                        j = skip_string(json, j)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(j + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                j += 1;
-            }
-        }
+    let (open, close) = match json.get(i)? {
+        b'"' => return skip_string(json, i),
+        b'{' => (b'{', b'}'),
+        b'[' => (b'[', b']'),
         _ => {
             let mut j = i;
             while json
@@ -553,8 +534,26 @@ fn skip_value(json: &[u8], i: usize) -> Option<usize> {
             {
                 j += 1;
             }
-            Some(j)
+            return Some(j);
         }
+    };
+    let (mut depth, mut j) = (0usize, i);
+    loop {
+        j += memchr::memchr3(b'"', open, close, json.get(j..)?)?;
+        match *json.get(j)? {
+            b'"' => {
+                j = skip_string(json, j)?;
+                continue;
+            }
+            b if b == open => depth += 1,
+            _ => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(j + 1);
+                }
+            }
+        }
+        j += 1;
     }
 }
 
@@ -592,6 +591,20 @@ mod tests {
     fn stamps_only_metadata_resource_version(#[case] json: &str, #[case] want: Option<&str>) {
         let got = stamp_resource_version(json.as_bytes(), 12);
         assert_eq!(got.as_deref(), want.map(str::as_bytes));
+    }
+
+    #[rstest]
+    #[case::string(r#""a\"b\\" ,"#, Some(8))]
+    #[case::object(r#"{"a":{"b":[1,{"c":2}]}} ,"#, Some(23))]
+    #[case::array(r#"[[1],{"a":[2]},"]"] ,"#, Some(19))]
+    #[case::brackets_in_strings(r#"{"}":"{","x":"\"}"} ,"#, Some(19))]
+    #[case::number(r#"12.5e3}"#, Some(6))]
+    #[case::literal(r#"true"#, Some(4))]
+    #[case::unterminated_string(r#""abc\""#, None)]
+    #[case::unterminated_object(r#"{"a":{"b":1}"#, None)]
+    #[case::escape_at_the_end(r#""\"#, None)]
+    fn skips_one_value(#[case] json: &str, #[case] end: Option<usize>) {
+        assert_eq!(skip_value(json.as_bytes(), 0), end);
     }
 
     #[test]
