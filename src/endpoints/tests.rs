@@ -27,11 +27,11 @@ impl Strategy for WidgetStrategy {
         Vec::new()
     }
 
-    fn prepare_for_delete(&self, obj: &mut Value) -> bool {
+    fn prepare_for_delete(&self, obj: &Value) -> Option<Value> {
         if obj["metadata"]["labels"]["panic"] == "on-delete" {
             panic!("a bug met by a controller");
         }
-        false
+        None
     }
 }
 

@@ -13,6 +13,7 @@
 //! the garbage collector queue controller work on the request's context, which runs before the
 //! response ([`crate::controllers`]).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
@@ -693,9 +694,10 @@ pub async fn delete(
                 .graceful_delete(&old.value(), opts.grace_period_seconds),
             _ => None,
         };
-        let (obj, graceful) = prepare_delete(res, &old.value(), opts, grace);
+        let old_value = old.value();
+        let (obj, graceful) = prepare_delete(res, &old_value, opts, grace);
         if ctx.dry_run {
-            let out = Arc::new(dry_run_object(obj, old.rv));
+            let out = Arc::new(dry_run_object(obj.into_owned(), old.rv));
             return Ok(if graceful {
                 Deleted::Pending(out)
             } else {
@@ -707,7 +709,8 @@ pub async fn delete(
                 return Ok(None);
             }
             if graceful {
-                txn.put(&res.gr, key.clone(), obj.clone()).map(Some)
+                txn.put(&res.gr, key.clone(), obj.as_ref().clone())
+                    .map(Some)
             } else {
                 txn.remove(&res.gr, &key)
             }
@@ -766,20 +769,22 @@ pub(crate) fn check_preconditions(
 }
 
 /// The object a delete stores, and whether it stays (waiting for finalizers) rather than going
-/// at once.
-fn prepare_delete(
+/// at once. An object that goes unchanged, the usual delete, is borrowed, not copied.
+fn prepare_delete<'a>(
     res: &ApiResource,
-    old: &Value,
+    old: &'a Value,
     opts: &DeleteOptions,
     grace: Option<i64>,
-) -> (Value, bool) {
-    let mut obj = old.clone();
-    res.strategy.prepare_for_delete(&mut obj);
+) -> (Cow<'a, Value>, bool) {
+    let mut obj = match res.strategy.prepare_for_delete(old) {
+        Some(prepared) => Cow::Owned(prepared),
+        None => Cow::Borrowed(old),
+    };
     if let Some(finalizer) = opts.propagation.and_then(Propagation::finalizer) {
         let mut list = finalizers(&obj);
         if !list.iter().any(|f| f == finalizer) {
             list.push(finalizer.to_string());
-            meta_mut(&mut obj).insert("finalizers".into(), json!(list));
+            meta_mut(obj.to_mut()).insert("finalizers".into(), json!(list));
         }
     }
     let grace = grace.filter(|g| *g > 0);
@@ -791,7 +796,7 @@ fn prepare_delete(
         let at = chrono::TimeDelta::try_seconds(grace.unwrap_or(0))
             .and_then(|d| now.checked_add_signed(d))
             .unwrap_or(now);
-        let meta = meta_mut(&mut obj);
+        let meta = meta_mut(obj.to_mut());
         // Setting deletionTimestamp bumps a tracked generation (`BeforeDelete`,
         // `markAsDeleting`), so controllers comparing it with observedGeneration notice.
         if !meta.contains_key("deletionTimestamp") {

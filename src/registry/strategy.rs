@@ -157,9 +157,10 @@ pub trait Strategy: Send + Sync {
     }
 
     /// Called on the first DELETE of an object: a strategy that needs cleanup before the object
-    /// goes (namespaces, CRDs) adds its finalizer and conditions here. Returns whether it did.
-    fn prepare_for_delete(&self, _obj: &mut Value) -> bool {
-        false
+    /// goes (namespaces, CRDs) returns it with its finalizer and conditions added; `None` (the
+    /// default) leaves it as it is, and lets a delete that keeps nothing skip copying it.
+    fn prepare_for_delete(&self, _obj: &Value) -> Option<Value> {
+        None
     }
 
     /// The grace period a DELETE gives the object when something finishes graceful deletions

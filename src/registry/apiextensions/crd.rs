@@ -104,8 +104,9 @@ impl Strategy for CrdStrategy {
         errs
     }
 
-    fn prepare_for_delete(&self, obj: &mut Value) -> bool {
-        let meta = meta_mut(obj);
+    fn prepare_for_delete(&self, obj: &Value) -> Option<Value> {
+        let mut obj = obj.clone();
+        let meta = meta_mut(&mut obj);
         let mut finalizers: Vec<Value> = meta
             .get("finalizers")
             .and_then(Value::as_array)
@@ -116,13 +117,13 @@ impl Strategy for CrdStrategy {
         }
         meta.insert("finalizers".into(), Value::Array(finalizers));
         set_condition(
-            obj,
+            &mut obj,
             "Terminating",
             "True",
             "InstanceDeletionPending",
             "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
         );
-        true
+        Some(obj)
     }
 
     fn after_commit(&self, obj: &StoredObject) -> Vec<Work> {

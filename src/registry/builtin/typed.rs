@@ -165,7 +165,7 @@ impl Strategy for Typed {
         self.inner.warnings_on_update(obj, old)
     }
 
-    fn prepare_for_delete(&self, obj: &mut Value) -> bool {
+    fn prepare_for_delete(&self, obj: &Value) -> Option<Value> {
         self.inner.prepare_for_delete(obj)
     }
 

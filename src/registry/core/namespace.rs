@@ -117,9 +117,10 @@ impl Strategy for NamespaceStrategy {
         stamp_name_label(obj);
     }
 
-    fn prepare_for_delete(&self, obj: &mut Value) -> bool {
+    fn prepare_for_delete(&self, obj: &Value) -> Option<Value> {
+        let mut obj = obj.clone();
         obj["status"]["phase"] = json!("Terminating");
-        true
+        Some(obj)
     }
 
     fn pending_finalizers(&self, obj: &Value) -> bool {
