@@ -216,7 +216,7 @@ async fn object_frame(
 
 /// Decides what a watcher sees of one store event.
 fn translate(req: &WatchRequest, event: &Event) -> Option<(EventType, Arc<StoredObject>)> {
-    if event.resource != req.resource.gr {
+    if *event.resource != req.resource.gr {
         return None;
     }
     let matches = |o: &StoredObject| req.filter.matches(&event.key, o);

@@ -286,8 +286,8 @@ impl Template {
             .iter()
             .map(|e| Recorded {
                 kind: e.kind,
-                resource: e.resource.clone(),
-                key: e.key.clone(),
+                resource: (*e.resource).clone(),
+                key: (*e.key).clone(),
                 holes: Cow::Owned(holes(&e.object.json, &marks, address.port.as_bytes())),
                 text: e.object.json.clone(),
                 rv: e.rv,

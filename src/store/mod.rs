@@ -98,10 +98,10 @@ pub struct Event {
     pub rv: u64,
     /// What happened.
     pub kind: EventType,
-    /// Which table.
-    pub resource: GroupResource,
-    /// Which object.
-    pub key: ObjectKey,
+    /// Which table: the snapshot's own key, shared rather than copied for each event.
+    pub resource: Arc<GroupResource>,
+    /// Which object: the state's own key, shared the same way.
+    pub key: Arc<ObjectKey>,
     /// The new state; for `Deleted`, the last state stamped with the deletion's resourceVersion.
     pub object: Arc<StoredObject>,
     /// The state before this change (none for `Added`); selectors need it to turn a change that
@@ -127,8 +127,8 @@ impl Event {
     fn new(
         rv: u64,
         kind: EventType,
-        resource: GroupResource,
-        key: ObjectKey,
+        resource: Arc<GroupResource>,
+        key: Arc<ObjectKey>,
         object: Arc<StoredObject>,
         prev: Option<Arc<StoredObject>>,
     ) -> Arc<Event> {
@@ -217,7 +217,7 @@ impl Snapshot {
         gr: &GroupResource,
         key: &ObjectKey,
         new: Option<Arc<StoredObject>>,
-    ) -> Option<Arc<StoredObject>> {
+    ) -> (Arc<GroupResource>, Option<Arc<StoredObject>>) {
         let stored_key =
             |obj: &StoredObject| obj.key.clone().unwrap_or_else(|| Arc::new(key.clone()));
         let (table_key, prev) = match (self.tables.get_key_value_mut(gr), &new) {
@@ -239,10 +239,10 @@ impl Snapshot {
                 self.tables.insert(table_key.clone(), table);
                 (table_key, None)
             }
-            (None, None) => return None,
+            (None, None) => return (Arc::new(gr.clone()), None),
         };
         self.reindex(&table_key, key, prev.as_deref(), new.as_deref());
-        prev
+        (table_key, prev)
     }
 
     /// Moves the uid and owner indexes from `old` to `new` (states of the object at `gr`,
@@ -393,7 +393,8 @@ impl Txn {
         value: Value,
     ) -> Result<Arc<StoredObject>, ApiError> {
         let rv = self.snap.rv + 1;
-        let obj = StoredObject::new(value, rv, Arc::new(key.clone()), &self.window)?;
+        let key = Arc::new(key);
+        let obj = StoredObject::new(value, rv, key.clone(), &self.window)?;
         Ok(self.put_state(gr, key, obj))
     }
 
@@ -407,7 +408,8 @@ impl Txn {
         json: Bytes,
     ) -> Result<Arc<StoredObject>, ApiError> {
         let rv = self.snap.rv + 1;
-        let obj = StoredObject::from_bytes(json, rv, Arc::new(key.clone()), &self.window)?;
+        let key = Arc::new(key);
+        let obj = StoredObject::from_bytes(json, rv, key.clone(), &self.window)?;
         Ok(self.put_state(gr, key, obj))
     }
 
@@ -427,8 +429,8 @@ impl Txn {
         let next = self.snap.rv + 1;
         match index {
             Some(index) if rv == next => {
-                let obj =
-                    StoredObject::indexed(json, next, Arc::new(key.clone()), &self.window, index);
+                let key = Arc::new(key);
+                let obj = StoredObject::indexed(json, next, key.clone(), &self.window, index);
                 Ok(self.put_state(gr, key, obj))
             }
             _ => self.put_serialized(gr, key, json),
@@ -439,11 +441,11 @@ impl Txn {
     fn put_state(
         &mut self,
         gr: &GroupResource,
-        key: ObjectKey,
+        key: Arc<ObjectKey>,
         obj: Arc<StoredObject>,
     ) -> Arc<StoredObject> {
         let rv = obj.rv;
-        let prev = self.snap.apply(gr, &key, Some(obj.clone()));
+        let (table, prev) = self.snap.apply(gr, &key, Some(obj.clone()));
         self.snap.rv = rv;
         let kind = if prev.is_some() {
             EventType::Modified
@@ -451,7 +453,7 @@ impl Txn {
             EventType::Added
         };
         self.events
-            .push(Event::new(rv, kind, gr.clone(), key, obj.clone(), prev));
+            .push(Event::new(rv, kind, table, key, obj.clone(), prev));
         obj
     }
 
@@ -464,18 +466,19 @@ impl Txn {
         if self.snap.get(gr, key).is_none() {
             return Ok(None);
         }
-        let Some(prev) = self.snap.apply(gr, key, None) else {
+        let (table, Some(prev)) = self.snap.apply(gr, key, None) else {
             return Ok(None);
         };
         let rv = self.snap.rv + 1;
         self.snap.rv = rv;
         let last = prev.restamped(rv, rv)?;
         prev.forget_tree();
+        let stored_key = last.key.clone();
         self.events.push(Event::new(
             rv,
             EventType::Deleted,
-            gr.clone(),
-            key.clone(),
+            table,
+            stored_key.unwrap_or_else(|| Arc::new(key.clone())),
             last.clone(),
             Some(prev),
         ));
@@ -535,14 +538,14 @@ impl Txn {
     ) -> Result<(), ApiError> {
         let rv = self.snap.rv + 1;
         let obj = then.restamped(rv, then.origin)?;
-        let prev = self.snap.apply(gr, key, Some(obj.clone()));
+        let (table, prev) = self.snap.apply(gr, key, Some(obj.clone()));
         self.snap.rv = rv;
         let kind = if prev.is_some() {
             EventType::Modified
         } else {
             EventType::Added
         };
-        let event = Event::new(rv, kind, gr.clone(), (**key).clone(), obj, prev);
+        let event = Event::new(rv, kind, table, key.clone(), obj, prev);
         self.events.push(event);
         Ok(())
     }
