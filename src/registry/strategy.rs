@@ -241,9 +241,9 @@ pub fn keep_only_status(obj: &mut Value, old: &Value) {
         return keep_only_status_by_copy(obj, old);
     };
     let mut meta = o.remove("metadata");
-    restore_except(o, old_map, "status");
+    restore_except(o, old_map, &["status", "metadata"]);
     if let Some(Value::Object(m)) = &mut meta {
-        restore_except(m, old_meta, "managedFields");
+        restore_except(m, old_meta, &["managedFields"]);
     }
     if let Some(m) = meta {
         o.insert("metadata".into(), m);
@@ -270,10 +270,11 @@ fn keep_only_status_by_copy(obj: &mut Value, old: &Value) {
     };
 }
 
-/// Makes `target` equal to `source` except for its own `keep`, copying only what differs.
-fn restore_except(target: &mut Map<String, Value>, source: &Map<String, Value>, keep: &str) {
-    target.retain(|k, _| k == keep || source.contains_key(k));
-    for (k, v) in source.iter().filter(|(k, _)| *k != keep) {
+/// Makes `target` equal to `source` except for the members named in `keep`, which it leaves
+/// as they are (neither removed nor copied), copying only what differs.
+fn restore_except(target: &mut Map<String, Value>, source: &Map<String, Value>, keep: &[&str]) {
+    target.retain(|k, _| keep.contains(&k.as_str()) || source.contains_key(k));
+    for (k, v) in source.iter().filter(|(k, _)| !keep.contains(&k.as_str())) {
         match target.get_mut(k) {
             Some(t) if t == v => {}
             Some(t) => *t = v.clone(),
