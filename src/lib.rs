@@ -153,7 +153,7 @@ pub mod webhook;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use filters::authentication::jwt;
@@ -522,8 +522,10 @@ impl ServerBuilder {
         self.existing_cluster(true)
     }
 
-    /// Binds, preloads, writes the kubeconfig and starts serving (or, in the existing-cluster
-    /// mode, connects and installs: see [`ServerBuilder::existing_cluster`]). Binding an
+    /// Binds, preloads, writes the kubeconfig when the builder named its path (otherwise
+    /// [`ServerHandle::kubeconfig_path`] writes a temporary one when first called) and starts
+    /// serving (or, in the existing-cluster mode, connects and installs: see
+    /// [`ServerBuilder::existing_cluster`]). Binding an
     /// address other than a loopback one without RBAC prints a warning on stderr: anyone who
     /// reaches it may do anything.
     pub async fn start(self) -> Result<ServerHandle, Error> {
@@ -576,7 +578,7 @@ impl ServerBuilder {
         Ok(ServerHandle {
             url,
             addr,
-            kubeconfig,
+            kubeconfig: OnceLock::from(kubeconfig),
             ca_pem: started.ca_pem,
             admin_token: started.token.unwrap_or_default(),
             backend: Backend::Existing(Box::new(started.cluster)),
@@ -588,7 +590,8 @@ impl ServerBuilder {
         Err(ExistingClusterError::NeedsKubeFeature.into())
     }
 
-    /// Binds, preloads, writes the kubeconfig and starts serving a fake.
+    /// Binds, preloads, writes a kubeconfig whose path the builder named, and starts serving a
+    /// fake.
     async fn start_fake(mut self) -> Result<ServerHandle, Error> {
         let listener = TcpListener::bind(SocketAddr::new(self.address, self.port)).await?;
         let addr = listener.local_addr()?;
@@ -624,12 +627,18 @@ impl ServerBuilder {
         loader::load(&state, &self.crds, loader::Only::Crds).await?;
         loader::load(&state, &self.objects, loader::Only::All).await?;
         state.mark_start_state();
-        let config = Kubeconfig {
-            server: &url,
-            ca_pem: ca_pem.as_deref(),
-            token: Some(&admin_token),
+        // A path the builder names is written now; a temporary file when first asked for.
+        let kubeconfig = match self.kubeconfig.as_deref() {
+            Some(path) => {
+                let config = Kubeconfig {
+                    server: &url,
+                    ca_pem: ca_pem.as_deref(),
+                    token: Some(&admin_token),
+                };
+                OnceLock::from(KubeconfigFile::write(&config, Some(path))?)
+            }
+            None => OnceLock::new(),
         };
-        let kubeconfig = KubeconfigFile::write(&config, self.kubeconfig.as_deref())?;
         let task = tokio::spawn(server::run(listener, state.clone(), shutdown_rx));
         Ok(ServerHandle {
             url,
@@ -680,7 +689,11 @@ fn new_token() -> String {
 pub struct ServerHandle {
     url: String,
     addr: SocketAddr,
-    kubeconfig: KubeconfigFile,
+    /// Written at start to a path the builder named (or for an existing cluster); otherwise
+    /// to a temporary file by the first [`ServerHandle::kubeconfig_path`]: most tests only use
+    /// `client()`, and creating, writing and removing a file was a tenth of each server's
+    /// start (a third of a debug test binary's first, the file code's first run).
+    kubeconfig: OnceLock<KubeconfigFile>,
     ca_pem: Option<String>,
     admin_token: String,
     backend: Backend,
@@ -746,9 +759,20 @@ impl ServerHandle {
         }
     }
 
-    /// The kubeconfig file pointing at this server.
+    /// The kubeconfig file pointing at this server: a temporary file, removed with the
+    /// handle, unless the builder named a path. It is written by the first call; should that
+    /// fail (an unwritable temporary directory), the error is logged and the path returned
+    /// names no file, so that a client given it fails rather than fall back to another cluster.
     pub fn kubeconfig_path(&self) -> &Path {
-        self.kubeconfig.path()
+        self.kubeconfig
+            .get_or_init(|| {
+                KubeconfigFile::write(&self.kubeconfig_spec(), None).unwrap_or_else(|e| {
+                    tracing::error!("writing the kubeconfig to a temporary file: {e}");
+                    let missing = std::env::temp_dir().join("kubefake-kubeconfig-not-written");
+                    KubeconfigFile::Kept(missing)
+                })
+            })
+            .path()
     }
 
     /// The kubeconfig's contents.

@@ -501,6 +501,29 @@ async fn kubeconfig_files_are_private() {
     temp.shutdown().await;
 }
 
+/// A temporary kubeconfig is written by the first `kubeconfig_path()` (most tests never ask for
+/// it), keeps its path, and goes with the handle.
+#[tokio::test]
+async fn a_temporary_kubeconfig_is_written_when_asked_for_and_removed_with_the_server() {
+    let server = kubefake::Server::start().await.expect("starts");
+    let path = server.kubeconfig_path().to_path_buf();
+    let text = std::fs::read_to_string(&path).expect("written by the first call");
+    assert_eq!(text, server.kubeconfig_yaml());
+    assert_eq!(
+        server.kubeconfig_path(),
+        path,
+        "the same file on every call"
+    );
+    server.shutdown().await;
+    assert!(!path.exists(), "{} removed at shutdown", path.display());
+
+    let dropped = kubefake::Server::start().await.expect("starts");
+    let path = dropped.kubeconfig_path().to_path_buf();
+    assert!(path.exists());
+    drop(dropped);
+    assert!(!path.exists(), "{} removed with the handle", path.display());
+}
+
 #[rstest]
 #[tokio::test]
 async fn over_long_urls_and_headers_get_a_status(#[future(awt)] server: TestServer) {
