@@ -760,19 +760,38 @@ impl ServerHandle {
     }
 
     /// The kubeconfig file pointing at this server: a temporary file, removed with the
-    /// handle, unless the builder named a path. It is written by the first call; should that
-    /// fail (an unwritable temporary directory), the error is logged and the path returned
-    /// names no file, so that a client given it fails rather than fall back to another cluster.
+    /// handle, unless the builder named a path. It is written by the first call (see
+    /// [`ServerHandle::write_kubeconfig`]); should that fail (an unwritable temporary
+    /// directory), the error is printed and the path returned, on this call and every later
+    /// one, is inside a directory that does not exist, so that a client given it fails rather
+    /// than fall back to another cluster's kubeconfig.
     pub fn kubeconfig_path(&self) -> &Path {
-        self.kubeconfig
-            .get_or_init(|| {
-                KubeconfigFile::write(&self.kubeconfig_spec(), None).unwrap_or_else(|e| {
-                    tracing::error!("writing the kubeconfig to a temporary file: {e}");
-                    let missing = std::env::temp_dir().join("kubefake-kubeconfig-not-written");
-                    KubeconfigFile::Kept(missing)
-                })
-            })
-            .path()
+        match self.write_kubeconfig() {
+            Ok(path) => path,
+            Err(e) => {
+                eprintln!("kubefake: writing the kubeconfig to a temporary file: {e}");
+                tracing::error!("writing the kubeconfig to a temporary file: {e}");
+                let nowhere = std::env::temp_dir()
+                    .join(format!("kubefake-{:032x}-not-written", fastrand::u128(..)))
+                    .join("kubeconfig");
+                self.kubeconfig
+                    .get_or_init(|| KubeconfigFile::Kept(nowhere))
+                    .path()
+            }
+        }
+    }
+
+    /// Writes the kubeconfig file if it is not written yet, and says where it is: what a
+    /// caller that must fail when it cannot be written calls (`kubefake serve`, before it
+    /// prints the path).
+    pub fn write_kubeconfig(&self) -> std::io::Result<&Path> {
+        if let Some(file) = self.kubeconfig.get() {
+            return Ok(file.path());
+        }
+        let file = KubeconfigFile::write(&self.kubeconfig_spec(), None)?;
+        // Should another thread have written one meanwhile, it stays and this one, unused, is
+        // removed as it drops.
+        Ok(self.kubeconfig.get_or_init(|| file).path())
     }
 
     /// The kubeconfig's contents.

@@ -613,9 +613,17 @@ async fn serve(builder: kubefake::ServerBuilder) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let kubeconfig = match server.write_kubeconfig() {
+        Ok(path) => path.to_path_buf(),
+        Err(e) => {
+            tracing::error!("writing the kubeconfig: {e}");
+            server.shutdown().await;
+            return ExitCode::FAILURE;
+        }
+    };
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "KUBEFAKE_URL={}", server.url());
-    let _ = writeln!(out, "KUBECONFIG={}", server.kubeconfig_path().display());
+    let _ = writeln!(out, "KUBECONFIG={}", kubeconfig.display());
     let _ = out.flush();
     drop(out);
     tracing::info!(url = server.url(), "kubefake is serving");

@@ -473,7 +473,7 @@ impl Txn {
         self.snap.rv = rv;
         let last = prev.restamped(rv, rv)?;
         prev.forget_tree();
-        let stored_key = last.key.clone();
+        let stored_key = prev.key.clone();
         self.events.push(Event::new(
             rv,
             EventType::Deleted,

@@ -524,6 +524,37 @@ async fn a_temporary_kubeconfig_is_written_when_asked_for_and_removed_with_the_s
     assert!(!path.exists(), "{} removed with the handle", path.display());
 }
 
+/// `kubefake serve` exits with an error, rather than print a path that names no file, when it
+/// cannot write its kubeconfig (here: a temporary directory that does not exist).
+#[tokio::test]
+async fn serve_fails_when_it_cannot_write_its_kubeconfig() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kubefake"))
+        .args(["serve", "--port", "0"])
+        .env("TMPDIR", dir.path().join("missing"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("runs kubefake serve");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waits") {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("kubefake serve still runs without a kubeconfig");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(!status.success(), "{status}");
+    let mut out = String::new();
+    if let Some(mut stdout) = child.stdout.take() {
+        std::io::Read::read_to_string(&mut stdout, &mut out).expect("stdout");
+    }
+    assert!(!out.contains("KUBECONFIG="), "{out}");
+}
+
 #[rstest]
 #[tokio::test]
 async fn over_long_urls_and_headers_get_a_status(#[future(awt)] server: TestServer) {
