@@ -25,8 +25,10 @@
 //! decoding every manager's fields into sets and encoding them again; the set algebra takes the
 //! rest, and the tests run both paths on the same writes.
 //!
-//! The apiserver's cap on update managers (merging the oldest beyond 10) is not implemented.
+//! After a non-apply write, the apiserver's cap on update managers (`cap`: the oldest beyond
+//! 10 merged into `ancient-changes`).
 
+mod cap;
 mod fieldpath;
 mod in_place;
 pub mod json_patch;
@@ -988,6 +990,7 @@ pub fn record_update(
     if !in_place::record_update(old, new, &id, &ctx) {
         record_update_by_sets(old, new, &id, &ctx);
     }
+    cap::cap_update_managers(new);
 }
 
 /// [`record_update`] on the decoded entries: the general path, for entries in any form and

@@ -299,3 +299,78 @@ async fn objects_older_than_the_kept_trees_behave_the_same(#[future(awt)] server
     let before: u64 = before.parse().expect("a resourceVersion");
     assert_eq!(deleted_rv, before + 1, "stamped with the deletion's own");
 }
+
+/// The cap on update managers: past ten entries of non-apply writes, the oldest are merged
+/// into `ancient-changes` after each update, while appliers are neither merged nor counted.
+#[rstest]
+#[tokio::test]
+async fn more_than_ten_updaters_merge_the_oldest_into_ancient_changes(
+    #[future(awt)] server: TestServer,
+) {
+    let api: Api<ConfigMap> = Api::namespaced(server.client.clone(), "default");
+    let created = api
+        .create(
+            &PostParams {
+                field_manager: Some("creator".into()),
+                ..Default::default()
+            },
+            &config_map("capped", &[("a", "1")]),
+        )
+        .await
+        .expect("create");
+    assert_eq!(managers(&created), ["creator"]);
+    api.patch(
+        "capped",
+        &PatchParams::apply("applier"),
+        &Patch::Apply(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "capped"}, "data": {"applied": "yes"}})),
+    )
+    .await
+    .expect("apply");
+    let mut last = created;
+    for i in 0..10 {
+        let params = PatchParams {
+            field_manager: Some(format!("m{i:02}")),
+            ..Default::default()
+        };
+        let patch = json!({"metadata": {"labels": {format!("l{i:02}"): "x"}}});
+        last = api
+            .patch("capped", &params, &Patch::Merge(&patch))
+            .await
+            .expect("merge patch");
+    }
+    // creator and m00 (the oldest: creator by time, or both in one second, by name) merged.
+    let mut names = managers(&last);
+    names.sort();
+    let mut want = vec!["ancient-changes".to_string(), "applier".to_string()];
+    want.extend((1..10).map(|i| format!("m{i:02}")));
+    assert_eq!(names, want);
+    let entries = last.metadata.managed_fields.unwrap_or_default();
+    let ancient = entries
+        .iter()
+        .find(|e| e.manager.as_deref() == Some("ancient-changes"))
+        .expect("the bucket");
+    assert_eq!(ancient.operation.as_deref(), Some("Update"));
+    assert_eq!(ancient.api_version.as_deref(), Some("v1"));
+    let owned = serde_json::to_value(&ancient.fields_v1).expect("fieldsV1");
+    assert_eq!(
+        owned,
+        json!({"f:data": {".": {}, "f:a": {}}, "f:metadata": {"f:labels": {".": {}, "f:l00": {}}}}),
+        "creator's fields and m00's"
+    );
+    let stored = api.get("capped").await.expect("get");
+    assert_eq!(
+        stored.metadata.managed_fields.map(|m| m.len()),
+        Some(11),
+        "ten updaters and the applier"
+    );
+}
+
+fn managers(cm: &ConfigMap) -> Vec<String> {
+    cm.metadata
+        .managed_fields
+        .iter()
+        .flatten()
+        .filter_map(|m| m.manager.clone())
+        .collect()
+}
