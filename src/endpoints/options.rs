@@ -216,8 +216,10 @@ fn validate(
 /// Encoded like the apiserver's (base64 of `{"v","rv","start"}`); clients treat it as opaque.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContinueToken {
-    /// The resourceVersion every page is read at.
-    pub rv: u64,
+    /// The resourceVersion every page is read at; `None` for the latest state, what a token
+    /// with a negative resourceVersion asks for (the apiserver hands one out with the 410 of a
+    /// token whose state is gone, so that a client may go on with an inconsistent list).
+    pub rv: Option<u64>,
     /// The last key of the previous page.
     pub after: ObjectKey,
 }
@@ -239,7 +241,9 @@ impl ContinueToken {
         };
         let wire = Wire {
             v: "meta.k8s.io/v1".into(),
-            rv: self.rv as i64,
+            rv: self
+                .rv
+                .map_or(-1, |rv| i64::try_from(rv).unwrap_or(i64::MAX)),
             start,
         };
         let json = serde_json::to_vec(&wire).unwrap_or_default();
@@ -268,7 +272,7 @@ impl ContinueToken {
                 wire.v
             ));
         }
-        if wire.rv <= 0 {
+        if wire.rv == 0 {
             return Err(format!(
                 "{INVALID}: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
             ));
@@ -287,7 +291,7 @@ impl ContinueToken {
             None => ObjectKey::new("", start),
         };
         Ok(ContinueToken {
-            rv: wire.rv as u64,
+            rv: u64::try_from(wire.rv).ok(),
             after,
         })
     }
@@ -616,18 +620,29 @@ mod tests {
     #[test]
     fn continue_tokens_round_trip_and_reject_garbage() {
         let t = ContinueToken {
-            rv: 42,
+            rv: Some(42),
             after: ObjectKey::new("ns", "name"),
         };
         assert_eq!(ContinueToken::decode(&t.encode()).expect("decodes"), t);
         let cluster = ContinueToken {
-            rv: 7,
+            rv: Some(7),
             after: ObjectKey::new("", "n"),
         };
         assert_eq!(
             ContinueToken::decode(&cluster.encode()).expect("decodes"),
             cluster
         );
+        let latest = ContinueToken {
+            rv: None,
+            after: ObjectKey::new("ns", "n"),
+        };
+        assert_eq!(
+            ContinueToken::decode(&latest.encode()).expect("decodes"),
+            latest
+        );
+        // {"v":"meta.k8s.io/v1","rv":-1,"start":"ns/n\u0000"}, as the apiserver writes it.
+        let go = "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6LTEsInN0YXJ0IjoibnMvblx1MDAwMCJ9";
+        assert_eq!(ContinueToken::decode(go).expect("decodes"), latest);
         for bad in ["", "!!", "e30", "eyJ2IjoieCIsInJ2IjoxLCJzdGFydCI6IiJ9"] {
             let err = ContinueToken::decode(bad).expect_err(bad);
             assert_eq!(err.code, 400, "{bad}");

@@ -120,13 +120,16 @@ async fn read_page(
     filter: &Filter,
 ) -> Result<Page, ApiError> {
     let (snap, after) = match &opts.continue_token {
-        Some(token) => (
-            state
-                .store
-                .snapshot_at(token.rv)
-                .map_err(|_| options::continue_expired())?,
-            Some(token.after.clone()),
-        ),
+        Some(token) => {
+            let snap = match token.rv {
+                Some(rv) => state
+                    .store
+                    .snapshot_at(rv)
+                    .map_err(|_| options::continue_expired())?,
+                None => state.store.snapshot(),
+            };
+            (snap, Some(token.after.clone()))
+        }
         None => (list_snapshot(state, opts).await?, None),
     };
     // A list from "0" is served from the watch cache, which ignores limit.
@@ -157,7 +160,7 @@ async fn read_page(
             if let Some(key) = last {
                 meta.continue_token = Some(
                     ContinueToken {
-                        rv: snap.rv,
+                        rv: Some(snap.rv),
                         after: key.clone(),
                     }
                     .encode(),

@@ -113,6 +113,25 @@ async fn expired_continue_tokens_are_410() {
         .as_str()
         .expect("message")
         .starts_with("The provided continue parameter is too old"));
+
+    // The same token with resourceVersion -1 (what the apiserver's 410 offers) continues at
+    // the latest state, objects created since included; its next token pins that state.
+    use base64::Engine;
+    let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let mut wire: Value =
+        serde_json::from_slice(&engine.decode(&token).expect("base64")).expect("json");
+    wire["rv"] = json!(-1);
+    let latest = engine.encode(wire.to_string());
+    let (status, page) = server
+        .get(&format!("{CRONTABS}?limit=3&continue={latest}"))
+        .await;
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(names(&page), ["ct-0001", "ct-0002", "later-0"]);
+    let next = page["metadata"]["continue"].as_str().expect("continue");
+    let (_, rest) = server
+        .get(&format!("{CRONTABS}?limit=10&continue={next}"))
+        .await;
+    assert_eq!(names(&rest), ["later-1", "later-2", "later-3", "later-4"]);
 }
 
 #[rstest]
