@@ -82,6 +82,9 @@ pub struct ApiError {
     pub message: String,
     /// Which object, and for 422 the field causes.
     pub details: Option<Box<StatusDetails>>,
+    /// `metadata.continue` of the `Status`: the token a 410 for a continue token whose state
+    /// is gone offers for going on at the latest state.
+    pub continue_token: Option<String>,
 }
 
 /// A qualified resource name as the apiserver prints it in messages: `crontabs.stable.example.com`,
@@ -101,6 +104,7 @@ impl ApiError {
             reason: Cow::Borrowed(reason),
             message: message.into(),
             details: None,
+            continue_token: None,
         }
     }
 
@@ -301,6 +305,7 @@ impl ApiError {
             reason: Cow::Owned(reason),
             message,
             details: None,
+            continue_token: None,
         }
     }
 
@@ -315,10 +320,14 @@ impl ApiError {
 
     /// The `meta.k8s.io/v1 Status` body in JSON, as the apiserver writes it (Go's field order, a trailing newline).
     pub fn to_status_json(&self) -> Vec<u8> {
+        let mut metadata = Map::new();
+        if let Some(token) = &self.continue_token {
+            metadata.insert("continue".into(), Value::String(token.clone()));
+        }
         let status = FailureStatus {
             kind: "Status",
             api_version: "v1",
-            metadata: Map::new(),
+            metadata,
             status: "Failure",
             message: &self.message,
             reason: &self.reason,
@@ -339,6 +348,9 @@ impl ApiError {
             "status": "Failure",
             "message": self.message,
         });
+        if let Some(token) = &self.continue_token {
+            status["metadata"]["continue"] = json!(token);
+        }
         if !self.reason.is_empty() {
             status["reason"] = json!(self.reason);
         }

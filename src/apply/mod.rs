@@ -1166,6 +1166,7 @@ impl Conflicts {
                 causes,
                 ..Default::default()
             })),
+            continue_token: None,
         }
     }
 }

@@ -377,9 +377,16 @@ fn go_raw_url_base64(s: &str) -> Result<Vec<u8>, usize> {
     Ok(out)
 }
 
-/// The 410 for a continue token whose snapshot is no longer kept.
-pub fn continue_expired() -> ApiError {
-    ApiError::gone("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.")
+/// The 410 for a continue token whose snapshot is no longer kept, offering (as
+/// `metadata.continue`) the token that goes on from the same key at the latest state.
+pub fn continue_expired(token: &ContinueToken) -> ApiError {
+    let latest = ContinueToken {
+        rv: None,
+        after: token.after.clone(),
+    };
+    let mut err = ApiError::gone("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.");
+    err.continue_token = Some(latest.encode());
+    err
 }
 
 /// Namespace, name and selector restrictions of a list, watch or deletecollection.

@@ -125,7 +125,7 @@ async fn read_page(
                 Some(rv) => state
                     .store
                     .snapshot_at(rv)
-                    .map_err(|_| options::continue_expired())?,
+                    .map_err(|_| options::continue_expired(token))?,
                 None => state.store.snapshot(),
             };
             (snap, Some(token.after.clone()))

@@ -114,14 +114,21 @@ async fn expired_continue_tokens_are_410() {
         .expect("message")
         .starts_with("The provided continue parameter is too old"));
 
-    // The same token with resourceVersion -1 (what the apiserver's 410 offers) continues at
-    // the latest state, objects created since included; its next token pins that state.
+    // The 410 offers the same token with resourceVersion -1, as the apiserver's does: it
+    // continues at the latest state, objects created since included; its next token pins that
+    // state.
     use base64::Engine;
     let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let mut wire: Value =
-        serde_json::from_slice(&engine.decode(&token).expect("base64")).expect("json");
-    wire["rv"] = json!(-1);
-    let latest = engine.encode(wire.to_string());
+    let offered = body["metadata"]["continue"]
+        .as_str()
+        .expect("a token offered");
+    let wire = |t: &str| -> Value {
+        serde_json::from_slice(&engine.decode(t).expect("base64")).expect("json")
+    };
+    let mut want = wire(&token);
+    want["rv"] = json!(-1);
+    assert_eq!(wire(offered), want);
+    let latest = offered.to_string();
     let (status, page) = server
         .get(&format!("{CRONTABS}?limit=3&continue={latest}"))
         .await;
