@@ -432,6 +432,16 @@ pub mod field {
         }
     }
 
+    /// `field: Too many: <actual>: must have at most <max> items` (`field.TooMany`).
+    pub fn too_many(field: &str, actual: usize, max: usize) -> StatusCause {
+        let unit = if max == 1 { "item" } else { "items" };
+        StatusCause {
+            reason: "FieldValueTooMany".into(),
+            message: format!("Too many: {actual}: must have at most {max} {unit}"),
+            field: field.into(),
+        }
+    }
+
     /// `field: Too long: may not be more than <max> bytes` (the value is omitted).
     pub fn too_long(field: &str, max: usize) -> StatusCause {
         let unit = if max == 1 { "byte" } else { "bytes" };

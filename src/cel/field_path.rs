@@ -113,10 +113,116 @@ fn unescape(c: u8) -> Option<char> {
     })
 }
 
+/// `ValidFieldPath` without array notation, as a CRD version's `selectableFields` are checked:
+/// the path as field errors print it (`spec.color`, `spec.labels[team]`), the schema it reaches
+/// (`None` past `additionalProperties: true`) and its first field, or the apiserver's error text.
+/// The path is cut into tokens as the apiserver's scanner cuts it: `.`, `[` and `]` alone, a
+/// single-quoted run, or the text up to the next of those.
+pub fn selectable_field_path<'s>(
+    path: &str,
+    schema: &'s SchemaNode,
+) -> Result<(String, Option<&'s SchemaNode>, String), String> {
+    let mut tokens = Tokens { path, at: 0 };
+    let (mut out, mut root) = (String::new(), String::new());
+    let mut node = Some(schema);
+    while let Some(tok) = tokens.next() {
+        match tok {
+            "[" => return Err("array notation is not allowed".into()),
+            "." => {
+                let name = tokens.next().ok_or("unexpected end of JSON path")?;
+                let current = node.ok_or("does not refer to a valid field")?;
+                if root.is_empty() {
+                    root = name.to_string();
+                }
+                if current.has_properties {
+                    let child = current
+                        .properties
+                        .get(name)
+                        .ok_or("does not refer to a valid field")?;
+                    if !out.is_empty() {
+                        out.push('.');
+                    }
+                    out.push_str(name);
+                    node = Some(child);
+                } else if current.additional.is_some() {
+                    out.push('[');
+                    out.push_str(name);
+                    out.push(']');
+                    node = current.additional_schema();
+                } else {
+                    return Err("does not refer to a valid field".into());
+                }
+            }
+            other => return Err(format!("expected [ or . but got: {other}")),
+        }
+    }
+    Ok((out, node, root))
+}
+
+/// The apiserver's tokens of a field path (see [`selectable_field_path`]).
+struct Tokens<'p> {
+    path: &'p str,
+    at: usize,
+}
+
+impl<'p> Iterator for Tokens<'p> {
+    type Item = &'p str;
+
+    fn next(&mut self) -> Option<&'p str> {
+        let rest = self.path.get(self.at..).filter(|r| !r.is_empty())?;
+        let b = rest.as_bytes();
+        let len = if b[0] == b'\'' {
+            // Through the first quote not escaped, or to the end.
+            (1..b.len())
+                .find(|&i| b[i] == b'\'' && b[i - 1] != b'\\')
+                .map_or(b.len(), |i| i + 1)
+        } else {
+            match b.iter().position(|c| matches!(c, b'.' | b'[' | b']')) {
+                Some(0) => 1,
+                Some(i) => i,
+                None => b.len(),
+            }
+        };
+        // Every cut is at an ASCII byte or the end: always a char boundary.
+        let tok = rest.get(..len)?;
+        self.at += len;
+        Some(tok)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[rstest::rstest]
+    #[case::field(".spec.color", Ok(("spec.color", "string", "spec")))]
+    #[case::map_key(".spec.labels.team", Ok(("spec.labels[team]", "integer", "spec")))]
+    #[case::metadata(".metadata.name", Ok(("metadata.name", "string", "metadata")))]
+    #[case::array_notation(".spec['color']", Err("array notation is not allowed"))]
+    #[case::no_leading_dot("spec.color", Err("expected [ or . but got: spec"))]
+    #[case::trailing_dot(".spec.", Err("unexpected end of JSON path"))]
+    #[case::unknown(".spec.nope", Err("does not refer to a valid field"))]
+    #[case::under_a_scalar(".spec.color.x", Err("does not refer to a valid field"))]
+    #[case::double_dot(".spec..color", Err("does not refer to a valid field"))]
+    #[case::quoted_name(".spec.'a.b'", Err("does not refer to a valid field"))]
+    #[case::closing_bracket(".spec]", Err("expected [ or . but got: ]"))]
+    fn selectable_paths_as_the_apiserver_checks_them(
+        #[case] path: &str,
+        #[case] want: Result<(&str, &str, &str), &str>,
+    ) {
+        let s = SchemaNode::compile(&json!({"type": "object", "properties": {
+            "metadata": {"type": "object", "properties": {"name": {"type": "string"}}},
+            "spec": {"type": "object", "properties": {
+                "color": {"type": "string"},
+                "labels": {"type": "object", "additionalProperties": {"type": "integer"}}}}}}));
+        let got = selectable_field_path(path, &s);
+        let got = got
+            .as_ref()
+            .map(|(p, n, root)| (p.as_str(), n.map_or("", |n| n.ty.as_str()), root.as_str()))
+            .map_err(String::as_str);
+        assert_eq!(got, want, "{path}");
+    }
 
     #[test]
     fn paths_normalize_against_the_schema() {

@@ -69,6 +69,7 @@ mod tests;
 pub use decl::is_reserved;
 pub use error::{CompileError, EvalError};
 pub use expression::{Bindings, Expression, ExpressionCache};
+pub use field_path::selectable_field_path;
 pub use library::{AuthorizeFn, Authz, AuthzDecision, AuthzQuestion, Quantity};
 pub use type_env::{StaticType, TypeEnv};
 

@@ -82,6 +82,32 @@ async fn create_reports_established_names_and_stored_versions(#[future(awt)] ser
 #[case::root_not_object(
     |c: &mut Value| c["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["type"] = json!("string"),
     "spec.validation.openAPIV3Schema.type", r#"spec.validation.openAPIV3Schema.type: Invalid value: "string": must be object at the root"#)]
+#[case::selectable_unknown_field(
+    |c: &mut Value| c["spec"]["versions"][0]["selectableFields"] = json!([{"jsonPath": ".spec.nope"}]),
+    "spec.versions[0].selectableFields[0].jsonPath", r#"spec.versions[0].selectableFields[0].jsonPath: Invalid value: ".spec.nope": is an invalid path: does not refer to a valid field"#)]
+#[case::selectable_array_notation(
+    |c: &mut Value| c["spec"]["versions"][0]["selectableFields"] = json!([{"jsonPath": ".spec['image']"}]),
+    "spec.versions[0].selectableFields[0].jsonPath", "is an invalid path: array notation is not allowed")]
+#[case::selectable_object(
+    |c: &mut Value| c["spec"]["versions"][0]["selectableFields"] = json!([{"jsonPath": ".spec"}]),
+    "spec.versions[0].selectableFields[0].jsonPath", r#"spec.versions[0].selectableFields[0].jsonPath: Invalid value: ".spec": must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed."#)]
+#[case::selectable_duplicate(
+    |c: &mut Value| c["spec"]["versions"][0]["selectableFields"] = json!([{"jsonPath": ".spec.image"}, {"jsonPath": ".spec.image"}]),
+    "spec.versions[0].selectableFields[1].jsonPath", r#"spec.versions[0].selectableFields[1].jsonPath: Duplicate value: ".spec.image""#)]
+#[case::selectable_without_path(
+    |c: &mut Value| c["spec"]["versions"][0]["selectableFields"] = json!([{}]),
+    "spec.versions[0].selectableFields[0].jsonPath", "spec.versions[0].selectableFields[0].jsonPath: Required value")]
+#[case::selectable_too_many(
+    |c: &mut Value| {
+        let spec = &mut c["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"];
+        let mut paths = Vec::new();
+        for i in 0..9 {
+            spec[format!("f{i}")] = json!({"type": "string"});
+            paths.push(json!({"jsonPath": format!(".spec.f{i}")}));
+        }
+        c["spec"]["versions"][0]["selectableFields"] = json!(paths);
+    },
+    "spec.versions[0].selectableFields", "spec.versions[0].selectableFields: Too many: 9: must have at most 8 items")]
 #[tokio::test]
 async fn invalid_crds_are_rejected(
     #[future(awt)] server: TestServer,

@@ -541,12 +541,75 @@ fn validate_versions(versions: &[Version]) -> Vec<StatusCause> {
             }
         }
     }
+    for (i, v) in versions.iter().enumerate() {
+        errs.extend(selectable_fields_errors(i, v));
+    }
     if !versions.iter().any(|v| v.storage) {
         errs.push(raw_invalid(
             "status.storedVersions",
             &Value::String("[]string(nil)".into()),
             "must have at least one stored version",
         ));
+    }
+    errs
+}
+
+/// The most fields a version may make selectable (`MaxSelectableFields`).
+const MAX_SELECTABLE_FIELDS: usize = 8;
+
+/// `ValidateCustomResourceSelectableFields` for version `i`: each `jsonPath` a path of
+/// fields (no array notation) the version's schema has, outside `metadata`, to a string,
+/// boolean or integer, each once, at most [`MAX_SELECTABLE_FIELDS`]. A version without a
+/// schema may have none; one whose schema is not structural reports that schema's errors.
+fn selectable_fields_errors(i: usize, v: &Version) -> Vec<StatusCause> {
+    let mut errs = Vec::new();
+    if v.selectable_fields.is_empty() {
+        return errs;
+    }
+    let at = format!("spec.versions[{i}].selectableFields");
+    let Some(schema) = v.schema.as_ref().and_then(|s| s.get("openAPIV3Schema")) else {
+        errs.push(field::invalid(
+            &at,
+            &json!(""),
+            "selectableFields may only be set when version.schema.openAPIV3Schema is not included",
+        ));
+        return errs;
+    };
+    if !crate::schema::validate_crd_schema(schema, "", false).is_empty() {
+        return errs;
+    }
+    let node = crate::schema::Node::compile(schema);
+    let mut unique = std::collections::HashSet::new();
+    for (j, selectable) in v.selectable_fields.iter().enumerate() {
+        let json_path = selectable["jsonPath"].as_str().unwrap_or("");
+        let here = format!("{at}[{j}].jsonPath");
+        if json_path.is_empty() {
+            errs.push(field::required(&here, ""));
+            continue;
+        }
+        let value = json!(json_path);
+        let (path, found, root) = match crate::cel::selectable_field_path(json_path, &node) {
+            Ok(resolved) => resolved,
+            Err(e) => {
+                let detail = format!("is an invalid path: {e}");
+                errs.push(field::invalid(&here, &value, &detail));
+                continue;
+            }
+        };
+        if root == "metadata" {
+            let detail = "must not point to fields in metadata";
+            errs.push(field::invalid(&here, &value, detail));
+        }
+        if !found.is_some_and(|n| matches!(n.ty.as_str(), "string" | "boolean" | "integer")) {
+            let detail = "must point to a field of type string, boolean or integer. Enum string fields and strings with formats are allowed.";
+            errs.push(field::invalid(&here, &value, detail));
+        }
+        if !unique.insert(path) {
+            errs.push(field::duplicate(&here, &value));
+        }
+    }
+    if unique.len() > MAX_SELECTABLE_FIELDS {
+        errs.push(field::too_many(&at, unique.len(), MAX_SELECTABLE_FIELDS));
     }
     errs
 }

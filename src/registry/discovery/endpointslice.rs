@@ -238,7 +238,7 @@ fn endpoints_errors(
 ) -> Vec<StatusCause> {
     let list = endpoints.as_array().cloned().unwrap_or_default();
     if list.len() > 1000 {
-        return vec![too_many("endpoints", list.len(), 1000)];
+        return vec![field::too_many("endpoints", list.len(), 1000)];
     }
     let mut errs = Vec::new();
     for (i, ep) in list.iter().enumerate() {
@@ -251,7 +251,7 @@ fn endpoints_errors(
                 "must contain at least 1 address",
             ));
         } else if addresses.len() > 100 {
-            errs.push(too_many(&addr_path, addresses.len(), 100));
+            errs.push(field::too_many(&addr_path, addresses.len(), 100));
         }
         for (j, a) in addresses.iter().enumerate() {
             errs.extend(address_errors(
@@ -312,7 +312,7 @@ fn hints_errors(hints: &Value, path: &str) -> Vec<StatusCause> {
     for (key, limit) in [("forZones", 8), ("forNodes", 8)] {
         let list = hints[key].as_array().cloned().unwrap_or_default();
         if list.len() > limit {
-            errs.push(too_many(&format!("{path}.{key}"), list.len(), limit));
+            errs.push(field::too_many(&format!("{path}.{key}"), list.len(), limit));
             continue;
         }
         let mut seen = HashSet::new();
@@ -332,15 +332,6 @@ fn hints_errors(hints: &Value, path: &str) -> Vec<StatusCause> {
         }
     }
     errs
-}
-
-/// `field.TooMany`.
-fn too_many(path: &str, actual: usize, max: usize) -> StatusCause {
-    StatusCause {
-        reason: "FieldValueTooMany".into(),
-        message: format!("Too many: {actual}: must have at most {max} items"),
-        field: path.into(),
-    }
 }
 
 /// `formatDiscoveryPorts`.
