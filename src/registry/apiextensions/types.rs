@@ -493,56 +493,9 @@ fn validate_versions(versions: &[Version]) -> Vec<StatusCause> {
             "must have exactly one version marked as storage version",
         ));
     }
-    // The apiserver hoists a schema shared by every version to `spec.validation`, so errors in it
-    // are reported there; distinct schemas are reported per version.
-    let schemas: Vec<Option<&Value>> = versions
-        .iter()
-        .map(|v| v.schema.as_ref().and_then(|s| s.get("openAPIV3Schema")))
-        .collect();
-    let shared = schemas.windows(2).all(|w| w[0] == w[1]);
-    for (i, schema) in schemas.iter().enumerate() {
-        if shared && i > 0 {
-            break;
-        }
-        let path = if shared {
-            "spec.validation.openAPIV3Schema".to_string()
-        } else {
-            format!("spec.versions[{i}].schema.openAPIV3Schema")
-        };
-        match schema {
-            None => errs.push(field::required(
-                &format!("spec.versions[{i}].schema.openAPIV3Schema"),
-                "",
-            )),
-            Some(schema) => {
-                let status = versions[i]
-                    .subresources
-                    .as_ref()
-                    .is_some_and(|s| s.status.is_some());
-                let schema_errs = crate::schema::validate_crd_schema(schema, &path, status);
-                if schema_errs.is_empty() {
-                    let node = crate::schema::Node::compile(schema);
-                    if let Err(cel_errs) = crate::cel::Rules::compile(&node, &path) {
-                        errs.extend(cel_errs);
-                    }
-                }
-                errs.extend(schema_errs);
-            }
-        }
-        if shared {
-            // Every version lacks a schema: one error per version, as the apiserver reports.
-            if schema.is_none() {
-                for j in 1..versions.len() {
-                    errs.push(field::required(
-                        &format!("spec.versions[{j}].schema.openAPIV3Schema"),
-                        "",
-                    ));
-                }
-            }
-        }
-    }
+    let compiled = schema_errors(versions, &mut errs);
     for (i, v) in versions.iter().enumerate() {
-        errs.extend(selectable_fields_errors(i, v));
+        errs.extend(selectable_fields_errors(i, v, compiled.of(i)));
     }
     if !versions.iter().any(|v| v.storage) {
         errs.push(raw_invalid(
@@ -554,6 +507,69 @@ fn validate_versions(versions: &[Version]) -> Vec<StatusCause> {
     errs
 }
 
+/// The versions' compiled schemas: one for all when they share it, `None` where a schema is
+/// missing or not structural.
+struct Compiled {
+    nodes: Vec<Option<crate::schema::Node>>,
+    shared: bool,
+}
+
+impl Compiled {
+    /// Version `i`'s compiled schema.
+    fn of(&self, i: usize) -> Option<&crate::schema::Node> {
+        let at = if self.shared { 0 } else { i };
+        self.nodes.get(at)?.as_ref()
+    }
+}
+
+/// Each version's schema checked and, when structural, compiled with its CEL rules. The
+/// apiserver hoists a schema shared by every version to `spec.validation`, so errors in it are
+/// reported there; distinct schemas are reported per version.
+fn schema_errors(versions: &[Version], errs: &mut Vec<StatusCause>) -> Compiled {
+    let schemas: Vec<Option<&Value>> = versions
+        .iter()
+        .map(|v| v.schema.as_ref().and_then(|s| s.get("openAPIV3Schema")))
+        .collect();
+    let shared = schemas.windows(2).all(|w| w[0] == w[1]);
+    let mut nodes = Vec::new();
+    for (i, schema) in schemas.iter().enumerate() {
+        if shared && i > 0 {
+            break;
+        }
+        let path = if shared {
+            "spec.validation.openAPIV3Schema".to_string()
+        } else {
+            format!("spec.versions[{i}].schema.openAPIV3Schema")
+        };
+        let Some(schema) = schema else {
+            // Every version lacks a shared schema: one error per version, as the apiserver
+            // reports.
+            let missing = if shared { 0..versions.len() } else { i..i + 1 };
+            for j in missing {
+                let at = format!("spec.versions[{j}].schema.openAPIV3Schema");
+                errs.push(field::required(&at, ""));
+            }
+            nodes.push(None);
+            continue;
+        };
+        let status = versions[i]
+            .subresources
+            .as_ref()
+            .is_some_and(|s| s.status.is_some());
+        let schema_errs = crate::schema::validate_crd_schema(schema, &path, status);
+        let node = schema_errs.is_empty().then(|| {
+            let node = crate::schema::Node::compile(schema);
+            if let Err(cel_errs) = crate::cel::Rules::compile(&node, &path) {
+                errs.extend(cel_errs);
+            }
+            node
+        });
+        errs.extend(schema_errs);
+        nodes.push(node);
+    }
+    Compiled { nodes, shared }
+}
+
 /// The most fields a version may make selectable (`MaxSelectableFields`).
 const MAX_SELECTABLE_FIELDS: usize = 8;
 
@@ -561,24 +577,32 @@ const MAX_SELECTABLE_FIELDS: usize = 8;
 /// fields (no array notation) the version's schema has, outside `metadata`, to a string,
 /// boolean or integer, each once, at most [`MAX_SELECTABLE_FIELDS`]. A version without a
 /// schema may have none; one whose schema is not structural reports that schema's errors.
-fn selectable_fields_errors(i: usize, v: &Version) -> Vec<StatusCause> {
+fn selectable_fields_errors(
+    i: usize,
+    v: &Version,
+    node: Option<&crate::schema::Node>,
+) -> Vec<StatusCause> {
     let mut errs = Vec::new();
     if v.selectable_fields.is_empty() {
         return errs;
     }
     let at = format!("spec.versions[{i}].selectableFields");
-    let Some(schema) = v.schema.as_ref().and_then(|s| s.get("openAPIV3Schema")) else {
+    if v.schema
+        .as_ref()
+        .and_then(|s| s.get("openAPIV3Schema"))
+        .is_none()
+    {
         errs.push(field::invalid(
             &at,
             &json!(""),
             "selectableFields may only be set when version.schema.openAPIV3Schema is not included",
         ));
         return errs;
-    };
-    if !crate::schema::validate_crd_schema(schema, "", false).is_empty() {
-        return errs;
     }
-    let node = crate::schema::Node::compile(schema);
+    // A schema that is not structural has had its errors reported.
+    let Some(node) = node else {
+        return errs;
+    };
     let mut unique = std::collections::HashSet::new();
     for (j, selectable) in v.selectable_fields.iter().enumerate() {
         let json_path = selectable["jsonPath"].as_str().unwrap_or("");
@@ -588,7 +612,7 @@ fn selectable_fields_errors(i: usize, v: &Version) -> Vec<StatusCause> {
             continue;
         }
         let value = json!(json_path);
-        let (path, found, root) = match crate::cel::selectable_field_path(json_path, &node) {
+        let (path, found, root) = match crate::cel::selectable_field_path(json_path, node) {
             Ok(resolved) => resolved,
             Err(e) => {
                 let detail = format!("is an invalid path: {e}");
