@@ -47,20 +47,17 @@ pub(super) fn cap_update_managers(obj: &mut Value) {
 /// Merges the oldest updaters of `managed` until at most `max` remain (see the module
 /// documentation); returns whether it merged any.
 fn cap(managed: &mut Managed, max: usize) -> bool {
-    let mut updaters: Vec<Id> = managed
+    let seconds = |id: &Id| managed.times.get(id).map_or(0, |t| unix_seconds(t));
+    // Oldest first: by whole seconds, then by identity.
+    let mut keyed: Vec<(i64, String, Id)> = managed
         .fields
         .iter()
         .filter(|(_, e)| !e.applied)
-        .map(|(id, _)| id.clone())
+        .map(|(id, _)| (seconds(id), identifier(id), id.clone()))
         .collect();
-    if updaters.len() <= max {
+    if keyed.len() <= max {
         return false;
     }
-    let seconds = |id: &Id| managed.times.get(id).map_or(0, |t| unix_seconds(t));
-    let mut keyed: Vec<(i64, String, Id)> = updaters
-        .drain(..)
-        .map(|id| (seconds(&id), identifier(&id), id))
-        .collect();
     keyed.sort();
     let mut first_of_version: HashMap<String, Id> = HashMap::new();
     let mut length = keyed.len();
@@ -81,13 +78,14 @@ fn cap(managed: &mut Managed, max: usize) -> bool {
                 managed.fields.insert(bucket.clone(), moved);
             }
         }
-        let mine = managed.fields.get(&manager).map(|e| e.set.clone());
-        let theirs = managed.fields.get(&bucket).map(|e| e.set.clone());
-        let set = match (mine, theirs) {
-            (Some(m), Some(t)) => m.union(&t),
-            (Some(s), None) | (None, Some(s)) => s,
-            (None, None) => Default::default(),
-        };
+        let mut set = managed
+            .fields
+            .get(&manager)
+            .map(|e| e.set.clone())
+            .unwrap_or_default();
+        if let Some(theirs) = managed.fields.get(&bucket) {
+            set.union_in(&theirs.set);
+        }
         let entry = Entry {
             set,
             api_version: version,
