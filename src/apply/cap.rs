@@ -78,22 +78,24 @@ fn cap(managed: &mut Managed, max: usize) -> bool {
                 managed.fields.insert(bucket.clone(), moved);
             }
         }
-        let mut set = managed
-            .fields
-            .get(&manager)
-            .map(|e| e.set.clone())
-            .unwrap_or_default();
-        if let Some(theirs) = managed.fields.get(&bucket) {
-            set.union_in(&theirs.set);
+        // The updater leaves; the bucket takes its fields (walking only those: the bucket
+        // grows with every merge). As in the apiserver, an updater that is the bucket itself
+        // just leaves.
+        let mine = managed.fields.remove(&manager).map(|e| e.set);
+        if manager != bucket {
+            let mut set = managed
+                .fields
+                .remove(&bucket)
+                .map(|e| e.set)
+                .unwrap_or_default();
+            set.union_with(mine.unwrap_or_default());
+            let entry = Entry {
+                set,
+                api_version: version,
+                applied: false,
+            };
+            managed.fields.insert(bucket.clone(), entry);
         }
-        let entry = Entry {
-            set,
-            api_version: version,
-            applied: false,
-        };
-        managed.fields.insert(bucket.clone(), entry);
-        // As the apiserver, even when the updater merged is the bucket itself.
-        managed.fields.remove(&manager);
         length -= 1;
         match managed.times.get(&manager).cloned() {
             Some(time) => managed.times.insert(bucket, time),
