@@ -13,6 +13,7 @@ use serde_json::{json, Map, Value};
 
 use super::negotiation::decode_body;
 use super::resource::Endpoint;
+use super::websocket;
 use crate::admission::{Attributes, Operation};
 use crate::error::ApiError;
 use crate::registry::resource::{Action, ActionCall};
@@ -26,7 +27,7 @@ pub async fn serve(ep: &Endpoint<'_>, action: &Arc<dyn Action>) -> Result<Respon
         Some(kind) if ep.info.verb.as_str() == "create" => Some(decode_body(ep.req, kind, true)?),
         _ => None,
     };
-    let call = ActionCall {
+    let call = |body| ActionCall {
         state: ep.state,
         ctx: ep.ctx,
         res: &ep.res,
@@ -36,7 +37,13 @@ pub async fn serve(ep: &Endpoint<'_>, action: &Arc<dyn Action>) -> Result<Respon
         body,
         query: &ep.req.query.0,
     };
-    let (code, json) = action.serve(call).await?;
+    if let Some(upgrade) = ep.req.upgrade.clone() {
+        if let Some(stream) = action.stream(call(None)).await {
+            let (method, headers) = (&ep.req.method, &ep.req.headers);
+            return Ok(websocket::serve_stream(method, headers, &stream?, upgrade));
+        }
+    }
+    let (code, json) = action.serve(call(body)).await?;
     let status = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
     ep.respond_json(status, Bytes::from(json.to_string()))
 }

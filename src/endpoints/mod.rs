@@ -31,6 +31,7 @@ pub mod read;
 pub mod resource;
 pub mod scale;
 pub mod watch;
+pub mod websocket;
 pub mod write;
 pub mod yaml_error;
 

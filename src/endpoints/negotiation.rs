@@ -29,6 +29,8 @@ pub struct Request {
     pub peer: Option<std::sync::Arc<crate::context::UserInfo>>,
     /// The client's address, when the audit log asked the connection for it.
     pub remote: Option<std::net::IpAddr>,
+    /// The connection's upgrade, when the request asks for a WebSocket.
+    pub upgrade: Option<super::websocket::Upgrade>,
 }
 
 impl Request {

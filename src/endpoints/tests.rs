@@ -71,6 +71,7 @@ async fn call(state: &Arc<State>, method: &str, path: &str, body: Option<Value>)
         body: body.map_or_else(Bytes::new, |b| Bytes::from(b.to_string())),
         peer: None,
         remote: None,
+        upgrade: None,
     };
     let resp = handle(state.clone(), req).await;
     let status = resp.status().as_u16();

@@ -22,6 +22,7 @@ use super::options::{Filter, ListOptions};
 use super::protobuf;
 use super::read::wait_for_resource_version;
 use super::resource::Endpoint;
+use super::websocket;
 use crate::error::ApiError;
 use crate::filters::faults::{WatchEnd, WatchFault};
 use crate::registry::catalog::ApiResource;
@@ -149,19 +150,55 @@ pub async fn start(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
         timeout: opts.timeout_seconds.map(Duration::from_secs),
         fault: ep.ctx.fault.as_ref().and_then(|f| f.watch()),
     };
+    // A WebSocket watch needs the connection's upgrade; without one (HTTP/2, in-process
+    // calls) the watch is served as a plain stream.
+    if let Some(upgrade) = ep.req.upgrade.clone() {
+        return Ok(
+            match websocket::watch_handshake(&ep.req.method, &ep.req.headers) {
+                Ok(handshake) => serve_websocket(ep.state.clone(), watch_req, &handshake, upgrade),
+                Err(refused) => refused.response(),
+            },
+        );
+    }
     Ok(serve(ep.state.clone(), watch_req))
+}
+
+/// Starts a watcher; its stream's chunks (whole frames) arrive on the receiver.
+fn spawn_watcher(
+    state: Arc<State>,
+    req: WatchRequest,
+) -> mpsc::Receiver<Result<Bytes, Infallible>> {
+    let (tx, rx) = mpsc::channel::<Result<Bytes, Infallible>>(64);
+    // Subscribe before reading the snapshot or history so no event can fall in between.
+    let events = state.store.subscribe();
+    tokio::spawn(run(state, req, events, tx));
+    rx
+}
+
+/// Starts a watch over WebSocket: the `101`, then one message per event on the upgraded
+/// connection (text for JSON, binary for protobuf, as the apiserver's `HandleWS` frames them).
+fn serve_websocket(
+    state: Arc<State>,
+    req: WatchRequest,
+    handshake: &websocket::Handshake,
+    upgrade: websocket::Upgrade,
+) -> Response {
+    let framing = match req.format {
+        Format::Protobuf if req.table.is_none() => websocket::Framing::Binary,
+        _ => websocket::Framing::Text,
+    };
+    let chunks = spawn_watcher(state, req);
+    tokio::spawn(websocket::serve_watch(upgrade, framing, chunks));
+    handshake.response()
 }
 
 /// Starts a watch and returns the streaming response.
 pub fn serve(state: Arc<State>, req: WatchRequest) -> Response {
-    let (tx, rx) = mpsc::channel::<Result<Bytes, Infallible>>(64);
-    // Subscribe before reading the snapshot or history so no event can fall in between.
-    let events = state.store.subscribe();
     let content_type = match req.format {
         Format::Protobuf => "application/vnd.kubernetes.protobuf;stream=watch",
         _ => "application/json",
     };
-    tokio::spawn(run(state, req, events, tx));
+    let rx = spawn_watcher(state, req);
     let mut resp = warp::Reply::into_response(warp::reply::stream(ReceiverStream::new(rx)));
     *resp.status_mut() = StatusCode::OK;
     resp.headers_mut().insert(

@@ -120,6 +120,40 @@ pub trait Action: Send + Sync {
 
     /// Serves one request.
     fn serve<'a>(&'a self, call: ActionCall<'a>) -> BoxFuture<'a, Result<(u16, Value), ApiError>>;
+
+    /// For a connection a client asks to upgrade to a WebSocket: what it reaches once the
+    /// apiserver's own checks pass (`Err`: the apiserver's refusal, answered as `serve` answers
+    /// it). `None` when the action has no WebSocket stream, and `serve` answers.
+    fn stream<'a>(
+        &'a self,
+        _call: ActionCall<'a>,
+    ) -> BoxFuture<'a, Option<Result<Stream, ApiError>>> {
+        Box::pin(async { None })
+    }
+}
+
+/// A connection's stream behind the apiserver (a kubelet's exec, attach or port-forward), as
+/// kubefake serves it: the channel subprotocols it accepts, and the error it ends with once
+/// negotiated, since kubefake runs no containers.
+#[derive(Debug)]
+pub struct Stream {
+    /// What the stream is, which decides its subprotocols and how it reports the error.
+    pub kind: StreamKind,
+    /// The error the stream ends with.
+    pub error: ApiError,
+}
+
+/// The kubelet's streaming protocols.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamKind {
+    /// `exec` and `attach` (remotecommand): stdin, stdout, stderr, the error channel (3) and
+    /// the resize channel.
+    RemoteCommand,
+    /// `portforward`: a data and an error channel per port, each opened with the port number.
+    PortForward {
+        /// The ports asked for, in order.
+        ports: Vec<u16>,
+    },
 }
 
 /// What a subresource is.

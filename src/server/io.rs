@@ -256,14 +256,15 @@ impl AsyncWrite for Io {
 }
 
 /// The answer replacing `head` when it is one hyper writes by itself for a request it could
-/// not parse: a short head with no body. A response kubefake writes always has a body.
+/// not parse: a short head with no body and no `audit-id`. A response kubefake writes has a
+/// body, or (a refused WebSocket handshake, empty as x/net/websocket's) an `audit-id`.
 fn automatic_reply(head: &[u8]) -> Option<&'static [u8]> {
+    let has = |needle: &[u8]| head.windows(needle.len()).any(|w| w == needle);
     if head.len() > 256
         || !head.starts_with(b"HTTP/1.1 4")
         || !head.ends_with(b"\r\n\r\n")
-        || !head
-            .windows(b"\r\ncontent-length: 0\r\n".len())
-            .any(|w| w == b"\r\ncontent-length: 0\r\n")
+        || !has(b"\r\ncontent-length: 0\r\n")
+        || has(b"\r\naudit-id: ")
     {
         return None;
     }
@@ -314,4 +315,30 @@ pub fn answer(status_line: &str, err: &ApiError) -> Vec<u8> {
     .into_bytes();
     out.extend_from_slice(&body);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case(
+        b"HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n",
+        true
+    )]
+    #[case(
+        b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 0\r\n\r\n",
+        true
+    )]
+    #[case(
+        b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\naudit-id: 5e0c\r\n\r\n",
+        false
+    )]
+    #[case(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 12\r\n\r\n", false)]
+    #[case(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n", false)]
+    #[case(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n", false)]
+    fn hypers_own_answers_are_replaced(#[case] head: &[u8], #[case] replaced: bool) {
+        assert_eq!(automatic_reply(head).is_some(), replaced);
+    }
 }

@@ -36,6 +36,7 @@ use warp::Filter;
 
 use crate::context::UserInfo;
 use crate::endpoints::negotiation::{error_response, Query, Request, MAX_BODY_BYTES};
+use crate::endpoints::websocket::Upgrade;
 use crate::endpoints::DropConnection;
 use crate::error::ApiError;
 use crate::state::State;
@@ -286,6 +287,10 @@ where
             if let Some(remote) = remote {
                 req.extensions_mut().insert(remote);
             }
+            if crate::endpoints::websocket::requested(req.headers()) {
+                let on = hyper::upgrade::on(&mut req);
+                req.extensions_mut().insert(Upgrade::new(on));
+            }
             let open = tracker.open();
             let mut service = service.clone();
             async move {
@@ -353,6 +358,7 @@ fn routes(
         .and(warp::body::stream())
         .and(warp::ext::optional::<Peer>())
         .and(warp::ext::optional::<Remote>())
+        .and(warp::ext::optional::<Upgrade>())
         .and(with_state)
         .then(
             move |method: Method,
@@ -362,6 +368,7 @@ fn routes(
                   body,
                   peer: Option<Peer>,
                   remote: Option<Remote>,
+                  upgrade: Option<Upgrade>,
                   state: Arc<State>| async move {
                 if !hosts.allows(&headers) {
                     return error_response(&HostCheck::refusal(&headers));
@@ -378,6 +385,7 @@ fn routes(
                     body,
                     peer: peer.map(|p| p.0),
                     remote: remote.map(|r| r.0),
+                    upgrade,
                 };
                 crate::endpoints::handle(state, req).await
             },

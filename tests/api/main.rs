@@ -48,4 +48,5 @@ mod subresources;
 mod ui;
 mod watch;
 mod webhook;
+mod websocket;
 mod workloads;

@@ -28,7 +28,7 @@ use crate::error::{field, ApiError, StatusCause};
 use crate::registry::builtin;
 use crate::registry::object_meta::{meta_str, name_errors, now_rfc3339, NameRule};
 use crate::registry::pointer::Pointer;
-use crate::registry::resource::{Action, ActionCall, ApiResource, Subresource};
+use crate::registry::resource::{Action, ActionCall, ApiResource, Stream, StreamKind, Subresource};
 use crate::registry::store::{
     self as rest, DeleteOptions, Deleted, Propagation, Target, UpdateSource,
 };
@@ -1110,49 +1110,80 @@ enum NoContainers {
     Proxy,
 }
 
+impl NoContainers {
+    /// The apiserver's own checks (the pod, its container, its node), then the error of what
+    /// would serve the connection: kubefake runs no containers.
+    fn reach(&self, call: &ActionCall<'_>) -> Result<ApiError, ApiError> {
+        let pod = rest::get(call.state, call.res, call.namespace, call.name)?;
+        let pod = &pod.value();
+        let query = |k: &str| {
+            call.query
+                .iter()
+                .find(|(key, _)| key == k)
+                .map_or("", |(_, v)| v.as_str())
+        };
+        let container = match self {
+            NoContainers::PortForward | NoContainers::Proxy => String::new(),
+            _ => pick_container(pod, query("container"), call.name)?,
+        };
+        let node = text_at(pod, "/spec/nodeName");
+        let message = match self {
+            NoContainers::Proxy => format!(
+                "address not allowed: kubefake runs no containers, so nothing serves pod {:?}",
+                call.name
+            ),
+            NoContainers::Log => format!(
+                "container {container:?} in pod {:?} is waiting to start: kubefake runs no containers",
+                call.name
+            ),
+            _ if node.is_empty() => {
+                return Err(ApiError::bad_request(format!(
+                    "pod {} does not have a host assigned",
+                    call.name
+                )))
+            }
+            NoContainers::PortForward => format!(
+                "kubefake runs no containers: pod {:?} has no ports to forward",
+                call.name
+            ),
+            _ => format!(
+                "kubefake runs no containers: container {container:?} of pod {:?} cannot be reached",
+                call.name
+            ),
+        };
+        Ok(ApiError::bad_request(message))
+    }
+}
+
 impl Action for NoContainers {
     fn connects(&self) -> bool {
         !matches!(self, NoContainers::Log)
     }
 
     fn serve<'a>(&'a self, call: ActionCall<'a>) -> BoxFuture<'a, Result<(u16, Value), ApiError>> {
-        Box::pin(async move {
-            let pod = rest::get(call.state, call.res, call.namespace, call.name)?;
-            let pod = &pod.value();
-            let query = |k: &str| {
-                call.query
+        Box::pin(async move { Err(self.reach(&call)?) })
+    }
+
+    /// Exec, attach and port-forward over WebSocket are negotiated as the kubelet negotiates
+    /// them, then end with the error on their error channel.
+    fn stream<'a>(
+        &'a self,
+        call: ActionCall<'a>,
+    ) -> BoxFuture<'a, Option<Result<Stream, ApiError>>> {
+        let kind = match self {
+            NoContainers::Exec | NoContainers::Attach => StreamKind::RemoteCommand,
+            NoContainers::PortForward => StreamKind::PortForward {
+                ports: call
+                    .query
                     .iter()
-                    .find(|(key, _)| key == k)
-                    .map_or("", |(_, v)| v.as_str())
-            };
-            let container = match self {
-                NoContainers::PortForward | NoContainers::Proxy => String::new(),
-                _ => pick_container(pod, query("container"), call.name)?,
-            };
-            let node = text_at(pod, "/spec/nodeName");
-            let message = match self {
-                NoContainers::Proxy => format!(
-                    "address not allowed: kubefake runs no containers, so nothing serves pod {:?}",
-                    call.name
-                ),
-                NoContainers::Log => format!(
-                    "container {container:?} in pod {:?} is waiting to start: kubefake runs no containers",
-                    call.name
-                ),
-                _ if node.is_empty() => {
-                    format!("pod {} does not have a host assigned", call.name)
-                }
-                NoContainers::PortForward => format!(
-                    "kubefake runs no containers: pod {:?} has no ports to forward",
-                    call.name
-                ),
-                _ => format!(
-                    "kubefake runs no containers: container {container:?} of pod {:?} cannot be reached",
-                    call.name
-                ),
-            };
-            Err(ApiError::bad_request(message))
-        })
+                    .filter(|(k, _)| k == "ports")
+                    .flat_map(|(_, v)| v.split(','))
+                    .filter_map(|p| p.trim().parse().ok())
+                    .collect(),
+            },
+            NoContainers::Log | NoContainers::Proxy => return Box::pin(async { None }),
+        };
+        Box::pin(async move { Some(self.reach(&call).map(|error| Stream { kind, error })) })
     }
 }
 

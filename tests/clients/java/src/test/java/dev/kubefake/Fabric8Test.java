@@ -12,8 +12,15 @@ import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
 import io.fabric8.kubernetes.api.model.ManagedFieldsEntry;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.Status;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.Watch;
+import io.fabric8.kubernetes.client.Watcher;
+import io.fabric8.kubernetes.client.WatcherException;
+import io.fabric8.kubernetes.client.dsl.ExecListener;
+import io.fabric8.kubernetes.client.dsl.ExecWatch;
 import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
@@ -26,7 +33,10 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** fabric8 kubernetes-client against kubefake: CRUD, server-side apply, an informer, a CRD. */
+/**
+ * fabric8 kubernetes-client against kubefake, with its defaults: CRUD, server-side apply, a
+ * WebSocket watch, exec over WebSocket, an informer, a CRD.
+ */
 class Fabric8Test {
   static final String NS = "java";
   static Kubefake server;
@@ -92,6 +102,66 @@ class Fabric8Test {
     List<String> managers = forced.getMetadata().getManagedFields().stream()
         .map(ManagedFieldsEntry::getManager).toList();
     assertTrue(managers.contains("second"), managers.toString());
+  }
+
+  /** fabric8's default watch is a WebSocket watch: one event per message, no fallback to HTTP. */
+  @Test
+  void websocketWatch() throws Exception {
+    var configMaps = client.configMaps().inNamespace(NS);
+    List<String> seen = new CopyOnWriteArrayList<>();
+    CountDownLatch added = new CountDownLatch(2);
+    Watch watch = configMaps.watch(new Watcher<>() {
+      @Override
+      public void eventReceived(Action action, ConfigMap cm) {
+        // A watch from no resourceVersion starts with the namespace's current ConfigMaps.
+        if (cm.getMetadata().getName().startsWith("ws-")) {
+          seen.add(action + " " + cm.getMetadata().getName());
+          added.countDown();
+        }
+      }
+
+      @Override
+      public void onClose(WatcherException cause) {
+        seen.add("closed " + cause);
+      }
+    });
+    try {
+      assertEquals("WatchConnectionManager", watch.getClass().getSimpleName());
+      configMaps.resource(configMap("ws-1", Map.of())).create();
+      configMaps.resource(configMap("ws-2", Map.of())).create();
+      assertTrue(added.await(10, TimeUnit.SECONDS), "events: " + seen);
+      assertEquals(List.of("ADDED ws-1", "ADDED ws-2"), seen);
+    } finally {
+      watch.close();
+    }
+  }
+
+  /**
+   * exec over WebSocket (v4.channel.k8s.io) on a pod with a node: negotiated as the kubelet
+   * negotiates it, then ended with the error on the error channel (kubefake runs no containers),
+   * never a hang.
+   */
+  @Test
+  void execEndsWithTheError() throws Exception {
+    var pods = client.pods().inNamespace(NS);
+    pods.resource(new PodBuilder().withNewMetadata().withName("exec-me").endMetadata()
+        .withNewSpec().withNodeName("node-1").addNewContainer().withName("c").withImage("busybox")
+        .endContainer().endSpec().build()).create();
+    List<String> statuses = new CopyOnWriteArrayList<>();
+    try (ExecWatch exec = pods.withName("exec-me").redirectingOutput()
+        .usingListener(new ExecListener() {
+          @Override
+          public void onExit(int code, Status status) {
+            statuses.add(status.getReason() + ": " + status.getMessage());
+          }
+
+          @Override
+          public void onClose(int code, String reason) {}
+        }).exec("echo", "hi")) {
+      assertEquals(-1, exec.exitCode().get(10, TimeUnit.SECONDS));
+    }
+    assertEquals(List.of("BadRequest: kubefake runs no containers: container \"c\" of pod "
+        + "\"exec-me\" cannot be reached"), statuses);
   }
 
   @Test

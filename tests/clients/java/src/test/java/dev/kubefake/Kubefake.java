@@ -91,13 +91,11 @@ public final class Kubefake implements AutoCloseable {
   }
 
   /**
-   * A new fabric8 client for the server, as its admin; close it before the server. Its watches
-   * (and so informers) are HTTP watches: kubefake does not serve watches over WebSocket, and
-   * fabric8 only falls back from a WebSocket watch once the refused upgrade's response has ended.
+   * A new fabric8 client for the server, as its admin, with fabric8's defaults (its watches and
+   * informers speak WebSocket, as against a real apiserver); close it before the server.
    */
   public KubernetesClient client() throws IOException {
     Config config = Config.fromKubeconfig(Files.readString(kubeconfig));
-    config.setOnlyHttpWatches(true);
     return new KubernetesClientBuilder().withConfig(config).build();
   }
 
