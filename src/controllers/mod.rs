@@ -383,9 +383,17 @@ pub(crate) async fn release(
     key: &ObjectKey,
     finalizer: &str,
 ) {
+    // The last one goes with the field, as the garbage collector's patch (`finalizers: null`)
+    // leaves it.
     let drop_finalizer = |obj: &mut Value| {
-        if let Some(list) = obj["metadata"]["finalizers"].as_array_mut() {
+        let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) else {
+            return;
+        };
+        if let Some(list) = meta.get_mut("finalizers").and_then(Value::as_array_mut) {
             list.retain(|f| f != finalizer);
+            if list.is_empty() {
+                meta.remove("finalizers");
+            }
         }
     };
     let why = format!("releasing {finalizer}");

@@ -6,7 +6,7 @@ use warp::reply::Response;
 use bytes::Bytes;
 
 use super::options::Filter;
-use super::read::{encode_list, ListMeta};
+use super::read::{encode_list, partial_list, ListMeta};
 use super::resource::Endpoint;
 use crate::error::ApiError;
 use crate::registry::store::{self as rest, DeleteOptions, Deleted};
@@ -53,6 +53,13 @@ pub async fn delete_collection(
         rv: ep.state.store.current_rv(),
         ..Default::default()
     };
+    // After the deletes, as the apiserver transforms the list it deleted.
+    if let Some(only) = ep.output.metadata {
+        if !only.list {
+            return Err(only.wrong_shape(res, true));
+        }
+        return ep.respond_json(StatusCode::OK, partial_list(only, &deleted, &meta));
+    }
     let body = encode_list(res, &meta, &deleted).await?.concat();
     ep.respond_json(StatusCode::OK, body)
 }

@@ -24,18 +24,6 @@ use crate::store::{Snapshot, StoredObject};
 /// `GET` one object (or its `/status`, which shows the whole object).
 pub async fn get(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
     let obj = rest::get(ep.state, &ep.res, ep.namespace(), ep.name())?;
-    if let Some(only) = ep.output.metadata {
-        if only.list {
-            return Err(only.wrong_shape(&ep.res, false));
-        }
-        let body = serde_json::to_vec(&only.partial(&obj.value())).map_err(ApiError::internal)?;
-        return ep.respond_json(StatusCode::OK, Bytes::from(body));
-    }
-    if let Some(include) = ep.output.table {
-        let shown = ep.res.codec.from_storage_one(&obj).await?;
-        let table = ep.res.table.table(&[&shown], "", include, true);
-        return Ok(json_value(StatusCode::OK, &table));
-    }
     ep.respond(StatusCode::OK, &obj).await
 }
 
@@ -92,16 +80,17 @@ pub async fn list(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
 
 /// A page as a `PartialObjectMetadataList` (typed: no `continue` when there is no next page).
 fn metadata_list(only: MetadataOnly, page: &Page) -> Bytes {
-    let items: Vec<Value> = page
-        .items
-        .iter()
-        .map(|o| only.partial(&o.value()))
-        .collect();
-    let mut meta = json!({"resourceVersion": page.meta.rv.to_string()});
-    if let Some(c) = &page.meta.continue_token {
+    partial_list(only, &page.items, &page.meta)
+}
+
+/// A `PartialObjectMetadataList` of these objects.
+pub fn partial_list(only: MetadataOnly, objects: &[Arc<StoredObject>], list: &ListMeta) -> Bytes {
+    let items: Vec<Value> = objects.iter().map(|o| only.partial(&o.value())).collect();
+    let mut meta = json!({"resourceVersion": list.rv.to_string()});
+    if let Some(c) = &list.continue_token {
         meta["continue"] = json!(c);
     }
-    if let Some(n) = page.meta.remaining_item_count {
+    if let Some(n) = list.remaining_item_count {
         meta["remainingItemCount"] = json!(n);
     }
     let list = json!({

@@ -11,7 +11,7 @@ use warp::http::StatusCode;
 use bytes::Bytes;
 
 use super::accept::{self, Output};
-use super::negotiation::{plain_not_found, Request};
+use super::negotiation::{json_value, plain_not_found, Request};
 use super::{action, apply, delete, options, read, scale, watch, write};
 use crate::context::Context;
 use crate::error::ApiError;
@@ -69,12 +69,27 @@ impl Endpoint<'_> {
     }
 
     /// A response with a stored object as this endpoint's version shows it, in the
-    /// negotiated format.
+    /// negotiated format and shape: the object, its metadata only, or a one-row Table
+    /// (`transformResponseObject`; for a write, after the write, as the apiserver does, so a
+    /// list shape asked of one object is a 406 for a write already made).
     pub async fn respond(
         &self,
         status: StatusCode,
         obj: &Arc<StoredObject>,
     ) -> Result<Response, ApiError> {
+        if let Some(only) = self.output.metadata {
+            if only.list {
+                return Err(only.wrong_shape(&self.res, false));
+            }
+            let body =
+                serde_json::to_vec(&only.partial(&obj.value())).map_err(ApiError::internal)?;
+            return self.respond_json(status, Bytes::from(body));
+        }
+        if let Some(include) = self.output.table {
+            let shown = self.res.codec.from_storage_one(obj).await?;
+            let table = self.res.table.table(&[&shown], "", include, true);
+            return Ok(json_value(status, &table));
+        }
         let json = self.res.codec.encode(obj).await?;
         accept::render(status, self.output.format, json)
     }
@@ -110,10 +125,12 @@ pub async fn serve(
         return Ok(plain_not_found());
     }
     let reads = matches!(info.verb, Verb::Get | Verb::List | Verb::Watch);
+    // Every verb's answer may be transformed (`AllowsMediaTypeTransform`): a write with
+    // `as=PartialObjectMetadata` is applied and answered with the object's metadata.
     let output = accept::negotiate(
         req.header("accept"),
         &res,
-        reads,
+        true,
         info.verb == Verb::Watch,
         req.query.get("includeObject"),
     )?;

@@ -118,8 +118,9 @@ pub fn resolve(method: &str, path: &str, watch_param: bool) -> RequestInfo {
     if let Some(sub) = rest.get(2) {
         info.subresource = sub.to_string();
     }
-    if rest.len() > 3 {
-        // Deeper paths (connect subresources with paths) are not served by kubefake.
+    if rest.len() > 3 && info.subresource != "proxy" {
+        // Deeper paths are the proxy's path (`nodes/n/proxy/stats`), or no route: the
+        // apiserver's router answers those with its plain-text 404.
         info.is_resource_request = false;
         return info;
     }
@@ -371,6 +372,31 @@ mod tests {
             "/apis/g/v1/a/b/c/d",
         ] {
             assert!(!r("GET", p).is_resource_request, "{p}");
+        }
+    }
+
+    #[test]
+    fn a_proxy_path_stays_with_its_subresource() {
+        for (p, ns, resource, name) in [
+            ("/api/v1/nodes/n/proxy/stats/summary", "", "nodes", "n"),
+            (
+                "/api/v1/namespaces/d/services/s/proxy/x",
+                "d",
+                "services",
+                "s",
+            ),
+        ] {
+            let got = r("GET", p);
+            assert!(got.is_resource_request, "{p}");
+            assert_eq!(
+                (
+                    got.namespace.as_str(),
+                    got.resource.as_str(),
+                    got.name.as_str()
+                ),
+                (ns, resource, name)
+            );
+            assert_eq!((got.subresource.as_str(), got.verb), ("proxy", Verb::Get));
         }
     }
 }

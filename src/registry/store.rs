@@ -791,7 +791,7 @@ fn prepare_delete<'a>(
     let graceful = has_finalizers(res, &obj) || grace.is_some();
     if graceful {
         // A grace period puts the deletion that far ahead; finalizers alone do not.
-        let seconds = grace.unwrap_or_else(|| opts.grace_period_seconds.unwrap_or(0).max(0));
+        let seconds = grace.unwrap_or(0);
         let now = chrono::Utc::now();
         let at = chrono::TimeDelta::try_seconds(grace.unwrap_or(0))
             .and_then(|d| now.checked_add_signed(d))

@@ -748,3 +748,116 @@ async fn controller_manager_writes_carry_its_manager(#[future(awt)] server: Test
     assert_eq!(controller.len(), 1, "{ep}");
     assert_eq!(controller[0].1, "Update", "{ep}");
 }
+
+const AS_METADATA: &str = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
+
+/// Writes with `as=PartialObjectMetadata` are applied and answered with the object's metadata
+/// (`transformResponseObject` runs after the write): kube-rs's `patch_metadata`, and create,
+/// update and delete as a metadata client sends them.
+#[rstest]
+#[tokio::test]
+async fn metadata_only_writes_apply_and_answer_metadata(#[future(awt)] server: TestServer) {
+    let configmaps: kube::Api<k8s_openapi::api::core::v1::ConfigMap> =
+        kube::Api::namespaced(server.client.clone(), "default");
+    let path = "/api/v1/namespaces/default/configmaps";
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "meta"}, "data": {"k": "v"}});
+    let post = server
+        .http
+        .post(server.url(path))
+        .header("accept", AS_METADATA);
+    let (status, created) = server.send(post.json(&cm)).await;
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(created["kind"], "PartialObjectMetadata");
+    assert_eq!(created["apiVersion"], "meta.k8s.io/v1");
+    assert_eq!(created["metadata"]["name"], "meta");
+    assert!(created.get("data").is_none(), "{created}");
+    let stored = configmaps.get("meta").await.expect("created");
+    assert_eq!(stored.data.unwrap_or_default()["k"], "v");
+
+    // kube-rs's metadata patch.
+    let patched = configmaps
+        .patch_metadata(
+            "meta",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"tier": "db"}}})),
+        )
+        .await
+        .expect("patched");
+    assert_eq!(
+        patched.types.as_ref().map(|t| t.kind.as_str()),
+        Some("PartialObjectMetadata")
+    );
+    assert_eq!(patched.metadata.labels.unwrap_or_default()["tier"], "db");
+
+    let mut update = cm.clone();
+    update["data"]["k"] = json!("w");
+    let put = server
+        .http
+        .put(server.url(&format!("{path}/meta")))
+        .header("accept", AS_METADATA);
+    let (status, updated) = server.send(put.json(&update)).await;
+    assert_eq!(status, 200, "{updated}");
+    assert_eq!(updated["kind"], "PartialObjectMetadata");
+    let stored = configmaps.get("meta").await.expect("updated");
+    assert_eq!(stored.data.unwrap_or_default()["k"], "w");
+
+    // A ConfigMap's delete answers a Status, which passes through untransformed.
+    let delete = server
+        .http
+        .delete(server.url(&format!("{path}/meta")))
+        .header("accept", AS_METADATA);
+    let (status, deleted) = server.send(delete).await;
+    assert_eq!(status, 200);
+    assert_eq!(deleted["kind"], "Status");
+    assert_eq!(deleted["status"], "Success");
+    assert!(configmaps.get_opt("meta").await.expect("get").is_none());
+
+    // A pod's delete answers the object: as metadata.
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}]}});
+    let pods = "/api/v1/namespaces/default/pods";
+    assert_eq!(server.post(pods, &pod).await.0, 201);
+    let delete = server
+        .http
+        .delete(server.url(&format!("{pods}/p")))
+        .header("accept", AS_METADATA);
+    let (status, deleted) = server.send(delete).await;
+    assert_eq!(status, 200, "{deleted}");
+    assert_eq!(deleted["kind"], "PartialObjectMetadata");
+    assert_eq!(deleted["metadata"]["name"], "p");
+    assert!(deleted.get("spec").is_none());
+}
+
+/// The wrong shape is a 406 after the write, as the apiserver checks it when it transforms the
+/// answer; a deletecollection answers a `PartialObjectMetadataList`.
+#[rstest]
+#[tokio::test]
+async fn metadata_shapes_of_writes(#[future(awt)] server: TestServer) {
+    let path = "/api/v1/namespaces/default/configmaps";
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a",
+        "labels": {"batch": "x"}}});
+    let as_list = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+    let post = server.http.post(server.url(path)).header("accept", as_list);
+    let (status, refused) = server.send(post.json(&cm)).await;
+    assert_eq!(status, 406, "{refused}");
+    assert_eq!(
+        refused["message"],
+        "you requested PartialObjectMetadataList, but the requested object is not a list (*core.ConfigMap)"
+    );
+    let (status, _) = server.get(&format!("{path}/a")).await;
+    assert_eq!(
+        status, 200,
+        "the create was made before the answer was refused"
+    );
+
+    let collection = server
+        .http
+        .delete(server.url(&format!("{path}?labelSelector=batch%3Dx")))
+        .header("accept", as_list);
+    let (status, deleted) = server.send(collection).await;
+    assert_eq!(status, 200, "{deleted}");
+    assert_eq!(deleted["kind"], "PartialObjectMetadataList");
+    assert_eq!(deleted["items"][0]["kind"], "PartialObjectMetadata");
+    assert_eq!(deleted["items"][0]["metadata"]["name"], "a");
+}

@@ -159,6 +159,45 @@ async fn orphan_deletion_keeps_dependents_without_the_reference(#[future(awt)] s
         .is_empty());
 }
 
+/// A grace period means nothing to a kind without graceful deletion: an Orphan delete with
+/// `gracePeriodSeconds: 30` marks the object deleting with a grace of 0 (`markAsDeleting`), and it
+/// goes once the collector has removed the `orphan` finalizer.
+#[rstest]
+#[tokio::test]
+async fn orphan_deletion_with_a_grace_period_completes(#[future(awt)] server: TestServer) {
+    server.install_crontab_crd().await;
+    let api = server.crontabs("default");
+    let owner = server.create_crontab("default", "owner").await;
+    child(&server, "kept", vec![owner_ref(&owner, true)], &[]).await;
+    let dp = DeleteParams {
+        propagation_policy: Some(PropagationPolicy::Orphan),
+        grace_period_seconds: Some(30),
+        ..Default::default()
+    };
+    api.delete("owner", &dp).await.expect("delete");
+    assert!(!exists(&api, "owner").await, "the owner is gone");
+    let kept = api.get("kept").await.expect("orphaned, not deleted");
+    assert!(kept
+        .metadata
+        .owner_references
+        .unwrap_or_default()
+        .is_empty());
+
+    let configmaps: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        Api::namespaced(server.client.clone(), "default");
+    let cm =
+        serde_json::from_value(json!({"metadata": {"name": "settings"}})).expect("a ConfigMap");
+    configmaps
+        .create(&PostParams::default(), &cm)
+        .await
+        .expect("create");
+    configmaps.delete("settings", &dp).await.expect("delete");
+    assert!(
+        configmaps.get_opt("settings").await.expect("get").is_none(),
+        "the ConfigMap is gone"
+    );
+}
+
 #[rstest]
 #[tokio::test]
 async fn dependents_of_missing_owners_are_collected(#[future(awt)] server: TestServer) {

@@ -275,3 +275,41 @@ async fn status_type_errors_on_the_custom_resources_kind(#[future(awt)] server: 
         assert_eq!(got["details"]["kind"], "CronTab");
     }
 }
+
+/// `nodes/{n}/proxy` and `services/{s}/proxy`, with or without a path after them: the object is
+/// looked up (a missing one is a 404 `Status`), then the answer is the apiserver's for a backend
+/// it cannot reach, a 503 `Status`; never a plain-text 404.
+#[rstest]
+#[tokio::test]
+async fn proxies_answer_with_a_status(#[future(awt)] server: TestServer) {
+    let (status, body) = server.get("/api/v1/nodes/ghost/proxy/stats/summary").await;
+    assert_eq!(status, 404, "{body}");
+    assert_eq!(body["message"], "nodes \"ghost\" not found");
+    let node = serde_json::json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}});
+    assert_eq!(server.post("/api/v1/nodes", &node).await.0, 201);
+    for path in [
+        "/api/v1/nodes/n1/proxy",
+        "/api/v1/nodes/n1/proxy/stats/summary",
+    ] {
+        let (status, body) = server.get(path).await;
+        assert_eq!(status, 503, "{path}: {body}");
+        assert_eq!(body["kind"], "Status");
+        assert_eq!(body["reason"], "ServiceUnavailable");
+        assert_eq!(
+            body["message"],
+            "error trying to reach service: kubefake runs no kubelet for node \"n1\""
+        );
+    }
+    let service = serde_json::json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "web"}, "spec": {"ports": [{"port": 80}]}});
+    let services = "/api/v1/namespaces/default/services";
+    assert_eq!(server.post(services, &service).await.0, 201);
+    let (status, body) = server
+        .get(&format!("{services}/web/proxy/index.html"))
+        .await;
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["reason"], "ServiceUnavailable");
+    let (status, body) = server.get(&format!("{services}/nothing/proxy/")).await;
+    assert_eq!(status, 404, "{body}");
+    assert_eq!(body["kind"], "Status");
+}

@@ -11,6 +11,7 @@ pub mod persistentvolumeclaim;
 pub mod pod;
 pub mod podspec;
 pub mod podtemplate;
+pub mod proxy;
 pub mod replicationcontroller;
 pub mod resourcequota;
 pub mod secret;

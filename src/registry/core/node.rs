@@ -7,7 +7,8 @@
 //! object.
 //!
 //! Not yet: the node lifecycle controller (no taints for not-ready nodes, no eviction), the
-//! rules for updates of `podCIDR`/`providerID`, `configSource`, and the `proxy` subresource. A
+//! rules for updates of `podCIDR`/`providerID` and `configSource`; `proxy` finds the node and
+//! answers that nothing can be reached ([`crate::registry::core::proxy`]). A
 //! node without `spec.unschedulable` does not match `spec.unschedulable=false` (the apiserver
 //! compares Go's `false` for it).
 
@@ -19,6 +20,7 @@ use serde_json::{json, Value};
 use crate::controllers::{simulated, Work};
 use crate::error::{field, StatusCause};
 use crate::registry::builtin;
+use crate::registry::core::proxy::Unreachable;
 use crate::registry::core::service::{strings, text};
 use crate::registry::resource::ApiResource;
 use crate::registry::strategy::{keep_only_status, Strategy};
@@ -30,6 +32,12 @@ use crate::store::StoredObject;
 pub fn resource() -> ApiResource {
     builtin::kind("", "v1", "nodes", Arc::new(NodeStrategy))
         .part("status", Arc::new(NodeStatusStrategy))
+        .action(
+            "proxy",
+            Arc::new(Unreachable {
+                why: "runs no kubelet for node",
+            }),
+        )
         .with(|r| {
             r.field_selectors(&["metadata.name", "spec.unschedulable|false"])
                 .table(columns())

@@ -21,8 +21,8 @@
 //! takes its Endpoints with it.
 //!
 //! Not yet: dual-stack (IPv6 families are refused as on a single-stack cluster), the
-//! ServiceCIDR and IPAddress objects the allocator records allocations in, and the `proxy`
-//! subresource.
+//! ServiceCIDR and IPAddress objects the allocator records allocations in. `proxy` finds the
+//! service and answers that nothing can be reached ([`crate::registry::core::proxy`]).
 
 use std::sync::Arc;
 
@@ -34,6 +34,7 @@ use crate::controllers::service_pods::managed_selector;
 use crate::controllers::Work;
 use crate::error::{ApiError, StatusCause};
 use crate::registry::builtin;
+use crate::registry::core::proxy::Unreachable;
 use crate::registry::object_meta::{meta_str, NameRule};
 use crate::registry::pointer::Pointer;
 use crate::registry::resource::ApiResource;
@@ -46,6 +47,12 @@ use crate::store::{ObjectKey, Snapshot, StoredObject};
 pub fn resource() -> ApiResource {
     builtin::kind("", "v1", "services", Arc::new(ServiceStrategy))
         .part("status", Arc::new(ServiceStatusStrategy))
+        .action(
+            "proxy",
+            Arc::new(Unreachable {
+                why: "runs no containers, so nothing serves service",
+            }),
+        )
         .with(|r| {
             r.field_selectors(&[
                 "metadata.name",
