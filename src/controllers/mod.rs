@@ -24,6 +24,7 @@
 
 pub mod clusterrole_aggregation;
 pub mod crd;
+pub mod crd_registration;
 pub mod endpoints;
 pub mod endpointslice;
 pub mod garbage_collector;
@@ -207,7 +208,8 @@ fn process<'a>(state: &'a State, ctx: &'a Context, work: Work) -> BoxFuture<'a, 
     Box::pin(async move {
         match work {
             Work::Crd(name) => {
-                crd::reconcile(state, &ctx.for_controller("crd-controller"), &name).await
+                crd::reconcile(state, &ctx.for_controller("crd-controller"), &name).await;
+                crd_registration::sync(state, ctx).await
             }
             Work::Namespace(name) => {
                 namespace::reconcile(state, &ctx.for_controller("namespace-controller"), &name)

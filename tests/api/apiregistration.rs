@@ -169,3 +169,60 @@ async fn status_is_written_through_its_subresource(#[future(awt)] server: TestSe
         .iter()
         .any(|i| i["metadata"]["name"] == "v1alpha1.wardle.k8s.io"));
 }
+
+/// Every group-version a CRD serves gets its local APIService (`crdregistration`), Available,
+/// labelled automanaged "true"; it goes once no CRD serves the version.
+#[rstest]
+#[tokio::test]
+async fn crd_group_versions_get_their_api_services(#[future(awt)] server: TestServer) {
+    let crd = server.install_crontab_crd().await;
+    let registered = api(&server)
+        .get("v1.stable.example.com")
+        .await
+        .expect("registered with the CRD");
+    assert_eq!(
+        registered.metadata.labels.as_ref().expect("labels")
+            ["kube-aggregator.kubernetes.io/automanaged"],
+        "true"
+    );
+    assert_eq!(
+        registered.data["spec"],
+        json!({"group": "stable.example.com", "version": "v1",
+            "groupPriorityMinimum": 1000, "versionPriority": 100})
+    );
+    let available = &registered.data["status"]["conditions"][0];
+    assert_eq!(
+        (
+            &available["type"],
+            &available["status"],
+            &available["reason"]
+        ),
+        (&json!("Available"), &json!("True"), &json!("Local"))
+    );
+    let served: Vec<&str> = crd["spec"]["versions"]
+        .as_array()
+        .expect("versions")
+        .iter()
+        .filter(|v| v["served"] == true)
+        .filter_map(|v| v["name"].as_str())
+        .collect();
+    for version in &served {
+        let name = format!("{version}.stable.example.com");
+        assert!(api(&server).get(&name).await.is_ok(), "{name}");
+    }
+
+    // The CRD goes: so do its APIServices.
+    let crds = server.dynamic(
+        ("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+        "customresourcedefinitions",
+        None,
+    );
+    crds.delete("crontabs.stable.example.com", &DeleteParams::default())
+        .await
+        .expect("deleted");
+    for version in &served {
+        let name = format!("{version}.stable.example.com");
+        let gone = api(&server).get(&name).await.expect_err("removed");
+        assert_eq!(api_error(gone).code, 404, "{name}");
+    }
+}

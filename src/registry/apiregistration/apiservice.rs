@@ -148,8 +148,11 @@ impl Strategy for ApiServiceStrategy {
     }
 
     fn defaults(&self, obj: &mut Value) {
-        let service = &mut obj["spec"]["service"];
-        if service.is_object() && service.get("port").is_none_or(Value::is_null) {
+        // A local APIService has no `service` (omitempty): the lookup adds none.
+        let Some(service) = obj.pointer_mut("/spec/service").filter(|s| s.is_object()) else {
+            return;
+        };
+        if service.get("port").is_none_or(Value::is_null) {
             service["port"] = json!(443);
         }
     }
