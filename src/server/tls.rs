@@ -170,11 +170,17 @@ pub fn server_config(
             for cert in certificates(pem, "client CA")? {
                 roots.add(cert)?;
             }
-            let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
-                .allow_unauthenticated()
-                .build()
-                .map_err(|e| TlsError::Pem(format!("client CA: {e}")))?;
-            builder.with_client_cert_verifier(verifier)
+            let inner =
+                WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+                    .allow_unauthenticated()
+                    .build()
+                    .map_err(|e| TlsError::Pem(format!("client CA: {e}")))?;
+            let verifier = V1ClientVerifier {
+                inner,
+                roots: certificates(pem, "client CA")?,
+                algorithms: provider.signature_verification_algorithms,
+            };
+            builder.with_client_cert_verifier(Arc::new(verifier))
         }
         None => builder.with_no_client_auth(),
     };
@@ -212,6 +218,129 @@ pub fn certificate_user(cert: &CertificateDer<'_>) -> Option<UserInfo> {
         groups,
         ..UserInfo::default()
     })
+}
+
+/// Client certificates as Go's TLS stack verifies them: webpki's verification, and besides it
+/// X.509 v1 certificates (what `openssl x509 -req` makes without extensions), which webpki
+/// refuses and Go accepts: one signed directly by a client CA, within both certificates'
+/// validity, and the handshake signed with its key.
+#[derive(Debug)]
+struct V1ClientVerifier {
+    inner: Arc<dyn rustls::server::danger::ClientCertVerifier>,
+    roots: Vec<CertificateDer<'static>>,
+    algorithms: rustls::crypto::WebPkiSupportedAlgorithms,
+}
+
+/// A certificate in X.509 version 1 (no extensions).
+fn is_v1(cert: &CertificateDer<'_>) -> bool {
+    x509_parser::parse_x509_certificate(cert.as_ref())
+        .is_ok_and(|(_, c)| c.version() == x509_parser::x509::X509Version::V1)
+}
+
+impl V1ClientVerifier {
+    /// A v1 leaf signed by one of the roots, both valid at `now`.
+    fn verify_v1(&self, leaf: &CertificateDer<'_>, now: rustls_pki_types::UnixTime) -> bool {
+        let Ok((_, leaf)) = x509_parser::parse_x509_certificate(leaf.as_ref()) else {
+            return false;
+        };
+        let Ok(at) = x509_parser::time::ASN1Time::from_timestamp(
+            i64::try_from(now.as_secs()).unwrap_or(i64::MAX),
+        ) else {
+            return false;
+        };
+        leaf.validity().is_valid_at(at)
+            && self.roots.iter().any(|root| {
+                x509_parser::parse_x509_certificate(root.as_ref()).is_ok_and(|(_, root)| {
+                    root.subject().as_raw() == leaf.issuer().as_raw()
+                        && root.validity().is_valid_at(at)
+                        && leaf.verify_signature(Some(root.public_key())).is_ok()
+                })
+            })
+    }
+
+    /// The handshake's signature, checked with a v1 certificate's key by the algorithms the
+    /// scheme allows.
+    fn verify_signed_with_v1(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        let bad = || rustls::Error::InvalidCertificate(rustls::CertificateError::BadSignature);
+        let (_, parsed) = x509_parser::parse_x509_certificate(cert.as_ref()).map_err(|_| bad())?;
+        let key = &parsed.public_key().subject_public_key.data;
+        let candidates = self
+            .algorithms
+            .mapping
+            .iter()
+            .find(|(scheme, _)| *scheme == dss.scheme)
+            .map(|(_, algs)| *algs)
+            .unwrap_or_default();
+        candidates
+            .iter()
+            .any(|alg| alg.verify_signature(key, message, dss.signature()).is_ok())
+            .then(rustls::client::danger::HandshakeSignatureValid::assertion)
+            .ok_or_else(bad)
+    }
+}
+
+impl rustls::server::danger::ClientCertVerifier for V1ClientVerifier {
+    fn offer_client_auth(&self) -> bool {
+        self.inner.offer_client_auth()
+    }
+
+    fn client_auth_mandatory(&self) -> bool {
+        self.inner.client_auth_mandatory()
+    }
+
+    fn root_hint_subjects(&self) -> &[rustls::DistinguishedName] {
+        self.inner.root_hint_subjects()
+    }
+
+    fn verify_client_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        now: rustls_pki_types::UnixTime,
+    ) -> Result<rustls::server::danger::ClientCertVerified, rustls::Error> {
+        match self
+            .inner
+            .verify_client_cert(end_entity, intermediates, now)
+        {
+            Err(_) if is_v1(end_entity) && self.verify_v1(end_entity, now) => {
+                Ok(rustls::server::danger::ClientCertVerified::assertion())
+            }
+            verified => verified,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        match self.inner.verify_tls12_signature(message, cert, dss) {
+            Err(_) if is_v1(cert) => self.verify_signed_with_v1(message, cert, dss),
+            verified => verified,
+        }
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        match self.inner.verify_tls13_signature(message, cert, dss) {
+            Err(_) if is_v1(cert) => self.verify_signed_with_v1(message, cert, dss),
+            verified => verified,
+        }
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
 }
 
 #[cfg(test)]

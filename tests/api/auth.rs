@@ -475,3 +475,101 @@ async fn service_account_tokens_authenticate_while_their_objects_live() {
         .await;
     assert_eq!(code, 404);
 }
+
+/// Runs openssl with these arguments in `dir`.
+fn openssl(dir: &std::path::Path, args: &[&str]) {
+    let out = std::process::Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("openssl runs (.ci/run installs it)");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A CA (v3) and a client certificate it signs with `openssl x509 -req` and no extensions: an
+/// X.509 v1 certificate. Returns (CA PEM, client certificate PEM, client key PEM).
+fn v1_client_certificate(dir: &std::path::Path, ca: &str) -> (String, String, String) {
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+    ];
+    let subject = format!("/CN={ca}");
+    let mut args = vec!["req", "-x509", "-keyout", "ca.key", "-out", "ca.crt"];
+    args.extend(ec);
+    args.extend(["-subj", &subject, "-days", "1"]);
+    openssl(dir, &args);
+    let mut args = vec!["req", "-new", "-keyout", "c.key", "-out", "c.csr"];
+    args.extend(ec);
+    args.extend(["-subj", "/O=system:masters/CN=victor"]);
+    openssl(dir, &args);
+    openssl(
+        dir,
+        &[
+            "x509", "-req", "-in", "c.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-out", "c.crt",
+            "-days", "1",
+        ],
+    );
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).expect("written");
+    let cert = read("c.crt");
+    let (_, parsed) = x509_parser::pem::parse_x509_pem(cert.as_bytes()).expect("PEM");
+    let parsed = parsed.parse_x509().expect("a certificate");
+    assert_eq!(parsed.version(), x509_parser::x509::X509Version::V1);
+    (read("ca.crt"), cert, read("c.key"))
+}
+
+/// X.509 v1 client certificates are accepted as Go's TLS stack accepts them (webpki alone
+/// refuses v1): kubectl (Go) authenticates with one signed by the client CA; one signed by
+/// another CA is still refused. (kube-rs cannot be the client here: rustls refuses to present a
+/// v1 certificate.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn x509_v1_client_certificates_are_accepted() {
+    use base64::Engine;
+    let dir = tempfile::tempdir().expect("a directory");
+    let (ca, cert, key) = v1_client_certificate(dir.path(), "v1 CA");
+    let builder = kubefake::Server::builder()
+        .client_ca(ca)
+        .authorization_mode(AuthorizationMode::Rbac);
+    let s = server_with(builder).await;
+    let b64 = |t: &str| base64::engine::general_purpose::STANDARD.encode(t);
+    let server_ca = s.handle.ca_pem().expect("HTTPS").to_string();
+    let whoami = |cert: &str, key: &str| {
+        let kubeconfig = json!({"apiVersion": "v1", "kind": "Config",
+            "clusters": [{"name": "k", "cluster": {"server": s.handle.url(),
+                "certificate-authority-data": b64(&server_ca)}}],
+            "users": [{"name": "u", "user": {"client-certificate-data": b64(cert),
+                "client-key-data": b64(key)}}],
+            "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
+            "current-context": "c"});
+        let path = dir.path().join("kubeconfig");
+        std::fs::write(&path, kubeconfig.to_string()).expect("written");
+        let path = path.display().to_string();
+        let args = ["--kubeconfig", &path, "auth", "whoami", "-o", "json"];
+        let out = std::process::Command::new("kubectl")
+            .args(args)
+            .output()
+            .expect("kubectl runs");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (ok, out) = tokio::task::block_in_place(|| whoami(&cert, &key));
+    assert!(ok, "{out}");
+    let review: Value = serde_json::from_str(&out).expect("a SelfSubjectReview");
+    assert_eq!(
+        review["status"]["userInfo"],
+        json!({"username": "victor", "groups": ["system:masters", "system:authenticated"]})
+    );
+
+    let other = tempfile::tempdir().expect("a directory");
+    let (_, cert, key) = v1_client_certificate(other.path(), "another CA");
+    let (ok, out) = tokio::task::block_in_place(|| whoami(&cert, &key));
+    assert!(!ok, "a certificate of another CA is refused: {out}");
+}
