@@ -31,13 +31,13 @@ use crate::store::StoredObject;
 /// The served resource.
 pub fn resource() -> ApiResource {
     builtin::kind("", "v1", "nodes", Arc::new(NodeStrategy))
-        .part("status", Arc::new(NodeStatusStrategy))
         .action(
             "proxy",
             Arc::new(Unreachable {
                 why: "runs no kubelet for node",
             }),
         )
+        .part("status", Arc::new(NodeStatusStrategy))
         .with(|r| {
             r.field_selectors(&["metadata.name", "spec.unschedulable|false"])
                 .table(columns())

@@ -46,13 +46,13 @@ use crate::store::{ObjectKey, Snapshot, StoredObject};
 /// The served resource.
 pub fn resource() -> ApiResource {
     builtin::kind("", "v1", "services", Arc::new(ServiceStrategy))
-        .part("status", Arc::new(ServiceStatusStrategy))
         .action(
             "proxy",
             Arc::new(Unreachable {
                 why: "runs no containers, so nothing serves service",
             }),
         )
+        .part("status", Arc::new(ServiceStatusStrategy))
         .with(|r| {
             r.field_selectors(&[
                 "metadata.name",
