@@ -173,6 +173,7 @@ impl State {
             let requests = RequestLog::new(options.request_log_size, options.request_log_bodies);
             State {
                 store: Store::new(options.history_size, options.watch_buffer)
+                    .with_encoder(crate::typed::order::write)
                     .with_history_bytes(options.history_bytes),
                 registry: ArcSwap::from_pointee(Registry::build(
                     &kinds,

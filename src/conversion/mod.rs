@@ -232,7 +232,7 @@ impl Codec {
         if !missing.is_empty() {
             let converted = self.from_storage(&missing).await?;
             let mut fresh = missing.iter().zip(converted).map(|(o, v)| {
-                let bytes = Bytes::from(serde_json::to_vec(&v).unwrap_or_default());
+                let bytes = Bytes::from(crate::typed::order::to_vec(&v));
                 o.cache_encoding(self.id, bytes.clone());
                 bytes
             });

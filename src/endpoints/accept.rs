@@ -92,6 +92,11 @@ impl MetadataOnly {
         })
     }
 
+    /// One object's `PartialObjectMetadata`, serialised in Go's field order.
+    pub fn encode(self, obj: &Value) -> Vec<u8> {
+        crate::typed::order::to_vec(&self.partial(obj))
+    }
+
     /// The 406 for a request whose kind does not fit the response (a list asked for as
     /// `PartialObjectMetadata`, an object as `PartialObjectMetadataList`), with the Go type the
     /// apiserver names (`*unstructured.UnstructuredList`, `*core.ConfigMap`).

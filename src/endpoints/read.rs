@@ -99,7 +99,7 @@ pub fn partial_list(only: MetadataOnly, objects: &[Arc<StoredObject>], list: &Li
         "metadata": meta,
         "items": items,
     });
-    Bytes::from(list.to_string())
+    Bytes::from(crate::typed::order::to_vec(&list))
 }
 
 async fn read_page(
@@ -172,27 +172,40 @@ pub async fn encode_list(
     items: &[Arc<StoredObject>],
 ) -> Result<ListBody, ApiError> {
     let encoded = res.codec.encode_all(items).await?;
-    let mut head = Vec::with_capacity(64);
-    head.extend_from_slice(b"{\"apiVersion\":");
-    head.extend_from_slice(json!(res.api_version()).to_string().as_bytes());
-    head.extend_from_slice(b",\"items\":[");
-    let mut tail = Vec::with_capacity(128);
-    tail.extend_from_slice(b"],\"kind\":");
-    tail.extend_from_slice(json!(res.list_kind).to_string().as_bytes());
-    let mut list_meta = json!({"resourceVersion": meta.rv.to_string()});
-    if let Some(c) = &meta.continue_token {
-        list_meta["continue"] = json!(c);
-    } else if res.decoding == BodyCodec::Unstructured {
-        // An UnstructuredList always carries `continue`, empty on the last page; typed lists
-        // omit it.
-        list_meta["continue"] = json!("");
-    }
-    if let Some(n) = meta.remaining_item_count {
-        list_meta["remainingItemCount"] = json!(n);
-    }
-    tail.extend_from_slice(b",\"metadata\":");
-    tail.extend_from_slice(list_meta.to_string().as_bytes());
-    tail.push(b'}');
+    let quoted = |s: &str| json!(s).to_string();
+    let (head, tail) = if res.decoding == BodyCodec::Unstructured {
+        // An UnstructuredList is a map: its keys sorted. It always carries `continue`, empty on
+        // the last page.
+        let mut list_meta = json!({"resourceVersion": meta.rv.to_string()});
+        list_meta["continue"] = json!(meta.continue_token.as_deref().unwrap_or(""));
+        if let Some(n) = meta.remaining_item_count {
+            list_meta["remainingItemCount"] = json!(n);
+        }
+        let head = format!(
+            "{{\"apiVersion\":{},\"items\":[",
+            quoted(&res.api_version())
+        );
+        let tail = format!(
+            "],\"kind\":{},\"metadata\":{list_meta}}}",
+            quoted(&res.list_kind)
+        );
+        (head, tail)
+    } else {
+        // A typed list in Go's field order: kind, apiVersion, metadata (ListMeta's order), items.
+        let mut list_meta = format!("{{\"resourceVersion\":{}", quoted(&meta.rv.to_string()));
+        if let Some(c) = &meta.continue_token {
+            list_meta.push_str(&format!(",\"continue\":{}", quoted(c)));
+        }
+        if let Some(n) = meta.remaining_item_count {
+            list_meta.push_str(&format!(",\"remainingItemCount\":{n}"));
+        }
+        let head = format!(
+            "{{\"kind\":{},\"apiVersion\":{},\"metadata\":{list_meta}}},\"items\":[",
+            quoted(&res.list_kind),
+            quoted(&res.api_version())
+        );
+        (head, "]}".to_string())
+    };
     Ok(ListBody::new(Bytes::from(head), encoded, Bytes::from(tail)))
 }
 

@@ -81,9 +81,7 @@ impl Endpoint<'_> {
             if only.list {
                 return Err(only.wrong_shape(&self.res, false));
             }
-            let body =
-                serde_json::to_vec(&only.partial(&obj.value())).map_err(ApiError::internal)?;
-            return self.respond_json(status, Bytes::from(body));
+            return self.respond_json(status, Bytes::from(only.encode(&obj.value())));
         }
         if let Some(include) = self.output.table {
             let shown = self.res.codec.from_storage_one(obj).await?;

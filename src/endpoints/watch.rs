@@ -234,7 +234,7 @@ async fn object_frame(
 ) -> Result<Bytes, ApiError> {
     let codec = &req.resource.codec;
     if let Some(only) = req.metadata {
-        let partial = serde_json::to_vec(&only.partial(&obj.value())).unwrap_or_default();
+        let partial = only.encode(&obj.value());
         return Ok(frame(req.format, kind.as_str(), &partial));
     }
     match &req.table {

@@ -212,7 +212,7 @@ pub async fn create(
                 controllers::after_commit(state, ctx, res, &stored).await;
                 return Ok(latest(state, res, stored));
             }
-            Ok(None) => return Ok(Arc::new(dry_run_object(obj, 0))),
+            Ok(None) => return Ok(Arc::new(dry_run_object(state, obj, 0))),
             Err(e) if e.reason == "AlreadyExists" && generated && attempts < 7 => {
                 attempts += 1;
                 let prefix = meta_str(&obj, "generateName").to_string();
@@ -350,13 +350,13 @@ fn commit_create(
 
 /// The response of a dry run: what would have been stored, at `rv` (none for a create, which
 /// would only get one from storage).
-fn dry_run_object(mut obj: Value, rv: u64) -> StoredObject {
+fn dry_run_object(state: &State, mut obj: Value, rv: u64) -> StoredObject {
     if rv == 0 {
         meta_mut(&mut obj).remove("resourceVersion");
     } else {
         meta_mut(&mut obj).insert("resourceVersion".into(), json!(rv.to_string()));
     }
-    let json = bytes::Bytes::from(crate::store::to_json(&obj));
+    let json = bytes::Bytes::from(state.store.encode(&obj));
     StoredObject::from_parts(obj, json, rv)
 }
 
@@ -399,7 +399,7 @@ pub async fn update(
             let view = state.store.snapshot();
             res.strategy
                 .allocate(&view, &mut obj, Some(&old.value()), true)?;
-            return Ok(Arc::new(dry_run_object(obj, old.rv)));
+            return Ok(Arc::new(dry_run_object(state, obj, old.rv)));
         }
         // `ShouldDeleteDuringUpdate`: no finalizers left and no grace period running.
         let grace_left = obj["metadata"]["deletionGracePeriodSeconds"]
@@ -697,7 +697,7 @@ pub async fn delete(
         let old_value = old.value();
         let (obj, graceful) = prepare_delete(res, &old_value, opts, grace);
         if ctx.dry_run {
-            let out = Arc::new(dry_run_object(obj.into_owned(), old.rv));
+            let out = Arc::new(dry_run_object(state, obj.into_owned(), old.rv));
             return Ok(if graceful {
                 Deleted::Pending(out)
             } else {

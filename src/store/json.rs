@@ -45,9 +45,14 @@ pub(crate) fn write_value(out: &mut Vec<u8>, v: &Value) {
 
 /// `v` as compact JSON bytes (see [`write_value`]), in a buffer of exactly that length.
 pub(crate) fn to_vec(v: &Value) -> Vec<u8> {
+    to_vec_with(v, write_value)
+}
+
+/// `v` as compact JSON bytes written by `write`, in a buffer of exactly that length.
+pub(crate) fn to_vec_with(v: &Value, write: super::Encoder) -> Vec<u8> {
     // Most objects are a few KB: starting there saves the first doublings' copies.
     let mut out = Vec::with_capacity(2048);
-    write_value(&mut out, v);
+    write(&mut out, v);
     // The buffer grew by doubling: up to half of it would be kept empty for the object's life.
     out.shrink_to_fit();
     out

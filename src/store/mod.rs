@@ -16,6 +16,7 @@ mod object;
 pub mod selector;
 
 pub(crate) use json::to_vec as to_json;
+pub(crate) use json::write_value as write_json;
 
 pub use object::{Indexed, StoredObject, Tree, TreeWindow, TREE_WINDOW_BYTES, TREE_WINDOW_TREES};
 
@@ -377,7 +378,13 @@ pub struct Txn {
     snap: Snapshot,
     events: Vec<Arc<Event>>,
     window: Arc<TreeWindow>,
+    encoder: Encoder,
 }
+
+/// How a write serialises its object: compact JSON, with the keys in the order the server's
+/// types give (the state sets [`crate::typed::order::write`], Go's field order for built-in
+/// kinds); sorted, as serde_json writes them, unless set.
+pub type Encoder = fn(&mut Vec<u8>, &Value);
 
 impl Txn {
     /// The state as this transaction sees it (its own changes included).
@@ -394,7 +401,7 @@ impl Txn {
     ) -> Result<Arc<StoredObject>, ApiError> {
         let rv = self.snap.rv + 1;
         let key = Arc::new(key);
-        let obj = StoredObject::new(value, rv, key.clone(), &self.window)?;
+        let obj = StoredObject::new(value, rv, key.clone(), &self.window, self.encoder)?;
         Ok(self.put_state(gr, key, obj))
     }
 
@@ -471,7 +478,7 @@ impl Txn {
         };
         let rv = self.snap.rv + 1;
         self.snap.rv = rv;
-        let last = prev.restamped(rv, rv)?;
+        let last = prev.restamped(rv, rv, self.encoder)?;
         prev.forget_tree();
         let stored_key = prev.key.clone();
         self.events.push(Event::new(
@@ -537,7 +544,7 @@ impl Txn {
         then: &StoredObject,
     ) -> Result<(), ApiError> {
         let rv = self.snap.rv + 1;
-        let obj = then.restamped(rv, then.origin)?;
+        let obj = then.restamped(rv, then.origin, self.encoder)?;
         let (table, prev) = self.snap.apply(gr, key, Some(obj.clone()));
         self.snap.rv = rv;
         let kind = if prev.is_some() {
@@ -613,6 +620,8 @@ pub struct Store {
     channel_capacity: usize,
     /// The trees of the states most recently written or read (see [`StoredObject`]).
     window: Arc<TreeWindow>,
+    /// How writes serialise their objects.
+    encoder: Encoder,
 }
 
 impl Store {
@@ -632,7 +641,19 @@ impl Store {
             events: OnceLock::new(),
             channel_capacity: channel_capacity.max(1),
             window: Arc::default(),
+            encoder: json::write_value,
         }
+    }
+
+    /// Serialises written objects with `encoder` (see [`Encoder`]).
+    pub fn with_encoder(mut self, encoder: Encoder) -> Self {
+        self.encoder = encoder;
+        self
+    }
+
+    /// `v` serialised as a write would store it.
+    pub fn encode(&self, v: &Value) -> Vec<u8> {
+        json::to_vec_with(v, self.encoder)
     }
 
     /// Bounds the history by the serialised size of the objects its events hold (the new
@@ -660,6 +681,7 @@ impl Store {
             snap: Snapshot::clone(&self.current.load()),
             events: Vec::new(),
             window: self.window.clone(),
+            encoder: self.encoder,
         };
         let out = f(&mut txn)?;
         if txn.events.is_empty() {

@@ -165,6 +165,7 @@ impl StoredObject {
         rv: u64,
         key: Arc<ObjectKey>,
         window: &Arc<TreeWindow>,
+        encode: super::Encoder,
     ) -> Result<Arc<Self>, ApiError> {
         match value.get_mut("metadata").and_then(Value::as_object_mut) {
             Some(meta) => {
@@ -172,7 +173,7 @@ impl StoredObject {
             }
             None => return Err(ApiError::internal("object without metadata")),
         }
-        let json = Bytes::from(super::json::to_vec(&value));
+        let json = Bytes::from(super::json::to_vec_with(&value, encode));
         let mut obj = StoredObject::from_parts(value, json, rv);
         window.admit(&obj.tree, obj.json.len());
         obj.window = Some(window.clone());
@@ -248,13 +249,18 @@ impl StoredObject {
     /// (what the deletion's response, watchers and controllers need of it is in the bytes,
     /// the key and the uid indexes); its serialisations in other versions, kept for watchers
     /// of those versions, are stamped the same way.
-    pub(super) fn restamped(&self, rv: u64, origin: u64) -> Result<Arc<Self>, ApiError> {
+    pub(super) fn restamped(
+        &self,
+        rv: u64,
+        origin: u64,
+        encode: super::Encoder,
+    ) -> Result<Arc<Self>, ApiError> {
         let json = match stamp_resource_version(&self.json, rv) {
             Some(json) => json,
             None => {
                 let window = self.window.clone().unwrap_or_default();
                 let key = self.key.clone().unwrap_or_default();
-                return Self::new(self.value().clone(), rv, key, &window);
+                return Self::new(self.value().clone(), rv, key, &window, encode);
             }
         };
         let encodings = self
@@ -615,6 +621,7 @@ mod tests {
             3,
             Arc::new(ObjectKey::new("", "a")),
             &window,
+            super::super::json::write_value,
         )
         .expect("stored");
         assert!(obj.has_tree());
@@ -625,7 +632,9 @@ mod tests {
         assert!(obj.has_tree(), "the parse is kept in the window");
         let other_version = r#"{"apiVersion":"g/v2","metadata":{"resourceVersion":"3"}}"#;
         obj.cache_encoding(7, Bytes::from_static(other_version.as_bytes()));
-        let later = obj.restamped(9, 3).expect("restamped");
+        let later = obj
+            .restamped(9, 3, super::super::json::write_value)
+            .expect("restamped");
         assert_eq!(
             later.cached_encoding(7).as_deref(),
             Some(&br#"{"apiVersion":"g/v2","metadata":{"resourceVersion":"9"}}"#[..])
@@ -638,6 +647,7 @@ mod tests {
             4,
             Arc::default(),
             &window,
+            super::super::json::write_value,
         )
         .expect("stored");
         assert_eq!(typed.api_version(), Some("g/v1"));
@@ -657,7 +667,14 @@ mod window_tests {
         let objs: Vec<_> = (0..TREE_WINDOW_TREES as u64 + 2)
             .map(|i| {
                 let v = serde_json::json!({"metadata": {"name": i.to_string()}});
-                StoredObject::new(v, i + 1, Arc::default(), &window).expect("stored")
+                StoredObject::new(
+                    v,
+                    i + 1,
+                    Arc::default(),
+                    &window,
+                    super::super::json::write_value,
+                )
+                .expect("stored")
             })
             .collect();
         assert_eq!(window.len(), TREE_WINDOW_TREES);
@@ -672,7 +689,14 @@ mod window_tests {
         let objs: Vec<_> = (0..6)
             .map(|i| {
                 let v = serde_json::json!({"metadata": {"name": i.to_string()}, "data": big});
-                StoredObject::new(v, i + 1, Arc::default(), &window).expect("stored")
+                StoredObject::new(
+                    v,
+                    i + 1,
+                    Arc::default(),
+                    &window,
+                    super::super::json::write_value,
+                )
+                .expect("stored")
             })
             .collect();
         let kept: Vec<bool> = objs.iter().map(|o| o.has_tree()).collect();

@@ -57,6 +57,7 @@ pub mod error;
 pub mod gotime;
 pub mod model;
 pub mod normalize;
+pub mod order;
 pub mod quantity;
 pub mod syntax;
 

@@ -358,7 +358,8 @@ impl Table {
         self.message(id).json.get_or_init(|| {
             let m = self.message(id);
             let mut fields = Vec::new();
-            for f in m.fields.iter().chain(&m.json_only) {
+            // The embedded `TypeMeta` (JSON only) is every kind's first field.
+            for f in m.json_only.iter().chain(&m.fields) {
                 match (f.mode, f.ty) {
                     (Mode::Inline, Ty::One(Scalar::Message(inner))) => {
                         let name = self.message(inner).short_name();

@@ -861,3 +861,70 @@ async fn metadata_shapes_of_writes(#[future(awt)] server: TestServer) {
     assert_eq!(deleted["items"][0]["kind"], "PartialObjectMetadata");
     assert_eq!(deleted["items"][0]["metadata"]["name"], "a");
 }
+
+/// The bytes a client reads: a built-in kind in Go's field order (`kind`, `apiVersion`,
+/// `metadata` in ObjectMeta's order, `spec`, `status`), a typed list's envelope likewise; a
+/// custom resource and its list with sorted keys, as encoding/json writes unstructured maps.
+#[rstest]
+#[tokio::test]
+async fn objects_are_serialised_in_the_apiservers_key_order(#[future(awt)] server: TestServer) {
+    let text = |path: String| {
+        let client = server.client.clone();
+        async move {
+            let req = hyper::Request::get(path)
+                .body(Vec::new())
+                .expect("a request");
+            client.request_text(req).await.expect("a response")
+        }
+    };
+    let deployments: kube::Api<k8s_openapi::api::apps::v1::Deployment> =
+        kube::Api::namespaced(server.client.clone(), "default");
+    let deployment = serde_json::from_value(json!({"metadata": {"name": "web"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}))
+    .expect("a Deployment");
+    deployments
+        .create(&kube::api::PostParams::default(), &deployment)
+        .await
+        .expect("created");
+    let got = text("/apis/apps/v1/namespaces/default/deployments/web".into()).await;
+    assert!(
+        got.starts_with(
+            r#"{"kind":"Deployment","apiVersion":"apps/v1","metadata":{"name":"web","namespace":"default","uid":""#
+        ),
+        "{got}"
+    );
+    let spec = got
+        .find(r#""spec":{"replicas":1,"selector":{"#)
+        .expect("spec in order");
+    let status = got.find(r#""status":{"#).expect("status");
+    assert!(spec < status, "{got}");
+    assert!(
+        got.contains(r#""containers":[{"name":"c","image":"nginx","resources":{}"#),
+        "{got}"
+    );
+
+    let list = text("/api/v1/namespaces/default/configmaps".into()).await;
+    assert!(
+        list.starts_with(
+            r#"{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":""#
+        ),
+        "{list}"
+    );
+
+    server.install_crontab_crd().await;
+    server.create_crontab("default", "ct").await;
+    let cr = text("/apis/stable.example.com/v1/namespaces/default/crontabs/ct".into()).await;
+    assert!(
+        cr.starts_with(
+            r#"{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"creationTimestamp":"#
+        ),
+        "{cr}"
+    );
+    let crs = text("/apis/stable.example.com/v1/namespaces/default/crontabs".into()).await;
+    assert!(
+        crs.starts_with(r#"{"apiVersion":"stable.example.com/v1","items":[{"apiVersion""#),
+        "{crs}"
+    );
+}
