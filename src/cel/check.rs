@@ -374,7 +374,7 @@ impl Checker {
         const RESOURCE_CHECK: &str = "kubernetes.authorization.ResourceCheck";
         match t.norm() {
             Ty::Schema(d) => match &d.kind {
-                Kind::Object(fields) => match fields.get(field) {
+                Kind::Object(fields) => match super::decl::object_field(fields, field) {
                     Some(f) => Ty::Schema(f.decl.clone()),
                     None => self.err(id, CheckError::UndefinedField(field.into())).ty,
                 },

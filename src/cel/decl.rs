@@ -117,6 +117,15 @@ pub fn is_reserved(s: &str) -> bool {
     RESERVED.contains(&s)
 }
 
+/// The field of an object a selection names: its CEL name, or for a CEL keyword the field
+/// it escapes to (`self.namespace` finds `__namespace__`), as the apiserver's type provider
+/// recognises keywords as field names from compatibility version 1.31 on.
+pub fn object_field<'d>(fields: &'d BTreeMap<String, Field>, name: &str) -> Option<&'d Field> {
+    fields
+        .get(name)
+        .or_else(|| is_reserved(name).then(|| fields.get(&format!("__{name}__")))?)
+}
+
 /// The CEL name of a property (`x-prop` -> `x__dash__prop`), or `None` when the name cannot be
 /// expressed in CEL (it is then invisible to rules), as `cel.Escape` does.
 pub fn escape(name: &str) -> Option<String> {

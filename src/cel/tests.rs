@@ -267,6 +267,29 @@ fn metadata_name_prefix_at_root() {
     );
 }
 
+/// A CEL keyword names the field it escapes to (`recognizeKeywordAsFieldName`): a nested
+/// `metadata` that declares `namespace` is read as `self.metadata.namespace` as well as
+/// `self.metadata.__namespace__`.
+#[test]
+fn keywords_name_their_escaped_fields() {
+    let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+        "properties": {"tpl": {"type": "object",
+            "x-kubernetes-validations": [
+                {"rule": "!has(self.metadata.namespace)", "message": "no namespace"},
+                {"rule": "!has(self.metadata.__namespace__) || self.metadata.namespace != 'x'"}
+            ],
+            "properties": {"metadata": {"type": "object", "properties": {
+                "namespace": {"type": "string"}, "name": {"type": "string"}}}}}}}}});
+    let rules = compile(&schema);
+    let tpl = |meta: Value| obj(json!({"tpl": {"metadata": meta}}));
+    assert!(rules
+        .validate(&tpl(json!({"name": "a"})), None, &[])
+        .is_empty());
+    let errs = rules.validate(&tpl(json!({"namespace": "x"})), None, &[]);
+    assert_eq!(errs.len(), 2, "{errs:?}");
+    assert!(errs[0].message.ends_with("no namespace"), "{errs:?}");
+}
+
 #[test]
 fn scope_examples() {
     let root = json!({"type": "object",

@@ -247,7 +247,7 @@ impl<'a> Val<'a> {
                         m.get(k).filter(|v| !v.is_null()).map(|v| from_json(v, e))
                     }
                     Kind::Object(fields) => {
-                        let f = fields.get(k)?;
+                        let f = super::decl::object_field(fields, k)?;
                         let fd: &'a Decl = &f.decl;
                         m.get(&f.json)
                             .filter(|v| !v.is_null())

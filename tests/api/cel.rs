@@ -111,3 +111,56 @@ async fn transition_rules_see_the_old_object(#[future(awt)] server: TestServer) 
     let (status, _) = server.send(patch("my-awesome-cron-image")).await;
     assert_eq!(status, 200);
 }
+
+/// `metadata` is ObjectMeta only at the root and in embedded resources: elsewhere it is an
+/// ordinary property, its declared fields visible to CEL, pruned and defaulted as any other
+/// (an operator's pod template whose `metadata` declares `namespace`, say). `namespace` is a CEL
+/// keyword, escaped to `__namespace__`; the apiserver (compatibility version 1.31 and later)
+/// recognises the keyword as that field's name.
+#[rstest]
+#[tokio::test]
+async fn a_nested_metadata_property_is_an_ordinary_field(#[future(awt)] server: TestServer) {
+    let mut crd = crate::harness::crontab_crd();
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"] = json!({
+        "type": "object",
+        "properties": {
+            "tpl": {
+                "type": "object",
+                "x-kubernetes-validations": [
+                    {"rule": "!has(self.metadata.namespace)", "message": "namespace is set by the operator"}
+                ],
+                "properties": {
+                    "metadata": {"type": "object", "properties": {
+                        "name": {"type": "string"},
+                        "namespace": {"type": "string"},
+                        "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                        "tier": {"type": "string", "default": "web"}
+                    }}
+                }
+            }
+        }
+    });
+    let (status, body) = server.post(CRDS, &crd).await;
+    assert_eq!(status, 201, "{body}");
+    let object = |meta: Value| {
+        json!({"apiVersion": "stable.example.com/v1", "kind": "CronTab", "metadata": {"name": "t"},
+            "spec": {"tpl": {"metadata": meta}}})
+    };
+    let (status, body) = server
+        .post(CRONTABS, &object(json!({"namespace": "elsewhere"})))
+        .await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(
+        body["message"],
+        "CronTab.stable.example.com \"t\" is invalid: spec.tpl: Invalid value: namespace is set by the operator"
+    );
+    let (status, body) = server
+        .post(CRONTABS, &object(json!({"name": "x", "unknown": 1})))
+        .await;
+    assert_eq!(status, 201, "{body}");
+    // Pruned and defaulted as an ordinary object.
+    assert_eq!(
+        body["spec"]["tpl"]["metadata"],
+        json!({"name": "x", "tier": "web"})
+    );
+}
