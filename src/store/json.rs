@@ -75,8 +75,8 @@ fn needs_escape(word: u64) -> bool {
     control | quote | backslash != 0
 }
 
-/// Appends `s` as a JSON string.
-fn write_str(out: &mut Vec<u8>, s: &str) {
+/// Appends `s` as a JSON string, exactly as serde_json writes it.
+pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');

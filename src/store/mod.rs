@@ -16,6 +16,7 @@ mod object;
 pub mod selector;
 
 pub(crate) use json::to_vec as to_json;
+pub(crate) use json::write_str as write_json_str;
 pub(crate) use json::write_value as write_json;
 
 pub use object::{Indexed, StoredObject, Tree, TreeWindow, TREE_WINDOW_BYTES, TREE_WINDOW_TREES};

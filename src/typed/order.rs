@@ -8,7 +8,7 @@
 use serde_json::{Map, Value};
 
 use super::model::{MsgId, Scalar, Special, Ty, TABLE};
-use crate::store::write_json;
+use crate::store::{write_json, write_json_str};
 
 /// Appends `v` as compact JSON, a built-in kind's keys in Go's field order.
 pub fn write(out: &mut Vec<u8>, v: &Value) {
@@ -30,18 +30,32 @@ pub fn to_vec(v: &Value) -> Vec<u8> {
 /// apiserver's decoding) last, sorted.
 fn write_struct(out: &mut Vec<u8>, map: &Map<String, Value>, id: MsgId) {
     let fields = TABLE.json_fields(id);
-    let mut entries: Vec<(usize, &String, &Value)> = map
-        .iter()
-        .map(|(k, v)| (fields.index(k).unwrap_or(usize::MAX), k, v))
-        .collect();
+    // Placed by field index, without sorting or allocating for the usual struct; the rare key
+    // past the slots (or unknown) is sorted in after them.
+    let mut slots: [Option<(&String, &Value)>; SLOTS] = [None; SLOTS];
+    let mut used = 0;
+    let mut rest: Vec<(usize, &String, &Value)> = Vec::new();
+    for (k, v) in map {
+        match fields.index(k) {
+            Some(i) if i < SLOTS => {
+                slots[i] = Some((k, v));
+                used = used.max(i + 1);
+            }
+            other => rest.push((other.unwrap_or(usize::MAX), k, v)),
+        }
+    }
     // Stable: the unknown keys keep their sorted order.
-    entries.sort_by_key(|&(i, _, _)| i);
+    rest.sort_by_key(|&(i, _, _)| i);
+    let placed = slots[..used]
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| s.map(|(k, v)| (i, k, v)));
     out.push(b'{');
-    for (n, (i, key, value)) in entries.into_iter().enumerate() {
+    for (n, (i, key, value)) in placed.chain(rest).enumerate() {
         if n > 0 {
             out.push(b',');
         }
-        write_json(out, &Value::String(key.clone()));
+        write_json_str(out, key);
         out.push(b':');
         match fields.fields.get(i) {
             Some(f) => write_typed(out, value, f.field.ty),
@@ -50,6 +64,9 @@ fn write_struct(out: &mut Vec<u8>, map: &Map<String, Value>, id: MsgId) {
     }
     out.push(b'}');
 }
+
+/// Fields placed by index: more than any built-in struct has, inline structs flattened.
+const SLOTS: usize = 64;
 
 /// A value of a field's type: structs in their order, lists and maps of structs element by
 /// element, everything else (scalars, hand-written JSON forms) as it is.
@@ -79,7 +96,7 @@ fn write_typed(out: &mut Vec<u8>, v: &Value, ty: Ty) {
                 if n > 0 {
                     out.push(b',');
                 }
-                write_json(out, &Value::String(key.clone()));
+                write_json_str(out, key);
                 out.push(b':');
                 write_typed(out, value, Ty::One(s));
             }
