@@ -35,6 +35,7 @@ struct ApiserverFlags {
     service_account_signing_key_file: Option<PathBuf>,
     api_audiences: Vec<String>,
     disabled_admission_plugins: Vec<String>,
+    kube_controllers: Option<String>,
     ignored: Vec<String>,
 }
 
@@ -83,6 +84,11 @@ const IGNORED: &[&str] = &[
     "delete-collection-workers",
 ];
 
+/// The environment variable naming the kube-controller-manager controllers kubefake runs as
+/// envtest's `kube-apiserver` (as `--kubefake-controllers` does), for suites that also run
+/// against a real apiserver, which would refuse the flag.
+pub const CONTROLLERS_ENV: &str = "KUBEFAKE_CONTROLLERS";
+
 /// The kube-apiserver flags kubefake reads, for `--help` (envtest greps it).
 pub const APISERVER_HELP: &str = "kubefake acting as kube-apiserver for envtest.
 
@@ -102,6 +108,12 @@ Flags:
       --api-audiences strings                    audiences of API tokens
       --disable-admission-plugins strings        built-in admission plugins not run (ServiceAccount, ...)
       --etcd-servers strings                     accepted and ignored: kubefake keeps its data in memory
+      --kubefake-controllers strings             kube-controller-manager controllers to run beside the
+                                                 apiserver (none by default, as under envtest; * for all):
+                                                 garbage-collector, namespace, serviceaccount,
+                                                 root-ca-certificate-publisher, endpoints, endpointslice,
+                                                 persistentvolume-protection, persistentvolumeclaim-protection,
+                                                 clusterrole-aggregation (also KUBEFAKE_CONTROLLERS)
 ";
 
 /// The etcd flags kubefake reads, for `--help`.
@@ -199,6 +211,7 @@ fn parse(args: &[String]) -> Result<ApiserverFlags, String> {
                 let names = names.split(',').map(|n| n.trim().to_string());
                 f.disabled_admission_plugins.extend(names.filter(|n| !n.is_empty()));
             }
+            "kubefake-controllers" => f.kube_controllers = Some(value.clone().unwrap_or_default()),
             "insecure-port" if value.as_deref().is_none_or(|p| p == "0") => f.ignored.push(name),
             "insecure-port" => return Err("--insecure-port: kubefake serves HTTPS only here (Kubernetes removed the insecure port in 1.24)".into()),
             n if IGNORED.contains(&n) => f.ignored.push(name),
@@ -248,6 +261,16 @@ pub fn apiserver_builder(args: &[String]) -> Result<ServerBuilder, String> {
         b = b.api_audiences(f.api_audiences.clone());
     }
     b = b.disable_admission_plugins(f.disabled_admission_plugins.iter().cloned());
+    // envtest's apiserver has no kube-controller-manager beside it: none of its controllers
+    // run unless the suite asks for them.
+    let controllers = f
+        .kube_controllers
+        .or_else(|| std::env::var(CONTROLLERS_ENV).ok())
+        .unwrap_or_default();
+    b = b.kube_controllers(
+        crate::KubeControllers::parse(&controllers)
+            .map_err(|e| format!("--kubefake-controllers / {CONTROLLERS_ENV}: {e}"))?,
+    );
     if let Some(path) = &f.service_account_signing_key_file {
         b = b
             .service_account_signing_key(&read(path)?)

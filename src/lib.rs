@@ -162,6 +162,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 pub use context::UserInfo;
+pub use controllers::kube_controllers::KubeControllers;
 pub use controllers::simulated::{SimulatedNode, Simulation};
 pub use error::ApiError;
 pub use filters::authorization::Mode as AuthorizationMode;
@@ -394,6 +395,14 @@ impl ServerBuilder {
     ) -> Self {
         let names = names.into_iter().map(Into::into);
         self.options.disabled_admission_plugins.extend(names);
+        self
+    }
+
+    /// Runs only these of kube-controller-manager's controllers (the garbage collector, the
+    /// namespace, service account and root CA publisher controllers, ...; all by default). envtest's
+    /// `kube-apiserver` runs none unless told (`--kubefake-controllers`, `KUBEFAKE_CONTROLLERS`).
+    pub fn kube_controllers(mut self, controllers: KubeControllers) -> Self {
+        self.options.kube_controllers = controllers;
         self
     }
 

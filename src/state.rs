@@ -70,6 +70,9 @@ pub struct Options {
     /// serving certificate's CA, or on plain HTTP a CA generated for the purpose. `None`
     /// publishes no ConfigMap.
     pub root_ca: Option<String>,
+    /// Which of kube-controller-manager's controllers run (all unless set; none under
+    /// envtest).
+    pub kube_controllers: crate::controllers::kube_controllers::KubeControllers,
     /// Built-in admission plugins not run (`--disable-admission-plugins`): envtest disables
     /// `ServiceAccount`, as no controller creates service accounts beside its apiserver.
     pub disabled_admission_plugins: Vec<String>,
@@ -98,6 +101,7 @@ impl Default for Options {
             tls: None,
             simulation: None,
             root_ca: None,
+            kube_controllers: Default::default(),
             disabled_admission_plugins: Vec::new(),
             request_log_size: crate::filters::request_log::DEFAULT_SIZE,
             request_log_bodies: false,

@@ -28,6 +28,7 @@ pub mod crd_registration;
 pub mod endpoints;
 pub mod endpointslice;
 pub mod garbage_collector;
+pub mod kube_controllers;
 pub mod namespace;
 pub mod policy_status;
 pub mod root_ca_publisher;
@@ -206,6 +207,9 @@ fn continue_later(state: &State, work: Vec<Work>) {
 /// enqueue (and would otherwise make this future contain itself).
 fn process<'a>(state: &'a State, ctx: &'a Context, work: Work) -> BoxFuture<'a, ()> {
     Box::pin(async move {
+        if !state.options.kube_controllers.runs_work(&work) {
+            return;
+        }
         match work {
             Work::Crd(name) => {
                 crd::reconcile(state, &ctx.for_controller("crd-controller"), &name).await;

@@ -50,6 +50,8 @@ pub(super) struct Key {
     root_ca: bool,
     /// The admission plugins the controllers' writes skip.
     disabled_admission_plugins: Vec<String>,
+    /// The kube-controller-manager controllers that run (service accounts, aggregation...).
+    kube_controllers: crate::controllers::kube_controllers::KubeControllers,
     /// Whether the server's address is IPv6 (the `kubernetes` EndpointSlice's `addressType`).
     ipv6: bool,
 }
@@ -62,6 +64,7 @@ impl Key {
             authorization: options.authorization,
             root_ca: options.root_ca.is_some(),
             disabled_admission_plugins: options.disabled_admission_plugins.clone(),
+            kube_controllers: options.kube_controllers.clone(),
             ipv6: address.is_ipv6(),
         }
     }

@@ -42,7 +42,11 @@ static FILES: [(Mode, &str, &str, &File<'static>); 2] = [
 
 /// The compiled recording of `key`'s configuration: its file name, its text and its table.
 fn file(key: &Key) -> Option<&'static (Mode, &'static str, &'static str, &'static File<'static>)> {
-    if !key.root_ca || !key.disabled_admission_plugins.is_empty() || key.ipv6 {
+    if !key.root_ca
+        || !key.disabled_admission_plugins.is_empty()
+        || key.ipv6
+        || key.kube_controllers != crate::KubeControllers::all()
+    {
         return None;
     }
     FILES.iter().find(|(mode, ..)| *mode == key.authorization)
@@ -235,6 +239,7 @@ mod tests {
             authorization: mode,
             root_ca: true,
             disabled_admission_plugins: Vec::new(),
+            kube_controllers: crate::KubeControllers::all(),
             ipv6: false,
         };
         let Some((_, name, _, _)) = file(&key) else {

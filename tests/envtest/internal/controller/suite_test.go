@@ -70,6 +70,14 @@ func run(m *testing.M) int {
 		return 1
 	}
 
+	// TestGarbageCollection needs kube-controller-manager's garbage collector, which envtest's
+	// bare apiserver lacks; kubefake runs it when asked (a real apiserver ignores the variable,
+	// and with USE_EXISTING_CLUSTER=true a real cluster has its own).
+	if err := os.Setenv("KUBEFAKE_CONTROLLERS", "garbage-collector-controller"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+
 	var cancel context.CancelFunc
 	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()

@@ -241,8 +241,8 @@ func TestConversionWebhook(t *testing.T) {
 // Deleting a Widget deletes what it owns (the garbage collector), in the background and in
 // the foreground; an object whose owner is already gone is collected too. envtest's usual
 // control plane (etcd and kube-apiserver) runs no kube-controller-manager, hence no garbage
-// collector: this holds on kubefake, which runs one, and on a real cluster
-// (USE_EXISTING_CLUSTER=true).
+// collector: this holds on kubefake, which runs one when asked (KUBEFAKE_CONTROLLERS, set in
+// TestMain), and on a real cluster (USE_EXISTING_CLUSTER=true).
 func TestGarbageCollection(t *testing.T) {
 	ns := newNamespace(t)
 	for _, policy := range []metav1.DeletionPropagation{metav1.DeletePropagationBackground, metav1.DeletePropagationForeground} {
