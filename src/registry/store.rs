@@ -200,6 +200,8 @@ pub async fn create(
     namespace: &str,
     obj: Value,
 ) -> Result<Arc<StoredObject>, ApiError> {
+    // Storage refuses it, after admission and validation (the strategies clear it before).
+    let versioned = !meta_str(&obj, "resourceVersion").is_empty();
     let obj = prepare_create(state, ctx, res, namespace, obj).await?;
     let mut obj = res.codec.to_storage(obj).await?;
     let generated =
@@ -207,7 +209,7 @@ pub async fn create(
     // A generated name that collides is generated again, as the apiserver retries.
     let mut attempts = 0;
     loop {
-        match commit_create(state, ctx, res, namespace, &mut obj) {
+        match commit_create(state, ctx, res, namespace, &mut obj, versioned) {
             Ok(Some(stored)) => {
                 controllers::after_commit(state, ctx, res, &stored).await;
                 return Ok(latest(state, res, stored));
@@ -243,12 +245,6 @@ async fn prepare_create(
                 "the namespace of the provided object does not match the namespace sent on the request",
             ));
         }
-    }
-    if !meta_str(&obj, "resourceVersion").is_empty() {
-        let mut err = ApiError::internal("");
-        err.reason = "".into();
-        err.message = "resourceVersion should not be set on objects to be created".into();
-        return Err(err);
     }
     let strategy = &res.strategy;
     strategy.decode(&mut obj, ctx)?;
@@ -315,6 +311,7 @@ fn commit_create(
     res: &ApiResource,
     namespace: &str,
     obj: &mut Value,
+    versioned: bool,
 ) -> Result<Option<Arc<StoredObject>>, ApiError> {
     let name = meta_str(obj, "name").to_string();
     let key = key_for(res, namespace, &name);
@@ -331,6 +328,13 @@ fn commit_create(
     );
     state.store.write(|txn| {
         state.admission.check_at_commit(&attrs, txn.view())?;
+        // Storage's own check, before its existence check; a dry run never reaches storage.
+        if versioned && !ctx.dry_run {
+            let mut err = ApiError::internal("");
+            err.reason = "".into();
+            err.message = "resourceVersion should not be set on objects to be created".into();
+            return Err(err);
+        }
         if let Some(existing) = txn.view().get(&res.gr, &key) {
             let mut err = ApiError::already_exists(&res.group, &res.plural, &name);
             if existing.is_deleting() {

@@ -405,3 +405,69 @@ async fn a_watch_from_a_future_resource_version_times_out(#[future(awt)] server:
     assert_eq!(status, 504, "{body}");
     assert_eq!(body["reason"], "Timeout");
 }
+
+/// Dry runs answer as the apiserver does: a create naming a resourceVersion is a 201 in a dry
+/// run (only storage refuses it, with a 500, and a dry run never reaches storage), and a
+/// validation error is a 422, dry run or not.
+#[rstest]
+#[tokio::test]
+async fn dry_runs_answer_as_the_apiserver(#[future(awt)] server: TestServer) {
+    let configmaps = "/api/v1/namespaces/default/configmaps";
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "versioned", "resourceVersion": "5"}});
+    let rv = server.rv();
+    let (status, body) = server
+        .post(&format!("{configmaps}?dryRun=All"), &cm)
+        .await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["metadata"]["name"], "versioned");
+    assert_eq!(server.rv(), rv, "a dry run stores nothing");
+    let (status, body) = server.post(configmaps, &cm).await;
+    assert_eq!(status, 500, "{body}");
+    assert_eq!(
+        body["message"],
+        "resourceVersion should not be set on objects to be created"
+    );
+
+    let deployments = "/apis/apps/v1/namespaces/default/deployments";
+    let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": null}}}});
+    let strict = format!("{deployments}?dryRun=All&fieldManager=kubectl-create&fieldValidation=Strict");
+    for path in [format!("{deployments}?dryRun=All"), strict, deployments.to_string()] {
+        let (status, body) = server.post(&path, &deployment).await;
+        assert_eq!(status, 422, "{path}: {body}");
+        assert_eq!(body["reason"], "Invalid");
+        assert!(
+            body["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("spec.template.spec.containers: Required value"),
+            "{body}"
+        );
+    }
+    // The same as a server-side apply in a dry run (`kubectl apply --server-side --dry-run=server`).
+    let apply = server
+        .http
+        .patch(server.url(&format!(
+            "{deployments}/web?dryRun=All&fieldManager=kubectl&fieldValidation=Strict&force=true"
+        )))
+        .header("content-type", "application/apply-patch+yaml")
+        .body(deployment.to_string());
+    let (status, body) = server.send(apply).await;
+    assert_eq!(status, 422, "{body}");
+    // And as an update of a valid Deployment.
+    let mut valid = deployment.clone();
+    valid["spec"]["template"]["spec"]["containers"] = json!([{"name": "c", "image": "nginx"}]);
+    assert_eq!(server.post(deployments, &valid).await.0, 201);
+    let rv = server.rv();
+    let put = server
+        .http
+        .put(server.url(&format!("{deployments}/web?dryRun=All")))
+        .json(&deployment);
+    let (status, body) = server.send(put).await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(server.rv(), rv, "nothing stored");
+}
