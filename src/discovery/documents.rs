@@ -48,8 +48,10 @@ pub struct Documents {
     pub aggregated_apis: Aggregated,
 }
 
+/// A document's bytes, in Go's field order where its kind is a typed one (`APIGroupList`,
+/// `APIResourceList`...).
 fn bytes(v: &Value) -> Bytes {
-    Bytes::from(serde_json::to_vec(v).unwrap_or_default())
+    Bytes::from(crate::typed::order::to_vec(v))
 }
 
 fn gv(group: &str, version: &str) -> String {

@@ -293,7 +293,7 @@ fn metadata_clause(clause: &Clause<'_>) -> bool {
     )
 }
 
-fn not_acceptable(supported: &[Format], stream: bool) -> ApiError {
+pub(crate) fn not_acceptable(supported: &[Format], stream: bool) -> ApiError {
     let media: Vec<String> = supported
         .iter()
         .map(|f| {

@@ -7,6 +7,7 @@ use serde_json::Value;
 use warp::http::{self, StatusCode};
 use warp::reply::Response;
 
+use super::accept::{not_acceptable, Format};
 use super::negotiation::{json_response, plain_not_found, AcceptEntry, Request};
 use crate::discovery::documents::{Aggregated, AGGREGATED_V2, AGGREGATED_V2BETA1};
 use crate::discovery::{GIT_VERSION, KUBERNETES_VERSION};
@@ -31,8 +32,11 @@ pub fn serve(state: &State, req: &Request) -> Result<Response, ApiError> {
         [endpoint @ ("healthz" | "livez" | "readyz"), check @ ..] => {
             Ok(super::health::serve(endpoint, check, &req.query))
         }
-        ["api"] => Ok(discovery_root(req, &docs().api, &docs().aggregated_api)),
-        ["apis"] => Ok(discovery_root(req, &docs().apis, &docs().aggregated_apis)),
+        ["api"] => discovery_root(req, &docs().api, &docs().aggregated_api),
+        ["apis"] => discovery_root(req, &docs().apis, &docs().aggregated_apis),
+        ["api", _] | ["apis", _] | ["apis", _, _] if !legacy_acceptable(req) => Err(
+            not_acceptable(&[Format::Json, Format::Yaml, Format::Protobuf], false),
+        ),
         ["api", "v1"] => Ok(docs()
             .resource_lists
             .get(&(String::new(), "v1".to_string()))
@@ -180,7 +184,30 @@ fn go_arch() -> &'static str {
 
 /// Serves `/api` or `/apis` in the format the Accept header asks for first: aggregated v2,
 /// aggregated v2beta1, or the legacy document.
-fn discovery_root(req: &Request, legacy: &Bytes, aggregated: &Aggregated) -> Response {
+/// Whether a legacy discovery document may answer this `Accept` (the apiserver negotiates
+/// them with the default endpoint restrictions: JSON, YAML or protobuf, no transformation).
+fn legacy_acceptable(req: &Request) -> bool {
+    let accept = req.header("accept");
+    accept.trim().is_empty()
+        || AcceptEntry::parse_all(accept).any(|entry| {
+            let plain = ["as", "g", "v"].iter().all(|p| entry.param(p).is_none());
+            plain
+                && matches!(
+                    entry.media.as_str(),
+                    "" | "*/*"
+                        | "application/*"
+                        | "application/json"
+                        | "application/yaml"
+                        | "application/vnd.kubernetes.protobuf"
+                )
+        })
+}
+
+fn discovery_root(
+    req: &Request,
+    legacy: &Bytes,
+    aggregated: &Aggregated,
+) -> Result<Response, ApiError> {
     for entry in AcceptEntry::parse_all(req.header("accept")) {
         let media = entry.media.as_str();
         let wants_aggregated = media == "application/json"
@@ -195,7 +222,7 @@ fn discovery_root(req: &Request, legacy: &Bytes, aggregated: &Aggregated) -> Res
             if req.header("if-none-match") == aggregated.etag {
                 let mut resp = Response::new(Bytes::new().into());
                 *resp.status_mut() = StatusCode::NOT_MODIFIED;
-                return resp;
+                return Ok(resp);
             }
             let mut resp = json_response(StatusCode::OK, body.clone());
             let headers = resp.headers_mut();
@@ -211,11 +238,17 @@ fn discovery_root(req: &Request, legacy: &Bytes, aggregated: &Aggregated) -> Res
                 http::header::CACHE_CONTROL,
                 http::HeaderValue::from_static("public"),
             );
-            return resp;
+            return Ok(resp);
         }
         if matches!(media, "application/json" | "*/*" | "application/*" | "") {
             break;
         }
     }
-    json_response(StatusCode::OK, legacy.clone())
+    if !legacy_acceptable(req) {
+        return Err(not_acceptable(
+            &[Format::Json, Format::Yaml, Format::Protobuf],
+            false,
+        ));
+    }
+    Ok(json_response(StatusCode::OK, legacy.clone()))
 }

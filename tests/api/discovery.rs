@@ -257,3 +257,41 @@ async fn versions_are_ordered_by_kubernetes_priority(#[future(awt)] server: Test
     assert_eq!(versions, ["v2", "v1", "v1beta1"]);
     assert_eq!(group["preferredVersion"]["version"], "v2");
 }
+
+/// Legacy discovery documents are negotiated as the apiserver negotiates them: an `Accept` it
+/// cannot serve is a 406 naming the types it accepts; the documents are in Go's field order.
+#[rstest]
+#[tokio::test]
+async fn discovery_negotiates_its_media_types(#[future(awt)] server: TestServer) {
+    for path in ["/api", "/apis", "/api/v1", "/apis/apps", "/apis/apps/v1"] {
+        let req = server
+            .http
+            .get(server.url(path))
+            .header("accept", "text/html");
+        let (status, body) = server.send(req).await;
+        assert_eq!(status, 406, "{path}: {body}");
+        assert_eq!(body["reason"], "NotAcceptable");
+        assert_eq!(
+            body["message"],
+            "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"
+        );
+        let req = server
+            .http
+            .get(server.url(path))
+            .header("accept", "text/html, */*");
+        assert_eq!(server.send(req).await.0, 200, "{path}");
+    }
+    let text = server
+        .http
+        .get(server.url("/apis/apps/v1"))
+        .send()
+        .await
+        .expect("sent")
+        .text()
+        .await
+        .expect("a body");
+    assert!(
+        text.starts_with(r#"{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"apps/v1","resources":[{"name":"controllerrevisions","singularName":"controllerrevision","namespaced":true,"kind":"ControllerRevision","verbs":["#),
+        "{text}"
+    );
+}

@@ -416,9 +416,7 @@ async fn dry_runs_answer_as_the_apiserver(#[future(awt)] server: TestServer) {
     let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": "versioned", "resourceVersion": "5"}});
     let rv = server.rv();
-    let (status, body) = server
-        .post(&format!("{configmaps}?dryRun=All"), &cm)
-        .await;
+    let (status, body) = server.post(&format!("{configmaps}?dryRun=All"), &cm).await;
     assert_eq!(status, 201, "{body}");
     assert_eq!(body["metadata"]["name"], "versioned");
     assert_eq!(server.rv(), rv, "a dry run stores nothing");
@@ -435,8 +433,13 @@ async fn dry_runs_answer_as_the_apiserver(#[future(awt)] server: TestServer) {
         "spec": {"selector": {"matchLabels": {"app": "web"}},
             "template": {"metadata": {"labels": {"app": "web"}},
                 "spec": {"containers": null}}}});
-    let strict = format!("{deployments}?dryRun=All&fieldManager=kubectl-create&fieldValidation=Strict");
-    for path in [format!("{deployments}?dryRun=All"), strict, deployments.to_string()] {
+    let strict =
+        format!("{deployments}?dryRun=All&fieldManager=kubectl-create&fieldValidation=Strict");
+    for path in [
+        format!("{deployments}?dryRun=All"),
+        strict,
+        deployments.to_string(),
+    ] {
         let (status, body) = server.post(&path, &deployment).await;
         assert_eq!(status, 422, "{path}: {body}");
         assert_eq!(body["reason"], "Invalid");
