@@ -101,25 +101,21 @@ fn decode_config(ep: &Endpoint<'_>) -> Result<Value, ApiError> {
             "error decoding YAML: the apply configuration is not an object",
         ));
     }
+    // The field manager's version check comes first (`versionCheckManager`, outermost of its
+    // managers), the managedFields check last (`structuredMergeManager`).
+    let api_version = config["apiVersion"].as_str().unwrap_or("");
+    let kind = config["kind"].as_str().unwrap_or("");
+    if api_version != res.api_version() || kind != res.kind {
+        return Err(ApiError::bad_request(format!(
+            "invalid object type: {}",
+            go_gvk(api_version, kind)
+        )));
+    }
     if config["metadata"]
         .get("managedFields")
         .is_some_and(|m| !m.is_null())
     {
         return Err(ApiError::bad_request("metadata.managedFields must be nil"));
-    }
-    let api_version = config["apiVersion"].as_str().unwrap_or("");
-    if api_version != res.api_version() {
-        return Err(ApiError::bad_request(format!(
-            "the API version in the data ({api_version}) does not match the expected API version ({})",
-            res.api_version()
-        )));
-    }
-    let kind = config["kind"].as_str().unwrap_or("");
-    if kind != res.kind {
-        return Err(ApiError::bad_request(format!(
-            "the kind in the data ({kind}) does not match the expected kind ({})",
-            res.kind
-        )));
     }
     let name = meta_str(&config, "name");
     if !name.is_empty() && name != ep.name() {
@@ -148,4 +144,31 @@ fn decode_config(ep: &Endpoint<'_>) -> Result<Value, ApiError> {
         }
     }
     Ok(config)
+}
+
+/// An unstructured object's GroupVersionKind as Go's `%v` writes it (`apps/v1, Kind=Deployment`,
+/// `/, Kind=ConfigMap` without an apiVersion); an apiVersion with more than one `/` does not
+/// parse, and the object then has no GroupVersionKind at all.
+fn go_gvk(api_version: &str, kind: &str) -> String {
+    let (group, version) = match api_version.split('/').collect::<Vec<_>>().as_slice() {
+        [version] => ("", *version),
+        [group, version] => (*group, *version),
+        _ => return "/, Kind=".to_string(),
+    };
+    format!("{group}/{version}, Kind={kind}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::go_gvk;
+    use rstest::rstest;
+
+    #[rstest]
+    #[case("apps/v1", "Deployment", "apps/v1, Kind=Deployment")]
+    #[case("v1", "ConfigMap", "/v1, Kind=ConfigMap")]
+    #[case("", "ConfigMap", "/, Kind=ConfigMap")]
+    #[case("a/b/c", "X", "/, Kind=")]
+    fn gvks_as_go_prints_them(#[case] api_version: &str, #[case] kind: &str, #[case] want: &str) {
+        assert_eq!(go_gvk(api_version, kind), want);
+    }
 }

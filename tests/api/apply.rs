@@ -248,3 +248,38 @@ async fn apply_on_status(#[future(awt)] server: TestServer) {
     assert_eq!(entry.subresource.as_deref(), Some("status"));
     assert_eq!(entry.operation.as_deref(), Some("Apply"));
 }
+
+/// An apply configuration of another type (no apiVersion, another kind) is refused by the field
+/// manager's version check, before anything else, with its message (`versionCheckManager`).
+#[rstest]
+#[tokio::test]
+async fn apply_configurations_of_another_type_are_invalid_object_types(
+    #[future(awt)] server: TestServer,
+) {
+    let configmaps: kube::Api<k8s_openapi::api::core::v1::ConfigMap> =
+        kube::Api::namespaced(server.client.clone(), "default");
+    let pp = kube::api::PatchParams::apply("tester");
+    for (config, message) in [
+        (
+            serde_json::json!({"kind": "ConfigMap", "metadata": {"name": "c",
+                "managedFields": [{"manager": "x"}]}}),
+            "invalid object type: /, Kind=ConfigMap",
+        ),
+        (
+            serde_json::json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "c"}}),
+            "invalid object type: /v1, Kind=Secret",
+        ),
+        (
+            serde_json::json!({"apiVersion": "apps/v1", "kind": "ConfigMap", "metadata": {"name": "c"}}),
+            "invalid object type: apps/v1, Kind=ConfigMap",
+        ),
+    ] {
+        let err = configmaps
+            .patch("c", &pp, &kube::api::Patch::Apply(&config))
+            .await
+            .expect_err("refused");
+        let status = crate::harness::api_error(err);
+        assert_eq!((status.code, status.reason.as_str()), (400, "BadRequest"));
+        assert_eq!(status.message, message);
+    }
+}
