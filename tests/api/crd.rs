@@ -66,7 +66,7 @@ async fn create_reports_established_names_and_stored_versions(#[future(awt)] ser
     "spec.versions", "must have exactly one version marked as storage version")]
 #[case::no_storage_version(
     |c: &mut Value| c["spec"]["versions"][0]["storage"] = json!(false),
-    "status.storedVersions", "status.storedVersions: Invalid value: []string(nil): must have at least one stored version")]
+    "status.storedVersions", "status.storedVersions: Invalid value: null: must have at least one stored version")]
 #[case::bad_scope(
     |c: &mut Value| c["spec"]["scope"] = json!("Global"),
     "spec.scope", r#"spec.scope: Unsupported value: "Global": supported values: "Cluster", "Namespaced""#)]

@@ -498,9 +498,10 @@ fn validate_versions(versions: &[Version]) -> Vec<StatusCause> {
         errs.extend(selectable_fields_errors(i, v, compiled.of(i)));
     }
     if !versions.iter().any(|v| v.storage) {
-        errs.push(raw_invalid(
+        // A nil slice, which 1.36 renders as its JSON.
+        errs.push(field::invalid(
             "status.storedVersions",
-            &Value::String("[]string(nil)".into()),
+            &Value::Null,
             "must have at least one stored version",
         ));
     }
@@ -651,9 +652,9 @@ pub fn stored_versions_errors(crd: &Value) -> Vec<StatusCause> {
         .collect();
     let path = "status.storedVersions";
     if stored.is_empty() {
-        return vec![raw_invalid(
+        return vec![field::invalid(
             path,
-            &Value::String("[]string(nil)".into()),
+            &Value::Null,
             "must have at least one stored version",
         )];
     }
