@@ -52,12 +52,15 @@ pub fn serve(state: &State, req: &Request) -> Result<Response, ApiError> {
             registry.openapi().v3_index.clone(),
         )),
         ["openapi", "v3", rest @ ..] => Ok(openapi_v3(req, registry.openapi(), &rest.join("/"))),
-        ["apis", group, version] => Ok(docs()
+        ["apis", group, version] => match docs()
             .resource_lists
             .get(&(group.to_string(), version.to_string()))
-            .map_or_else(plain_not_found, |b| {
-                json_response(StatusCode::OK, b.clone())
-            })),
+        {
+            Some(b) => Ok(json_response(StatusCode::OK, b.clone())),
+            None => not_found_below(group),
+        },
+        ["api", _, ..] => Err(ApiError::path_not_found()),
+        ["apis", group, _, ..] => not_found_below(group),
         _ => Ok(plain_not_found()),
     }
 }
@@ -184,6 +187,15 @@ fn go_arch() -> &'static str {
 
 /// Serves `/api` or `/apis` in the format the Accept header asks for first: aggregated v2,
 /// aggregated v2beta1, or the legacy document.
+/// The 404 of an unknown path below `/apis/{group}`: go-restful's `Status` for a built-in
+/// group, else the apiserver's plain-text not-found handler.
+fn not_found_below(group: &str) -> Result<Response, ApiError> {
+    if crate::registry::builtin::is_group(group) {
+        return Err(ApiError::path_not_found());
+    }
+    Ok(plain_not_found())
+}
+
 /// Whether a legacy discovery document may answer this `Accept` (the apiserver negotiates
 /// them with the default endpoint restrictions: JSON, YAML or protobuf, no transformation).
 fn legacy_acceptable(req: &Request) -> bool {

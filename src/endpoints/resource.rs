@@ -109,9 +109,10 @@ pub async fn serve(
         .registry()
         .resolve(&info.group, &info.version, &info.resource)
     else {
-        // Unknown resources of a built-in group-version get a Status; everything else falls
-        // through to the apiserver's plain-text not-found handler.
-        if info.group.is_empty() && info.version == "v1" {
+        // Unknown paths below a built-in group (or `/api`) are go-restful's to answer, with a
+        // Status; everything else falls through to the apiserver's plain-text not-found
+        // handler.
+        if crate::registry::builtin::is_group(&info.group) {
             return Err(ApiError::path_not_found());
         }
         return Ok(plain_not_found());

@@ -295,3 +295,45 @@ async fn discovery_negotiates_its_media_types(#[future(awt)] server: TestServer)
         "{text}"
     );
 }
+
+/// Paths below a built-in group that name nothing (`/apis/apps/v7`, `/api/v2`) are go-restful's
+/// 404 `Status`; below an unknown group or a CRD's group, the plain-text 404 of the apiserver's
+/// not-found handler.
+#[rstest]
+#[tokio::test]
+async fn unknown_versions_of_built_in_groups_are_a_status(#[future(awt)] server: TestServer) {
+    server.install_crontab_crd().await;
+    for path in [
+        "/apis/apps/v7",
+        "/api/v2",
+        "/apis/apps/v7/deployments",
+        "/apis/batch/v1/nothings",
+    ] {
+        let (status, body) = server.get(path).await;
+        assert_eq!(status, 404, "{path}");
+        assert_eq!(
+            body,
+            json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                "message": "the server could not find the requested resource",
+                "reason": "NotFound", "details": {}, "code": 404}),
+            "{path}"
+        );
+    }
+    for path in [
+        "/apis/stable.example.com/v7",
+        "/apis/nothing.example.com/v1",
+    ] {
+        let resp = server
+            .http
+            .get(server.url(path))
+            .send()
+            .await
+            .expect("sent");
+        assert_eq!(resp.status().as_u16(), 404, "{path}");
+        assert_eq!(
+            resp.text().await.expect("a body"),
+            "404 page not found\n",
+            "{path}"
+        );
+    }
+}

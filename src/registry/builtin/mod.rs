@@ -96,6 +96,12 @@ static RESOURCES: LazyLock<Vec<Arc<ApiResource>>> =
 /// all 51 was a third of a debug build's first start, most of it the first run of each kind's
 /// own code) and a process builds a kind when a request or a controller's write needs it (a
 /// namespace's deletion builds the kinds it holds), or the discovery documents need them all.
+/// Whether a group is one of the built-in kinds' (the apiserver serves each from a go-restful
+/// web service rooted at `/apis/{group}`, which answers unknown paths below it with a `Status`).
+pub fn is_group(group: &str) -> bool {
+    kinds().iter().any(|k| k.group() == group)
+}
+
 pub fn kinds() -> &'static [Builtin] {
     &KINDS
 }
