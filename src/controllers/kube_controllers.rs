@@ -43,14 +43,21 @@ impl KubeControllers {
         KubeControllers(BTreeSet::new())
     }
 
-    /// A comma-separated list of names (kube-controller-manager's, with or without the
-    /// `-controller` suffix), `*` for all; empty for none.
+    /// A comma-separated list as kube-controller-manager's `--controllers` reads it: names
+    /// (with or without the `-controller` suffix), `*` for all, `-name` to leave one out; empty
+    /// for none.
     pub fn parse(list: &str) -> Result<Self, String> {
         let mut set = BTreeSet::new();
-        for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-            if name == "*" {
-                return Ok(KubeControllers::all());
+        let mut off = Vec::new();
+        for entry in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            if entry == "*" {
+                set.extend(NAMES);
+                continue;
             }
+            let (name, disable) = match entry.strip_prefix('-') {
+                Some(name) => (name, true),
+                None => (entry, false),
+            };
             let full = if name.ends_with("-controller") {
                 name.to_string()
             } else {
@@ -62,7 +69,14 @@ impl KubeControllers {
                     NAMES.join(", ")
                 ));
             };
-            set.insert(*known);
+            if disable {
+                off.push(*known);
+            } else {
+                set.insert(*known);
+            }
+        }
+        for name in off {
+            set.remove(name);
         }
         Ok(KubeControllers(set))
     }
@@ -84,7 +98,11 @@ impl KubeControllers {
             Work::ClusterRoleAggregation => "clusterrole-aggregation-controller",
             Work::ServiceAccounts(_) => "serviceaccount-controller",
             Work::RootCaCert(_) => "root-ca-certificate-publisher-controller",
-            Work::PodServices(_) | Work::Endpoints(_) => "endpoints-controller",
+            // A pod's change fans out to both controllers' work, each gated on its own.
+            Work::PodServices(_) => {
+                return self.runs("endpoints-controller") || self.runs("endpointslice-controller")
+            }
+            Work::Endpoints(_) => "endpoints-controller",
             Work::EndpointSlices(_) => "endpointslice-controller",
             Work::Crd(_) | Work::PolicyStatus(_) | Work::Simulated(_) => return true,
         };
@@ -111,6 +129,12 @@ mod tests {
     #[test]
     fn a_star_is_all_and_unknown_names_are_refused() {
         assert_eq!(KubeControllers::parse("*"), Ok(KubeControllers::all()));
+        let most = KubeControllers::parse("*,-garbage-collector").expect("parsed");
+        assert!(!most.runs("garbage-collector-controller"));
+        assert!(most.runs("namespace-controller"));
+        let slices = KubeControllers::parse("endpointslice").expect("parsed");
+        let pod = crate::store::ObjectKey::new("default", "p");
+        assert!(slices.runs_work(&Work::PodServices(pod)));
         let err = KubeControllers::parse("namespace,cronjob").expect_err("refused");
         assert!(
             err.starts_with("\"cronjob\" is not a controller kubefake runs"),

@@ -34,18 +34,17 @@ pub fn serve(state: &State, req: &Request) -> Result<Response, ApiError> {
         }
         ["api"] => discovery_root(req, &docs().api, &docs().aggregated_api),
         ["apis"] => discovery_root(req, &docs().apis, &docs().aggregated_apis),
-        ["api", _] | ["apis", _] | ["apis", _, _] if !legacy_acceptable(req) => Err(
-            not_acceptable(&[Format::Json, Format::Yaml, Format::Protobuf], false),
-        ),
-        ["api", "v1"] => Ok(docs()
+        ["api", "v1"] => match docs()
             .resource_lists
             .get(&(String::new(), "v1".to_string()))
-            .map_or_else(plain_not_found, |b| {
-                json_response(StatusCode::OK, b.clone())
-            })),
-        ["apis", group] => Ok(docs().groups.get(*group).map_or_else(plain_not_found, |b| {
-            json_response(StatusCode::OK, b.clone())
-        })),
+        {
+            Some(b) => legacy_document(req, b),
+            None => Ok(plain_not_found()),
+        },
+        ["apis", group] => match docs().groups.get(*group) {
+            Some(b) => legacy_document(req, b),
+            None => Ok(plain_not_found()),
+        },
         ["openapi", "v2"] => Ok(openapi_v2(req, &registry.openapi().v2())),
         ["openapi", "v3"] => Ok(json_response(
             StatusCode::OK,
@@ -56,7 +55,7 @@ pub fn serve(state: &State, req: &Request) -> Result<Response, ApiError> {
             .resource_lists
             .get(&(group.to_string(), version.to_string()))
         {
-            Some(b) => Ok(json_response(StatusCode::OK, b.clone())),
+            Some(b) => legacy_document(req, b),
             None => not_found_below(group),
         },
         ["api", _, ..] => Err(ApiError::path_not_found()),
@@ -187,6 +186,18 @@ fn go_arch() -> &'static str {
 
 /// Serves `/api` or `/apis` in the format the Accept header asks for first: aggregated v2,
 /// aggregated v2beta1, or the legacy document.
+/// A legacy discovery document, or the 406 of an `Accept` it cannot answer (the document is
+/// found first: an unknown path is a 404 whatever the `Accept`).
+fn legacy_document(req: &Request, body: &Bytes) -> Result<Response, ApiError> {
+    if !legacy_acceptable(req) {
+        return Err(not_acceptable(
+            &[Format::Json, Format::Yaml, Format::Protobuf],
+            false,
+        ));
+    }
+    Ok(json_response(StatusCode::OK, body.clone()))
+}
+
 /// The 404 of an unknown path below `/apis/{group}`: go-restful's `Status` for a built-in
 /// group, else the apiserver's plain-text not-found handler.
 fn not_found_below(group: &str) -> Result<Response, ApiError> {
@@ -256,11 +267,5 @@ fn discovery_root(
             break;
         }
     }
-    if !legacy_acceptable(req) {
-        return Err(not_acceptable(
-            &[Format::Json, Format::Yaml, Format::Protobuf],
-            false,
-        ));
-    }
-    Ok(json_response(StatusCode::OK, legacy.clone()))
+    legacy_document(req, legacy)
 }

@@ -305,7 +305,10 @@ impl Framing {
 async fn upgraded(upgrade: &Upgrade) -> Option<WebSocketStream<impl WebSocketIo>> {
     let on = upgrade.take()?;
     let io = on.await.ok()?;
-    let config = WebSocketConfig::default();
+    // The client's messages are read and dropped: no need to buffer large ones.
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(MAX_CLIENT_MESSAGE))
+        .max_frame_size(Some(MAX_CLIENT_MESSAGE));
     Some(
         WebSocketStream::from_raw_socket(
             hyper_util::rt::TokioIo::new(io),
@@ -315,6 +318,9 @@ async fn upgraded(upgrade: &Upgrade) -> Option<WebSocketStream<impl WebSocketIo>
         .await,
     )
 }
+
+/// The largest message a client may send on a server's WebSocket (its messages are ignored).
+const MAX_CLIENT_MESSAGE: usize = 64 * 1024;
 
 /// What an upgraded connection is: bytes both ways.
 trait WebSocketIo: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
@@ -345,7 +351,12 @@ pub async fn serve_watch(
                 }
             }
             incoming = ws.next() => match incoming {
-                Some(Ok(Message::Close(_))) | Some(Err(_)) | None => return,
+                Some(Ok(Message::Close(_))) => {
+                    // The close reply tungstenite queued goes out, as x/net's Close sends one.
+                    let _ = ws.flush().await;
+                    return;
+                }
+                Some(Err(_)) | None => return,
                 Some(Ok(_)) => {}
             },
         }
@@ -419,7 +430,11 @@ fn stream_messages(stream: &Stream, protocol: &str) -> Vec<Message> {
         if base64 {
             let encoded =
                 base64::Engine::encode(&base64::engine::general_purpose::STANDARD, payload);
-            Message::text(format!("{}{encoded}", char::from(b'0' + channel)))
+            // Go's `string('0'+num)` on a byte: wraps past 255.
+            Message::text(format!(
+                "{}{encoded}",
+                char::from(b'0'.wrapping_add(channel))
+            ))
         } else {
             let mut frame = Vec::with_capacity(payload.len() + 1);
             frame.push(channel);

@@ -248,7 +248,15 @@ impl V1ClientVerifier {
         ) else {
             return false;
         };
-        leaf.validity().is_valid_at(at)
+        // Go refuses SHA-1 signatures on certificates (as webpki does on v3 ones).
+        let sha1 = [
+            "1.2.840.113549.1.1.5",
+            "1.2.840.10045.4.1",
+            "1.2.840.10040.4.3",
+        ];
+        let algorithm = leaf.signature_algorithm.algorithm.to_id_string();
+        !sha1.contains(&algorithm.as_str())
+            && leaf.validity().is_valid_at(at)
             && self.roots.iter().any(|root| {
                 x509_parser::parse_x509_certificate(root.as_ref()).is_ok_and(|(_, root)| {
                     root.subject().as_raw() == leaf.issuer().as_raw()
@@ -258,16 +266,27 @@ impl V1ClientVerifier {
             })
     }
 
-    /// The handshake's signature, checked with a v1 certificate's key by the algorithms the
-    /// scheme allows.
+    /// The handshake's signature, checked with a v1 certificate's key: in TLS 1.2 by the
+    /// algorithms the scheme allows, in TLS 1.3 as rustls checks a raw key (a scheme TLS 1.3
+    /// allows, its first algorithm).
     fn verify_signed_with_v1(
         &self,
         message: &[u8],
         cert: &CertificateDer<'_>,
         dss: &rustls::DigitallySignedStruct,
+        tls13: bool,
     ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
         let bad = || rustls::Error::InvalidCertificate(rustls::CertificateError::BadSignature);
         let (_, parsed) = x509_parser::parse_x509_certificate(cert.as_ref()).map_err(|_| bad())?;
+        if tls13 {
+            let spki = rustls_pki_types::SubjectPublicKeyInfoDer::from(parsed.public_key().raw);
+            return rustls::crypto::verify_tls13_signature_with_raw_key(
+                message,
+                &spki,
+                dss,
+                &self.algorithms,
+            );
+        }
         let key = &parsed.public_key().subject_public_key.data;
         let candidates = self
             .algorithms
@@ -321,7 +340,7 @@ impl rustls::server::danger::ClientCertVerifier for V1ClientVerifier {
         dss: &rustls::DigitallySignedStruct,
     ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
         match self.inner.verify_tls12_signature(message, cert, dss) {
-            Err(_) if is_v1(cert) => self.verify_signed_with_v1(message, cert, dss),
+            Err(_) if is_v1(cert) => self.verify_signed_with_v1(message, cert, dss, false),
             verified => verified,
         }
     }
@@ -333,7 +352,7 @@ impl rustls::server::danger::ClientCertVerifier for V1ClientVerifier {
         dss: &rustls::DigitallySignedStruct,
     ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
         match self.inner.verify_tls13_signature(message, cert, dss) {
-            Err(_) if is_v1(cert) => self.verify_signed_with_v1(message, cert, dss),
+            Err(_) if is_v1(cert) => self.verify_signed_with_v1(message, cert, dss, true),
             verified => verified,
         }
     }

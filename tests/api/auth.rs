@@ -492,7 +492,11 @@ fn openssl(dir: &std::path::Path, args: &[&str]) {
 
 /// A CA (v3) and a client certificate it signs with `openssl x509 -req` and no extensions: an
 /// X.509 v1 certificate. Returns (CA PEM, client certificate PEM, client key PEM).
-fn v1_client_certificate(dir: &std::path::Path, ca: &str) -> (String, String, String) {
+fn v1_client_certificate(
+    dir: &std::path::Path,
+    ca: &str,
+    digest: &str,
+) -> (String, String, String) {
     let ec = [
         "-newkey",
         "ec",
@@ -513,7 +517,7 @@ fn v1_client_certificate(dir: &std::path::Path, ca: &str) -> (String, String, St
         dir,
         &[
             "x509", "-req", "-in", "c.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-out", "c.crt",
-            "-days", "1",
+            "-days", "1", digest,
         ],
     );
     let read = |f: &str| std::fs::read_to_string(dir.join(f)).expect("written");
@@ -532,7 +536,7 @@ fn v1_client_certificate(dir: &std::path::Path, ca: &str) -> (String, String, St
 async fn x509_v1_client_certificates_are_accepted() {
     use base64::Engine;
     let dir = tempfile::tempdir().expect("a directory");
-    let (ca, cert, key) = v1_client_certificate(dir.path(), "v1 CA");
+    let (ca, cert, key) = v1_client_certificate(dir.path(), "v1 CA", "-sha256");
     let builder = kubefake::Server::builder()
         .client_ca(ca)
         .authorization_mode(AuthorizationMode::Rbac);
@@ -569,7 +573,32 @@ async fn x509_v1_client_certificates_are_accepted() {
     );
 
     let other = tempfile::tempdir().expect("a directory");
-    let (_, cert, key) = v1_client_certificate(other.path(), "another CA");
+    let (_, cert, key) = v1_client_certificate(other.path(), "another CA", "-sha256");
     let (ok, out) = tokio::task::block_in_place(|| whoami(&cert, &key));
     assert!(!ok, "a certificate of another CA is refused: {out}");
+
+    // Signed by the client CA, but with SHA-1, which Go refuses on certificates.
+    let again = tempfile::tempdir().expect("a directory");
+    std::fs::copy(dir.path().join("ca.crt"), again.path().join("ca.crt")).expect("copied");
+    std::fs::copy(dir.path().join("ca.key"), again.path().join("ca.key")).expect("copied");
+    let mut args = vec!["req", "-new", "-keyout", "c.key", "-out", "c.csr"];
+    args.extend([
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+    ]);
+    args.extend(["-subj", "/O=system:masters/CN=sha1"]);
+    openssl(again.path(), &args);
+    openssl(
+        again.path(),
+        &[
+            "x509", "-req", "-in", "c.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-out", "c.crt",
+            "-days", "1", "-sha1",
+        ],
+    );
+    let read = |f: &str| std::fs::read_to_string(again.path().join(f)).expect("written");
+    let (ok, out) = tokio::task::block_in_place(|| whoami(&read("c.crt"), &read("c.key")));
+    assert!(!ok, "a SHA-1 signature is refused: {out}");
 }

@@ -281,6 +281,12 @@ async fn discovery_negotiates_its_media_types(#[future(awt)] server: TestServer)
             .header("accept", "text/html, */*");
         assert_eq!(server.send(req).await.0, 200, "{path}");
     }
+    // An unknown path is a 404 whatever the Accept.
+    let req = server
+        .http
+        .get(server.url("/apis/nothing.example.com"))
+        .header("accept", "text/html");
+    assert_eq!(server.send(req).await.0, 404);
     let text = server
         .http
         .get(server.url("/apis/apps/v1"))

@@ -158,6 +158,17 @@ async fn closing_a_websocket_watch_ends_the_watcher(#[future(awt)] server: TestS
     }
     assert_eq!(store.watcher_count(), base + 1);
     ws.close(None).await.expect("closed");
+    // The server answers the close (after any event already sent), as x/net's Close does.
+    loop {
+        match tokio::time::timeout(SOON, ws.next())
+            .await
+            .expect("an answer in time")
+        {
+            Some(Ok(Message::Text(_))) => continue,
+            Some(Ok(Message::Close(_))) => break,
+            other => panic!("expected the close reply, got {other:?}"),
+        }
+    }
     while store.watcher_count() > base && tokio::time::Instant::now() < deadline {
         // The watcher notices when it next sends: an event for every watcher.
         create_configmap(&server, &format!("tick-{}", server.rv())).await;
@@ -335,4 +346,52 @@ async fn port_forward_over_websocket_opens_its_channels_then_ends(
         other => panic!("expected the error channel, got {other:?}"),
     }
     assert!(matches!(next(&mut ws).await, Some(Message::Close(_))));
+}
+
+/// A WebSocket exec (a GET) needs `create` on `pods/exec` too, as a POST does
+/// (`AuthorizePodWebsocketUpgradeCreatePermission`): `get` alone is a 403 before any upgrade.
+#[tokio::test]
+async fn websocket_exec_needs_create_permission() {
+    let server = crate::harness::rbac_server_with_user("eve", &[], "eve-token").await;
+    create_pod(&server, "p", Some("node-1")).await;
+    let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+        "metadata": {"name": "exec-get"},
+        "rules": [{"apiGroups": [""], "resources": ["pods", "pods/exec"], "verbs": ["get"]}]});
+    let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": "eve"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "exec-get"},
+        "subjects": [{"kind": "User", "name": "eve"}]});
+    let rbac = "/apis/rbac.authorization.k8s.io/v1/namespaces/default";
+    assert_eq!(server.post(&format!("{rbac}/roles"), &role).await.0, 201);
+    assert_eq!(
+        server
+            .post(&format!("{rbac}/rolebindings"), &binding)
+            .await
+            .0,
+        201
+    );
+    let refused = open(
+        &server,
+        "/api/v1/namespaces/default/pods/p/exec?command=true&stdout=true",
+        &[
+            ("sec-websocket-protocol", "v5.channel.k8s.io"),
+            ("authorization", "Bearer eve-token"),
+        ],
+    )
+    .await;
+    match refused {
+        Err(tungstenite::Error::Http(resp)) => {
+            assert_eq!(resp.status().as_u16(), 403);
+            let status: Value =
+                serde_json::from_slice(resp.body().as_deref().unwrap_or_default()).expect("JSON");
+            assert!(
+                status["message"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .starts_with("pods \"p\" is forbidden"),
+                "{status}"
+            );
+        }
+        other => panic!("expected a 403, got {other:?}"),
+    }
 }

@@ -1114,6 +1114,15 @@ impl NoContainers {
     /// The apiserver's own checks (the pod, its container, its node), then the error of what
     /// would serve the connection: kubefake runs no containers.
     fn reach(&self, call: &ActionCall<'_>) -> Result<ApiError, ApiError> {
+        let connection = match self {
+            Self::Exec => Some("exec"),
+            Self::Attach => Some("attach"),
+            Self::PortForward => Some("portforward"),
+            Self::Log | Self::Proxy => None,
+        };
+        if let Some(subresource) = connection {
+            authorize_create(call, subresource)?;
+        }
         let pod = rest::get(call.state, call.res, call.namespace, call.name)?;
         let pod = &pod.value();
         let query = |k: &str| {
@@ -1184,6 +1193,37 @@ impl Action for NoContainers {
             NoContainers::Log | NoContainers::Proxy => return Box::pin(async { None }),
         };
         Box::pin(async move { Some(self.reach(&call).map(|error| Stream { kind, error })) })
+    }
+}
+
+/// `exec`, `attach` and `portforward` reached by a GET (a WebSocket upgrade) are authorized for
+/// `create` as well (`AuthorizePodWebsocketUpgradeCreatePermission`, on by default in 1.36), as a
+/// POST is.
+fn authorize_create(call: &ActionCall<'_>, subresource: &str) -> Result<(), ApiError> {
+    use crate::filters::authorization::{authorize, Attributes, Decision};
+    if call.verb == "create" {
+        return Ok(());
+    }
+    let attrs = Attributes {
+        verb: "create".into(),
+        resource_request: true,
+        group: call.res.group.clone(),
+        version: call.res.version.clone(),
+        resource: call.res.plural.clone(),
+        subresource: subresource.to_string(),
+        namespace: call.namespace.to_string(),
+        name: call.name.to_string(),
+        path: String::new(),
+    };
+    let mode = call.state.options.authorization;
+    match authorize(mode, &call.state.store.snapshot(), &call.ctx.user, &attrs) {
+        Decision::Allow(_) => Ok(()),
+        Decision::Deny(reason) => Err(ApiError::forbidden(
+            &call.res.group,
+            &call.res.plural,
+            call.name,
+            &reason,
+        )),
     }
 }
 
