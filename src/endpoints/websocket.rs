@@ -21,7 +21,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use hyper::upgrade::OnUpgrade;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
@@ -34,17 +34,38 @@ use crate::error::ApiError;
 use crate::registry::resource::{Stream, StreamKind};
 
 /// The upgrade of one request's connection, which hyper completes after the `101` is sent.
-/// Cloneable so that it can travel as a request extension; the first [`Upgrade::take`] gets it.
+/// Cloneable so that it can travel as a request extension; the first [`Upgrade::take`] gets it,
+/// with the guard whose drop ends the connection's [`Session`].
 #[derive(Clone)]
-pub struct Upgrade(Arc<parking_lot::Mutex<Option<OnUpgrade>>>);
+pub struct Upgrade(Arc<parking_lot::Mutex<Option<(OnUpgrade, SessionGuard)>>>);
+
+/// Held by whatever serves an upgraded connection; dropped when it ends.
+struct SessionGuard(#[allow(dead_code)] oneshot::Sender<()>);
+
+/// The end of a connection's life after an upgrade: what serves it has finished (or the
+/// request was never upgraded).
+pub struct Session(oneshot::Receiver<()>);
+
+impl Session {
+    /// Waits until the upgraded connection is served no more.
+    pub async fn ended(self) {
+        let _ = self.0.await;
+    }
+}
 
 impl Upgrade {
-    /// Wraps hyper's pending upgrade.
-    pub fn new(on: OnUpgrade) -> Self {
-        Upgrade(Arc::new(parking_lot::Mutex::new(Some(on))))
+    /// Wraps hyper's pending upgrade; the session ends when what takes it is done with it (at
+    /// once if nothing does).
+    pub fn new(on: OnUpgrade) -> (Self, Session) {
+        let (tx, rx) = oneshot::channel();
+        let upgrade = Upgrade(Arc::new(parking_lot::Mutex::new(Some((
+            on,
+            SessionGuard(tx),
+        )))));
+        (upgrade, Session(rx))
     }
 
-    fn take(&self) -> Option<OnUpgrade> {
+    fn take(&self) -> Option<(OnUpgrade, SessionGuard)> {
         self.0.lock().take()
     }
 }
@@ -302,21 +323,20 @@ impl Framing {
 
 /// Takes over the connection once hyper hands it over (after the `101`), for a server-side
 /// WebSocket; `None` when the connection went away first.
-async fn upgraded(upgrade: &Upgrade) -> Option<WebSocketStream<impl WebSocketIo>> {
-    let on = upgrade.take()?;
+async fn upgraded(upgrade: &Upgrade) -> Option<(WebSocketStream<impl WebSocketIo>, SessionGuard)> {
+    let (on, guard) = upgrade.take()?;
     let io = on.await.ok()?;
     // The client's messages are read and dropped: no need to buffer large ones.
     let config = WebSocketConfig::default()
         .max_message_size(Some(MAX_CLIENT_MESSAGE))
         .max_frame_size(Some(MAX_CLIENT_MESSAGE));
-    Some(
-        WebSocketStream::from_raw_socket(
-            hyper_util::rt::TokioIo::new(io),
-            Role::Server,
-            Some(config),
-        )
-        .await,
+    let ws = WebSocketStream::from_raw_socket(
+        hyper_util::rt::TokioIo::new(io),
+        Role::Server,
+        Some(config),
     )
+    .await;
+    Some((ws, guard))
 }
 
 /// The largest message a client may send on a server's WebSocket (its messages are ignored).
@@ -334,7 +354,7 @@ pub async fn serve_watch(
     framing: Framing,
     mut chunks: mpsc::Receiver<Result<Bytes, Infallible>>,
 ) {
-    let Some(mut ws) = upgraded(&upgrade).await else {
+    let Some((mut ws, _session)) = upgraded(&upgrade).await else {
         return;
     };
     loop {
@@ -374,7 +394,7 @@ async fn close_normally<S: WebSocketIo>(ws: &mut WebSocketStream<S>) {
 
 /// Sends `messages` on a channel protocol's connection, then closes it normally.
 pub async fn serve_messages(upgrade: Upgrade, messages: Vec<Message>) {
-    let Some(mut ws) = upgraded(&upgrade).await else {
+    let Some((mut ws, _session)) = upgraded(&upgrade).await else {
         return;
     };
     for message in messages {

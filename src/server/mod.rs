@@ -280,6 +280,9 @@ where
         let activity = Activity::new();
         let tracker = activity.clone();
         let remote = self.remote;
+        // The WebSocket sessions this connection was upgraded to: the connection keeps its
+        // place (in the connection limit, in shutdown) until they end.
+        let (sessions_tx, mut sessions) = tokio::sync::mpsc::unbounded_channel();
         let svc = hyper::service::service_fn(move |mut req| {
             if let Some(p) = &peer {
                 req.extensions_mut().insert(Peer(p.clone()));
@@ -289,7 +292,9 @@ where
             }
             if crate::endpoints::websocket::requested(req.headers()) {
                 let on = hyper::upgrade::on(&mut req);
-                req.extensions_mut().insert(Upgrade::new(on));
+                let (upgrade, session) = Upgrade::new(on);
+                let _ = sessions_tx.send(session);
+                req.extensions_mut().insert(upgrade);
             }
             let open = tracker.open();
             let mut service = service.clone();
@@ -318,7 +323,7 @@ where
                     if let Err(e) = ended {
                         tracing::debug!(error = %e, "connection ended");
                     }
-                    return;
+                    break;
                 }
                 _ = self.stopping.wait_for(|stop| *stop), if !closing => {
                     conn.as_mut().graceful_shutdown();
@@ -331,6 +336,11 @@ where
                     }
                 }
             }
+        }
+        // An upgraded connection lives on in its session; its end is this one's.
+        sessions.close();
+        while let Some(session) = sessions.recv().await {
+            session.ended().await;
         }
     }
 }

@@ -395,3 +395,33 @@ async fn websocket_exec_needs_create_permission() {
         other => panic!("expected a 403, got {other:?}"),
     }
 }
+
+/// A connection upgraded to a WebSocket still counts against the connection limit until its
+/// session ends, as it holds a socket.
+#[tokio::test]
+async fn websocket_connections_count_against_the_limit() {
+    let server = crate::harness::server_with(kubefake::Server::builder().max_connections(2)).await;
+    let origin = origin(&server);
+    let path = "/api/v1/namespaces/default/configmaps?watch=true";
+    let first = open(&server, path, &[("origin", &origin)])
+        .await
+        .expect("upgraded");
+    let second = open(&server, path, &[("origin", &origin)])
+        .await
+        .expect("upgraded");
+    let third = open(&server, path, &[("origin", &origin)]).await;
+    assert!(third.is_err(), "a third connection is refused");
+    drop((first, second));
+    // Once the sessions end, connections are served again.
+    let deadline = tokio::time::Instant::now() + SOON;
+    loop {
+        if open(&server, path, &[("origin", &origin)]).await.is_ok() {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "served again in time"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
