@@ -47,6 +47,20 @@ async fn open(
     tokio_tungstenite::client_async(request, tcp).await
 }
 
+/// The status and body of a refused handshake.
+fn refusal(
+    result: Result<(Ws, tungstenite::handshake::client::Response), tungstenite::Error>,
+) -> (u16, Vec<u8>) {
+    match result {
+        Err(tungstenite::Error::Http(resp)) => (
+            resp.status().as_u16(),
+            resp.body().clone().unwrap_or_default(),
+        ),
+        Err(other) => panic!("expected a refused handshake, got {other:?}"),
+        Ok(_) => panic!("expected a refused handshake, got an upgrade"),
+    }
+}
+
 fn origin(server: &TestServer) -> String {
     server.handle.url().to_string()
 }
@@ -202,18 +216,9 @@ async fn websocket_watch_handshakes_are_refused_as_the_apiserver_refuses_them(
         headers,
     )
     .await;
-    match refused {
-        Err(tungstenite::Error::Http(resp)) => {
-            assert_eq!(resp.status().as_u16(), code);
-            let text = resp
-                .body()
-                .as_deref()
-                .map(String::from_utf8_lossy)
-                .unwrap_or_default();
-            assert_eq!(text, body);
-        }
-        other => panic!("expected a refused handshake, got {other:?}"),
-    }
+    let (status, text) = refusal(refused);
+    assert_eq!(status, code);
+    assert_eq!(String::from_utf8_lossy(&text), body);
     let now = server
         .handle
         .state()
@@ -233,15 +238,10 @@ async fn a_bad_websocket_watch_request_is_a_status(#[future(awt)] server: TestSe
         &[("origin", &origin(&server))],
     )
     .await;
-    match refused {
-        Err(tungstenite::Error::Http(resp)) => {
-            assert_eq!(resp.status().as_u16(), 400);
-            let status: Value =
-                serde_json::from_slice(resp.body().as_deref().unwrap_or_default()).expect("JSON");
-            assert_eq!(status["kind"], "Status");
-        }
-        other => panic!("expected a Status, got {other:?}"),
-    }
+    let (code, body) = refusal(refused);
+    assert_eq!(code, 400);
+    let status: Value = serde_json::from_slice(&body).expect("JSON");
+    assert_eq!(status["kind"], "Status");
 }
 
 async fn create_pod(server: &TestServer, name: &str, node: Option<&str>) {
@@ -306,18 +306,13 @@ async fn exec_on_a_pod_without_a_node_is_refused_before_the_upgrade(
         &[("sec-websocket-protocol", "v4.channel.k8s.io")],
     )
     .await;
-    match refused {
-        Err(tungstenite::Error::Http(resp)) => {
-            assert_eq!(resp.status().as_u16(), 400);
-            let status: Value =
-                serde_json::from_slice(resp.body().as_deref().unwrap_or_default()).expect("JSON");
-            assert_eq!(
-                status["message"],
-                "pod pending does not have a host assigned"
-            );
-        }
-        other => panic!("expected a Status, got {other:?}"),
-    }
+    let (code, body) = refusal(refused);
+    assert_eq!(code, 400);
+    let status: Value = serde_json::from_slice(&body).expect("JSON");
+    assert_eq!(
+        status["message"],
+        "pod pending does not have a host assigned"
+    );
 }
 
 /// Port-forward over WebSocket: each port's channels open with its number, then the error.
@@ -379,21 +374,11 @@ async fn websocket_exec_needs_create_permission() {
         ],
     )
     .await;
-    match refused {
-        Err(tungstenite::Error::Http(resp)) => {
-            assert_eq!(resp.status().as_u16(), 403);
-            let status: Value =
-                serde_json::from_slice(resp.body().as_deref().unwrap_or_default()).expect("JSON");
-            assert!(
-                status["message"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .starts_with("pods \"p\" is forbidden"),
-                "{status}"
-            );
-        }
-        other => panic!("expected a 403, got {other:?}"),
-    }
+    let (code, body) = refusal(refused);
+    assert_eq!(code, 403);
+    let status: Value = serde_json::from_slice(&body).expect("JSON");
+    let message = status["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with("pods \"p\" is forbidden"), "{status}");
 }
 
 /// A connection upgraded to a WebSocket still counts against the connection limit until its
