@@ -37,7 +37,10 @@
 //!   [`endpoints::resource`] resolves the
 //!   resource and dispatches to one file per verb family ([`endpoints::read`],
 //!   [`endpoints::write`], [`endpoints::apply`], [`endpoints::delete`], [`endpoints::watch`],
-//!   [`endpoints::scale`]); [`endpoints::discovery`] serves discovery and OpenAPI documents;
+//!   [`endpoints::scale`]); [`endpoints::websocket`] speaks WebSocket on an upgraded
+//!   connection (watches, and the streaming subresources' channel protocols), holding the
+//!   connection's place until its session ends; [`endpoints::discovery`] serves discovery and
+//!   OpenAPI documents;
 //!   [`endpoints::negotiation`], [`endpoints::options`], [`endpoints::patch`] and the body
 //!   decoders do what the verbs share.
 //! - [`admission`]: the chain every create, update and delete passes (mutating plugins, then
@@ -53,7 +56,8 @@
 //!   [`registry::batch`], ..., [`registry::apiextensions`]), each registered in one line in
 //!   [`registry::builtin`], which starts a built-in kind from Kubernetes' published API data
 //!   ([`registry::builtin::data`]) and decodes it through its Go type ([`registry::builtin::typed`],
-//!   [`typed`]).
+//!   [`typed`]; [`typed::order`] writes a built-in object's keys in Go's field order, the
+//!   store's encoder).
 //! - [`conversion`]: the storage edge: request version <-> storage version (the CRD strategies
 //!   `None` and `Webhook`, [`conversion::webhook`]; built-in kinds' own converters), each
 //!   conversion pruned against the target version's schema, with encodings cached per version
@@ -76,7 +80,10 @@
 //!   establishing and cleanup, namespace lifecycle, the garbage collector, the storage
 //!   protection finalizers, ClusterRole aggregation, ValidatingAdmissionPolicy status, each
 //!   namespace's `default` ServiceAccount and `kube-root-ca.crt` ConfigMap, the Endpoints and
-//!   EndpointSlices of Services with a selector; an explicit work queue on the request's
+//!   EndpointSlices of Services with a selector, the APIServices of CRD group-versions
+//!   ([`controllers::crd_registration`]); which of kube-controller-manager's run is
+//!   [`controllers::kube_controllers`] (all, or none under envtest); an explicit work queue on
+//!   the request's
 //!   context, drained before the response. [`controllers::simulated`] (opt-in) is the rest of
 //!   a small cluster: nodes, scheduler, kubelets and the workload controllers (Deployments,
 //!   ReplicaSets, Jobs, CronJobs, StatefulSets, DaemonSets), one file each.

@@ -34,7 +34,7 @@ use crate::error::ApiError;
 use crate::registry::resource::{Stream, StreamKind};
 
 /// The upgrade of one request's connection, which hyper completes after the `101` is sent.
-/// Cloneable so that it can travel as a request extension; the first [`Upgrade::take`] gets it,
+/// Cloneable so that it can travel as a request extension; the first `take` gets it,
 /// with the guard whose drop ends the connection's [`Session`].
 #[derive(Clone)]
 pub struct Upgrade(Arc<parking_lot::Mutex<Option<(OnUpgrade, SessionGuard)>>>);

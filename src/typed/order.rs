@@ -3,7 +3,7 @@
 //! first: `kind`, `apiVersion`, then `metadata`, `spec`, `status`), map keys sorted. Objects of
 //! other kinds (custom resources, kinds outside the type table) are written with their keys
 //! sorted, as encoding/json writes unstructured maps. Values are written as the store writes
-//! them ([`crate::store::write_json`]); only the order of keys differs.
+//! them (`store::write_json`); only the order of keys differs.
 
 use serde_json::{Map, Value};
 
