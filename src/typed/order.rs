@@ -19,7 +19,7 @@ pub fn write(out: &mut Vec<u8>, v: &Value) {
     }
 }
 
-/// `v` as compact JSON bytes (see [`write`]).
+/// `v` as compact JSON bytes (see [`write()`]).
 pub fn to_vec(v: &Value) -> Vec<u8> {
     let mut out = Vec::with_capacity(512);
     write(&mut out, v);
