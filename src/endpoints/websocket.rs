@@ -93,17 +93,18 @@ pub fn requested(headers: &HeaderMap) -> bool {
             .any(|t| t.trim().eq_ignore_ascii_case("upgrade"))
 }
 
-/// The subprotocols a client offers, in its order (`Sec-WebSocket-Protocol`, comma-separated,
-/// possibly over several headers).
+/// The subprotocols a client offers, in its order, as x/net/websocket reads them: the first
+/// `Sec-WebSocket-Protocol` header split at commas, each item trimmed (empty items kept).
 fn offered_protocols(headers: &HeaderMap) -> Vec<String> {
-    headers
-        .get_all(http::header::SEC_WEBSOCKET_PROTOCOL)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(|p| p.trim().to_string())
-        .filter(|p| !p.is_empty())
-        .collect()
+    let offered = headers
+        .get(http::header::SEC_WEBSOCKET_PROTOCOL)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .trim();
+    if offered.is_empty() {
+        return Vec::new();
+    }
+    offered.split(',').map(|p| p.trim().to_string()).collect()
 }
 
 /// An accepted WebSocket handshake: what the `101` says.
@@ -238,7 +239,7 @@ pub fn watch_handshake(method: &str, headers: &HeaderMap) -> Result<Handshake, R
 
 /// The handshake of a channel protocol (`wsstream.handshake`): the hybi-13 checks, then the
 /// first subprotocol the client offers that the server supports (no subprotocol offered
-/// counts as `""`), else a 403 naming both lists.
+/// counts as `""`), else x/net's 403 for a failed handshake, with no body.
 pub fn channel_handshake(
     method: &str,
     headers: &HeaderMap,
@@ -256,15 +257,7 @@ pub fn channel_handshake(
             accept,
             protocol: (!p.is_empty()).then(|| p.to_string()),
         }),
-        None => Err(refusal(
-            StatusCode::FORBIDDEN,
-            &format!(
-                "requested protocol(s) are not supported: [{}]; supports [{}]",
-                offered.join(" "),
-                supported.join(" ")
-            ),
-            false,
-        )),
+        None => Err(refusal(StatusCode::FORBIDDEN, "", false)),
     }
 }
 
@@ -538,6 +531,7 @@ mod tests {
     #[case("GET", &[KEY, V13], 403, "")]
     #[case("GET", &[KEY, V13, ("origin", "null")], 403, "")]
     #[case("GET", &[KEY, V13, ORIGIN, ("sec-websocket-protocol", "a, b")], 400, "")]
+    #[case("GET", &[KEY, V13, ORIGIN, ("sec-websocket-protocol", "a,")], 400, "")]
     fn watch_handshakes(
         #[case] method: &str,
         #[case] pairs: &[(&str, &str)],
@@ -580,6 +574,7 @@ mod tests {
     #[case("v5.channel.k8s.io, v4.channel.k8s.io", Some("v5.channel.k8s.io"))]
     #[case("v4.channel.k8s.io, v5.channel.k8s.io", Some("v4.channel.k8s.io"))]
     #[case("", None)]
+    #[case("x,", None)]
     fn channel_subprotocols(#[case] offered: &str, #[case] chosen: Option<&str>) {
         let mut pairs = vec![KEY, V13];
         if !offered.is_empty() {
@@ -595,10 +590,7 @@ mod tests {
         let pairs = [KEY, V13, ("sec-websocket-protocol", "x, y")];
         let refused = channel_handshake("GET", &headers(&pairs), &["a"]).expect_err("refused");
         assert_eq!(refused.response().status().as_u16(), 403);
-        assert_eq!(
-            refused.text,
-            "requested protocol(s) are not supported: [x y]; supports [a]"
-        );
+        assert_eq!(refused.text, "", "x/net writes no body");
     }
 
     #[rstest]
