@@ -25,7 +25,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
-use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 use tokio_tungstenite::WebSocketStream;
 use warp::http::{self, HeaderMap, StatusCode};
 use warp::reply::Response;
@@ -294,8 +294,9 @@ impl Framing {
                 Framing::Text => {
                     let end = memchr::memchr(b'\n', &rest).map_or(rest.len(), |i| i + 1);
                     let line = rest.split_to(end);
-                    match String::from_utf8(line.to_vec()) {
-                        Ok(text) => out.push(Message::text(text)),
+                    // The frame's bytes are shared, not copied, once checked as UTF-8.
+                    match Utf8Bytes::try_from(line.clone()) {
+                        Ok(text) => out.push(Message::Text(text)),
                         Err(_) => out.push(Message::binary(line)),
                     }
                 }
