@@ -297,6 +297,13 @@ impl ApiError {
         Self::new(code, reason, message)
     }
 
+    /// 500 for an error that is not a `Status` where it is made: the apiserver's
+    /// `ErrorToAPIStatus` answers it with the error's text and no reason (no `Internal error
+    /// occurred: ` either, which only `NewInternalError` adds).
+    pub fn plain(message: impl Into<String>) -> Self {
+        Self::new(500, "", message)
+    }
+
     /// A refusal whose code, reason and message another party chose: an admission webhook's
     /// `response.status`.
     pub fn rejection(code: u16, reason: String, message: String) -> Self {

@@ -228,7 +228,7 @@ fn role_ref_rules(
         "ClusterRole" => ("clusterroles", ""),
         other => {
             let msg = RoleRefError::UnsupportedKind(other.to_string()).registry_message();
-            return Err(ApiError::status(500, "", msg));
+            return Err(ApiError::plain(msg));
         }
     };
     if name.is_empty() {

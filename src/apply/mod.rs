@@ -32,6 +32,7 @@ mod cap;
 mod fieldpath;
 mod in_place;
 pub mod json_patch;
+pub mod scale;
 pub mod strategic;
 #[cfg(test)]
 mod tests;

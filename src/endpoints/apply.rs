@@ -26,20 +26,16 @@ pub fn is_apply(req: &Request) -> bool {
 
 /// Serves a server-side apply.
 pub async fn apply(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
-    let Some(manager) = ep.req.query.get("fieldManager").filter(|m| !m.is_empty()) else {
-        return Err(ApiError::invalid(
-            "meta.k8s.io",
-            "PatchOptions",
-            "",
-            vec![field::required(
-                "fieldManager",
-                "is required for apply patch",
-            )],
-        ));
-    };
+    let manager = required_manager(ep)?;
     let force = ep.req.query.flag("force");
-    let config = decode_config(ep)?;
     let res = &ep.res;
+    let mut config = decode_config(ep, &res.api_version(), &res.kind)?;
+    check_typed(&config, res.schema.shape(), &res.api_version(), &res.kind)?;
+    if ep.target.is_main() && res.has_part("status") {
+        if let Some(o) = config.as_object_mut() {
+            o.remove("status");
+        }
+    }
     let subresource = ep.target.name();
     let schema = res.schema.shape();
     let now = now_rfc3339();
@@ -87,11 +83,30 @@ pub async fn apply(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
     ep.respond(status, &obj).await
 }
 
-/// The apply configuration: YAML (or JSON) naming this endpoint's apiVersion, kind and name,
-/// typed against the schema. The main resource does not take status when `/status` exists.
-fn decode_config(ep: &Endpoint<'_>) -> Result<Value, ApiError> {
-    let res = &ep.res;
-    let mut config = decode_yaml(&ep.req.body).map_err(|e| {
+/// The `fieldManager` an apply must name.
+pub(super) fn required_manager<'r>(ep: &'r Endpoint<'_>) -> Result<&'r str, ApiError> {
+    match ep.req.query.get("fieldManager").filter(|m| !m.is_empty()) {
+        Some(manager) => Ok(manager),
+        None => Err(ApiError::invalid(
+            "meta.k8s.io",
+            "PatchOptions",
+            "",
+            vec![field::required(
+                "fieldManager",
+                "is required for apply patch",
+            )],
+        )),
+    }
+}
+
+/// The apply configuration: YAML (or JSON) naming `api_version`, `kind` and this endpoint's
+/// name, without managedFields.
+pub(super) fn decode_config(
+    ep: &Endpoint<'_>,
+    want_api_version: &str,
+    want_kind: &str,
+) -> Result<Value, ApiError> {
+    let config = decode_yaml(&ep.req.body).map_err(|e| {
         ApiError::bad_request(format!(
             "error decoding YAML: error converting YAML to JSON: {e}"
         ))
@@ -105,7 +120,7 @@ fn decode_config(ep: &Endpoint<'_>) -> Result<Value, ApiError> {
     // managers), the managedFields check last (`structuredMergeManager`).
     let api_version = config["apiVersion"].as_str().unwrap_or("");
     let kind = config["kind"].as_str().unwrap_or("");
-    if api_version != res.api_version() || kind != res.kind {
+    if api_version != want_api_version || kind != want_kind {
         return Err(ApiError::bad_request(format!(
             "invalid object type: {}",
             go_gvk(api_version, kind)
@@ -124,26 +139,28 @@ fn decode_config(ep: &Endpoint<'_>) -> Result<Value, ApiError> {
             ep.name()
         )));
     }
-    let schema = res.schema.shape();
-    if let Err(e) = crate::apply::validate_config(&config, schema) {
-        let ns = if res.namespaced {
-            format!("{}/", ep.namespace())
-        } else {
-            String::new()
-        };
-        return Err(ApiError::internal(format!(
-            "failed to create typed patch object ({ns}{}; {}, Kind={}): {e}",
-            ep.name(),
-            res.api_version(),
-            res.kind
-        )));
-    }
-    if ep.target.is_main() && res.has_part("status") {
-        if let Some(o) = config.as_object_mut() {
-            o.remove("status");
-        }
-    }
     Ok(config)
+}
+
+/// The configuration typed against the schema: the field manager's 500 when it does not fit.
+pub(super) fn check_typed(
+    config: &Value,
+    schema: Option<crate::schema::Shape<'_>>,
+    api_version: &str,
+    kind: &str,
+) -> Result<(), ApiError> {
+    crate::apply::validate_config(config, schema)
+        .map_err(|e| untyped_patch(config, api_version, kind, &e.to_string()))
+}
+
+/// The field manager's error for a configuration it cannot type, named by the configuration's
+/// own namespace and name (`objectGVKNN`); a plain error, so a 500 without a reason.
+pub(super) fn untyped_patch(config: &Value, api_version: &str, kind: &str, why: &str) -> ApiError {
+    ApiError::plain(format!(
+        "failed to create typed patch object ({}/{}; {api_version}, Kind={kind}): {why}",
+        meta_str(config, "namespace"),
+        meta_str(config, "name"),
+    ))
 }
 
 /// An unstructured object's GroupVersionKind as Go's `%v` writes it (`apps/v1, Kind=Deployment`,

@@ -54,6 +54,12 @@ impl Target {
         matches!(self, Target::Main)
     }
 
+    /// Whether the write's endpoint records its managedFields itself: `/scale` maps the
+    /// Scale's entries onto the parent's ([`crate::apply::scale`]).
+    fn records_own_managed_fields(&self) -> bool {
+        matches!(self, Target::Part(sub) if matches!(sub.kind, SubresourceKind::Scale(_)))
+    }
+
     /// The strategy that decides what the write may change and validates it.
     fn strategy<'a>(&'a self, res: &'a ApiResource) -> &'a dyn Strategy {
         match self {
@@ -555,8 +561,11 @@ async fn prepare_update(
     object_meta::prepare_for_update(&mut obj, old);
     let strategy = target.strategy(res);
     strategy.prepare_for_update(&mut obj, old);
-    if let Some(manager) = &ctx.field_manager {
-        obj = record_update(state, res, target, manager, old, obj).await?;
+    match &ctx.field_manager {
+        Some(manager) if !target.records_own_managed_fields() => {
+            obj = record_update(state, res, target, manager, old, obj).await?;
+        }
+        _ => {}
     }
     let mut errs = object_meta::validate_update(&obj, old);
     errs.extend(validate_finalizer_update(&obj, old));

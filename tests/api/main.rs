@@ -38,6 +38,7 @@ mod rbac_authz;
 mod readme;
 mod requests_log;
 mod scheduling;
+mod scale;
 mod schema;
 mod server;
 mod simulated;

@@ -217,6 +217,66 @@ async fn scale_reads_and_writes_replicas(#[future(awt)] server: TestServer) {
     );
 }
 
+/// The apiserver's field manager of a custom resource's `/scale` has no type for the Scale
+/// (kubernetes#116311): an apply through it is a 500 naming the configuration, and an update
+/// through it clears the Scale's managedFields, so nobody owns the replicas afterwards.
+#[rstest]
+#[tokio::test]
+async fn custom_resource_scale_and_field_ownership(#[future(awt)] server: TestServer) {
+    let api = with_subresources(&server).await;
+    let owners = |obj: &DynamicObject| -> Vec<String> {
+        let entries = obj.metadata.managed_fields.clone().unwrap_or_default();
+        let owning = entries.into_iter().filter(|e| {
+            e.fields_v1
+                .as_ref()
+                .is_some_and(|f| f.0["f:spec"].get("f:replicas").is_some())
+        });
+        owning.filter_map(|e| e.manager).collect()
+    };
+    let before = api.get("my-new-cron-object").await.expect("get");
+    assert_eq!(owners(&before), ["unknown"], "{:?}", before.metadata);
+    let rv = server.rv();
+    let scale = json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
+        "metadata": {"name": "my-new-cron-object", "namespace": "default"}, "spec": {"replicas": 4}});
+    let (status, body) = server
+        .send(
+            server
+                .http
+                .patch(server.url(&format!("{CT}/scale?fieldManager=scaler")))
+                .header("content-type", "application/apply-patch+yaml")
+                .json(&scale),
+        )
+        .await;
+    assert_eq!(status, 500, "{body}");
+    assert_eq!(
+        body,
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "failed to create typed patch object (default/my-new-cron-object; autoscaling/v1, Kind=Scale): no corresponding type for autoscaling/v1, Kind=Scale",
+            "code": 500})
+    );
+    assert_eq!(server.rv(), rv, "a refused apply writes nothing");
+
+    let scaled = api
+        .patch_scale(
+            "my-new-cron-object",
+            &PatchParams {
+                field_manager: Some("scaler".into()),
+                ..Default::default()
+            },
+            &Patch::Merge(json!({"spec": {"replicas": 4}})),
+        )
+        .await
+        .expect("patch scale");
+    assert_eq!(scaled.spec.and_then(|s| s.replicas), Some(4));
+    let after = api.get("my-new-cron-object").await.expect("get");
+    assert_eq!(after.data["spec"]["replicas"], 4);
+    assert!(
+        owners(&after).is_empty(),
+        "{:?}",
+        after.metadata.managed_fields
+    );
+}
+
 #[rstest]
 #[tokio::test]
 async fn no_subresources_without_the_crd_asking(#[future(awt)] server: TestServer) {

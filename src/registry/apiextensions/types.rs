@@ -80,6 +80,16 @@ pub struct ScaleSubresource {
     pub validates_scale: bool,
 }
 
+impl ScaleSubresource {
+    /// Whether a write through `/scale` is recorded in managedFields as the Scale's field
+    /// manager sees it: for the built-in kinds (the ones whose Scale is validated). A custom
+    /// resource's scale field manager has no type for `autoscaling/v1 Scale` on the apiserver
+    /// (kubernetes#116311): its updates record no owner, its applies fail.
+    pub fn tracks_managed_fields(&self) -> bool {
+        self.validates_scale
+    }
+}
+
 /// The form of the value a Scale's `status.selector` is read from.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum SelectorFormat {
