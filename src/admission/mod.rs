@@ -16,6 +16,7 @@
 //! apiserver checks in the RBAC kinds' storage, after mutating admission and before the
 //! strategy.
 
+pub mod certificates;
 pub mod default_class;
 pub mod default_toleration_seconds;
 pub mod equivalent;
@@ -212,7 +213,7 @@ fn builtin_validating(disabled: &[String]) -> Vec<Arc<dyn Validating>> {
 }
 
 /// Every built-in validating plugin of [`builtin_validating`], by name, in the chain's order.
-fn all_builtin_validating() -> [(&'static str, Arc<dyn Validating>); 3] {
+fn all_builtin_validating() -> [(&'static str, Arc<dyn Validating>); 6] {
     [
         (
             "NamespaceLifecycle",
@@ -220,6 +221,18 @@ fn all_builtin_validating() -> [(&'static str, Arc<dyn Validating>); 3] {
         ),
         ("ServiceAccount", Arc::new(service_account::ServiceAccount)),
         ("Priority", Arc::new(priority::Priority)),
+        (
+            "CertificateApproval",
+            Arc::new(certificates::CertificateApproval),
+        ),
+        (
+            "CertificateSigning",
+            Arc::new(certificates::CertificateSigning),
+        ),
+        (
+            "CertificateSubjectRestriction",
+            Arc::new(certificates::CertificateSubjectRestriction),
+        ),
     ]
 }
 

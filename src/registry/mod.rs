@@ -11,6 +11,7 @@ pub mod autoscaling;
 pub mod batch;
 pub mod builtin;
 pub mod catalog;
+pub mod certificates;
 pub mod coordination;
 pub mod core;
 pub mod discovery;

@@ -24,15 +24,15 @@ use super::resource::{
 use super::strategy::Strategy;
 use super::{
     admissionregistration, apiextensions, apiregistration, apps, authentication, authorization,
-    autoscaling, batch, coordination, core, discovery, events, networking, policy, rbac,
-    scheduling, storage,
+    autoscaling, batch, certificates, coordination, core, discovery, events, networking, policy,
+    rbac, scheduling, storage,
 };
 use crate::store::GroupResource;
 
 /// Every built-in kind, in discovery order within its group: its names, and the function
 /// that builds its resource.
 #[rustfmt::skip]
-static KINDS: [Builtin; 51] = [
+static KINDS: [Builtin; 52] = [
     Builtin::new("", "v1", "namespaces", core::namespace::resource),
     Builtin::new("", "v1", "configmaps", core::configmap::resource),
     Builtin::new("", "v1", "endpoints", core::endpoints::resource),
@@ -64,6 +64,7 @@ static KINDS: [Builtin; 51] = [
     Builtin::new("autoscaling", "v1", "horizontalpodautoscalers", autoscaling::horizontalpodautoscaler_v1::resource),
     Builtin::new("batch", "v1", "cronjobs", batch::cronjob::resource),
     Builtin::new("batch", "v1", "jobs", batch::job::resource),
+    Builtin::new("certificates.k8s.io", "v1", "certificatesigningrequests", certificates::certificatesigningrequest::resource),
     Builtin::new("networking.k8s.io", "v1", "ingressclasses", networking::ingressclass::resource),
     Builtin::new("networking.k8s.io", "v1", "ingresses", networking::ingress::resource),
     Builtin::new("networking.k8s.io", "v1", "networkpolicies", networking::networkpolicy::resource),
