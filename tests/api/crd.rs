@@ -63,7 +63,7 @@ async fn create_reports_established_names_and_stored_versions(#[future(awt)] ser
     "metadata.name", r#"metadata.name: Invalid value: "wrong.stable.example.com": must be spec.names.plural+"."+spec.group"#)]
 #[case::two_storage_versions(
     |c: &mut Value| { let mut v2 = c["spec"]["versions"][0].clone(); v2["name"] = json!("v2"); c["spec"]["versions"].as_array_mut().expect("list").push(v2); },
-    "spec.versions", "must have exactly one version marked as storage version")]
+    "spec.versions", r#"spec.versions: Invalid value: [{"Name":"v1","Served":true,"Storage":true,"Deprecated":false,"DeprecationWarning":null,"Schema":null,"Subresources":null,"AdditionalPrinterColumns":null,"SelectableFields":null},{"Name":"v2","Served":true,"Storage":true,"Deprecated":false,"DeprecationWarning":null,"Schema":null,"Subresources":null,"AdditionalPrinterColumns":null,"SelectableFields":null}]: must have exactly one version marked as storage version"#)]
 #[case::no_storage_version(
     |c: &mut Value| c["spec"]["versions"][0]["storage"] = json!(false),
     "status.storedVersions", "status.storedVersions: Invalid value: null: must have at least one stored version")]

@@ -3,6 +3,7 @@
 
 pub mod crd;
 pub mod custom_resource;
+mod internal_json;
 pub mod types;
 
 pub use types::*;

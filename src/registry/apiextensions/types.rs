@@ -473,7 +473,7 @@ fn validate_names(n: &Names, path: &str) -> Vec<StatusCause> {
 
 fn validate_versions(versions: &[Version]) -> Vec<StatusCause> {
     let mut errs = Vec::new();
-    let go_versions = Value::String(go_versions(versions));
+    let go_versions = Value::String(super::internal_json::versions(versions));
     let mut seen = std::collections::HashSet::new();
     let mut duplicate = false;
     for (i, v) in versions.iter().enumerate() {
@@ -710,38 +710,6 @@ fn raw_invalid(path: &str, rendered: &Value, detail: &str) -> StatusCause {
         rendered.as_str().unwrap_or("")
     );
     cause
-}
-
-/// `spec.versions` as Go's `%#v` prints the internal type, which is how the apiserver quotes it
-/// in "exactly one storage version" errors. Pointers print as an address there; kubefake prints a
-/// fixed one, since clients can only match on the message's end.
-fn go_versions(versions: &[Version]) -> String {
-    let items: Vec<String> = versions
-        .iter()
-        .map(|v| {
-            let ptr = |set: bool, ty: &str| {
-                if set {
-                    format!("(*apiextensions.{ty})(0xc000000000)")
-                } else {
-                    format!("(*apiextensions.{ty})(nil)")
-                }
-            };
-            format!(
-                "apiextensions.CustomResourceDefinitionVersion{{Name:{:?}, Served:{}, Storage:{}, Deprecated:{}, DeprecationWarning:{}, Schema:{}, Subresources:{}, AdditionalPrinterColumns:[]apiextensions.CustomResourceColumnDefinition(nil), SelectableFields:[]apiextensions.SelectableField(nil)}}",
-                v.name,
-                v.served,
-                v.storage,
-                v.deprecated,
-                if v.deprecation_warning.is_some() { "(*string)(0xc000000000)".to_string() } else { "(*string)(nil)".to_string() },
-                ptr(false, "CustomResourceValidation"),
-                ptr(v.subresources.is_some(), "CustomResourceSubresources"),
-            )
-        })
-        .collect();
-    format!(
-        "[]apiextensions.CustomResourceDefinitionVersion{{{}}}",
-        items.join(", ")
-    )
 }
 
 /// The naming controller's decision: the names to accept, or the condition reason and message
