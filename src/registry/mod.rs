@@ -19,6 +19,7 @@ pub mod events;
 pub mod field_managers;
 pub mod jsonpath;
 pub mod networking;
+pub mod node;
 pub mod object_meta;
 pub mod pointer;
 pub mod policy;

@@ -24,15 +24,15 @@ use super::resource::{
 use super::strategy::Strategy;
 use super::{
     admissionregistration, apiextensions, apiregistration, apps, authentication, authorization,
-    autoscaling, batch, certificates, coordination, core, discovery, events, networking, policy,
-    rbac, scheduling, storage,
+    autoscaling, batch, certificates, coordination, core, discovery, events, networking, node,
+    policy, rbac, scheduling, storage,
 };
 use crate::store::GroupResource;
 
 /// Every built-in kind, in discovery order within its group: its names, and the function
 /// that builds its resource.
 #[rustfmt::skip]
-static KINDS: [Builtin; 52] = [
+static KINDS: [Builtin; 58] = [
     Builtin::new("", "v1", "namespaces", core::namespace::resource),
     Builtin::new("", "v1", "configmaps", core::configmap::resource),
     Builtin::new("", "v1", "endpoints", core::endpoints::resource),
@@ -73,7 +73,12 @@ static KINDS: [Builtin; 52] = [
     Builtin::new("rbac.authorization.k8s.io", "v1", "clusterroles", rbac::clusterrole::resource),
     Builtin::new("rbac.authorization.k8s.io", "v1", "rolebindings", rbac::rolebinding::resource),
     Builtin::new("rbac.authorization.k8s.io", "v1", "roles", rbac::role::resource),
+    Builtin::new("storage.k8s.io", "v1", "csidrivers", storage::csidriver::resource),
+    Builtin::new("storage.k8s.io", "v1", "csinodes", storage::csinode::resource),
+    Builtin::new("storage.k8s.io", "v1", "csistoragecapacities", storage::csistoragecapacity::resource),
     Builtin::new("storage.k8s.io", "v1", "storageclasses", storage::storageclass::resource),
+    Builtin::new("storage.k8s.io", "v1", "volumeattachments", storage::volumeattachment::resource),
+    Builtin::new("storage.k8s.io", "v1", "volumeattributesclasses", storage::volumeattributesclass::resource),
     Builtin::new("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicies", admissionregistration::mutatingadmissionpolicy::resource),
     Builtin::new("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicybindings", admissionregistration::mutatingadmissionpolicybinding::resource),
     Builtin::new("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", admissionregistration::mutatingwebhookconfiguration::resource),
@@ -84,6 +89,7 @@ static KINDS: [Builtin; 52] = [
     Builtin::new("apiregistration.k8s.io", "v1", "apiservices", apiregistration::apiservice::resource),
     Builtin::new("scheduling.k8s.io", "v1", "priorityclasses", scheduling::priorityclass::resource),
     Builtin::new("coordination.k8s.io", "v1", "leases", coordination::lease::resource),
+    Builtin::new("node.k8s.io", "v1", "runtimeclasses", node::runtimeclass::resource),
     Builtin::new("discovery.k8s.io", "v1", "endpointslices", discovery::endpointslice::resource),
 ];
 

@@ -281,6 +281,47 @@ fn address(o: &Value, kind: &str) -> String {
         .map_or("<none>".into(), |a| text(a, "address").to_string())
 }
 
+/// Deprecated node labels and why (`nodeapi.GetNodeLabelDeprecatedMessage`).
+const DEPRECATED_NODE_LABELS: [(&str, &str); 8] = [
+    (
+        "beta.kubernetes.io/arch",
+        "deprecated since v1.14; use \"kubernetes.io/arch\" instead",
+    ),
+    (
+        "beta.kubernetes.io/os",
+        "deprecated since v1.14; use \"kubernetes.io/os\" instead",
+    ),
+    (
+        "failure-domain.beta.kubernetes.io/region",
+        "deprecated since v1.17; use \"topology.kubernetes.io/region\" instead",
+    ),
+    (
+        "failure-domain.beta.kubernetes.io/zone",
+        "deprecated since v1.17; use \"topology.kubernetes.io/zone\" instead",
+    ),
+    (
+        "beta.kubernetes.io/instance-type",
+        "deprecated since v1.17; use \"node.kubernetes.io/instance-type\" instead",
+    ),
+    ("app.kubernetes.io/created-by", "deprecated since v1.9"),
+    (
+        "scheduler.alpha.kubernetes.io/preferAvoidPods",
+        "deprecated since v1.22; use Taints and Tolerations instead",
+    ),
+    (
+        "node-role.kubernetes.io/master",
+        "use \"node-role.kubernetes.io/control-plane\" instead",
+    ),
+];
+
+/// Why a node label is deprecated (`nodeapi.GetNodeLabelDeprecatedMessage`), if it is.
+pub fn deprecated_label(key: &str) -> Option<&'static str> {
+    DEPRECATED_NODE_LABELS
+        .iter()
+        .find(|(label, _)| *label == key)
+        .map(|(_, why)| *why)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

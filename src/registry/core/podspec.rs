@@ -1410,6 +1410,20 @@ fn validate_port_num_or_name(port: &Value, at: &str, errs: &mut Errors) {
     }
 }
 
+/// [`validate_tolerations`] of `obj["tolerations"]` (a RuntimeClass's scheduling).
+pub(crate) fn tolerations_errors(obj: &Value, at: &str) -> Vec<StatusCause> {
+    let mut errs = Errors(Vec::new());
+    validate_tolerations(obj, at, &mut errs);
+    errs.0
+}
+
+/// [`validate_resources`] of a resource list given as limits (a RuntimeClass's overhead).
+pub(crate) fn limits_errors(limits: &Value, at: &str) -> Vec<StatusCause> {
+    let mut errs = Errors(Vec::new());
+    validate_resources(&json!({"limits": limits}), at, &mut errs);
+    errs.0
+}
+
 /// `ValidateTolerations`.
 fn validate_tolerations(spec: &Value, at: &str, errs: &mut Errors) {
     for (i, t) in items(spec, "tolerations").enumerate() {

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use crate::error::{field, StatusCause};
 use crate::registry::builtin;
+use crate::registry::core::node::deprecated_label;
 use crate::registry::resource::ApiResource;
 use crate::registry::strategy::Strategy;
 use crate::registry::table::{Column, Columns};
@@ -23,39 +24,6 @@ pub const BETA_DEFAULT_ANNOTATION: &str = "storageclass.beta.kubernetes.io/is-de
 
 const MAX_PARAMETERS: usize = 512;
 const MAX_PARAMETERS_SIZE: usize = 256 * 1024;
-
-/// Deprecated node labels and why (`nodeapi.GetNodeLabelDeprecatedMessage`).
-const DEPRECATED_NODE_LABELS: [(&str, &str); 8] = [
-    (
-        "beta.kubernetes.io/arch",
-        "deprecated since v1.14; use \"kubernetes.io/arch\" instead",
-    ),
-    (
-        "beta.kubernetes.io/os",
-        "deprecated since v1.14; use \"kubernetes.io/os\" instead",
-    ),
-    (
-        "failure-domain.beta.kubernetes.io/region",
-        "deprecated since v1.17; use \"topology.kubernetes.io/region\" instead",
-    ),
-    (
-        "failure-domain.beta.kubernetes.io/zone",
-        "deprecated since v1.17; use \"topology.kubernetes.io/zone\" instead",
-    ),
-    (
-        "beta.kubernetes.io/instance-type",
-        "deprecated since v1.17; use \"node.kubernetes.io/instance-type\" instead",
-    ),
-    ("app.kubernetes.io/created-by", "deprecated since v1.9"),
-    (
-        "scheduler.alpha.kubernetes.io/preferAvoidPods",
-        "deprecated since v1.22; use Taints and Tolerations instead",
-    ),
-    (
-        "node-role.kubernetes.io/master",
-        "use \"node-role.kubernetes.io/control-plane\" instead",
-    ),
-];
 
 /// The served resource.
 pub fn resource() -> ApiResource {
@@ -127,22 +95,36 @@ fn name_cell(obj: &Value) -> Value {
 pub struct StorageClassStrategy;
 
 fn provisioner_errors(obj: &Value) -> Vec<StatusCause> {
-    match obj["provisioner"].as_str().unwrap_or("") {
-        "" => vec![field::required("provisioner", "")],
+    driver_errors(obj, "provisioner")
+}
+
+/// A provisioner's (or a VolumeAttributesClass driver's) name at `key`: required, a qualified
+/// name once lower-cased (the lower-cased value is the one quoted).
+pub(super) fn driver_errors(obj: &Value, key: &str) -> Vec<StatusCause> {
+    match obj[key].as_str().unwrap_or("") {
+        "" => vec![field::required(key, "")],
         p => {
             let lower = p.to_lowercase();
-            invalid_each(
-                "provisioner",
-                &json!(lower),
-                qualified_name_messages(&lower),
-            )
+            invalid_each(key, &json!(lower), qualified_name_messages(&lower))
         }
     }
 }
 
 fn parameters_errors(obj: &Value) -> Vec<StatusCause> {
-    let Some(params) = obj["parameters"].as_object() else {
-        return Vec::new();
+    storage_parameters_errors(obj, true)
+}
+
+/// `validateParameters`: at most 512 entries (reported as bytes, as the apiserver does), no
+/// empty key, at most 256 KiB in all; `allow_empty` or at least one entry.
+pub(super) fn storage_parameters_errors(obj: &Value, allow_empty: bool) -> Vec<StatusCause> {
+    let Some(params) = obj["parameters"].as_object().filter(|p| !p.is_empty()) else {
+        if allow_empty {
+            return Vec::new();
+        }
+        return vec![field::required(
+            "parameters",
+            "must contain at least one key/value pair",
+        )];
     };
     if params.len() > MAX_PARAMETERS {
         return vec![field::too_long("parameters", MAX_PARAMETERS)];
@@ -258,7 +240,7 @@ fn warnings(obj: &Value) -> Vec<String> {
             .flatten();
         for (j, expr) in exprs.enumerate() {
             let key = expr["key"].as_str().unwrap_or("");
-            if let Some((_, why)) = DEPRECATED_NODE_LABELS.iter().find(|(l, _)| *l == key) {
+            if let Some(why) = deprecated_label(key) {
                 out.push(format!(
                     "allowedTopologies[{i}].matchLabelExpressions[{j}].key: {why}"
                 ));

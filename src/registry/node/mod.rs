@@ -1,0 +1,3 @@
+//! Kinds of `node.k8s.io`.
+
+pub mod runtimeclass;
