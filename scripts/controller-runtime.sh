@@ -25,6 +25,15 @@ packages=(
 # the AggregatedDiscoveryEndpoint feature gate off); the test machines have no network. Their
 # aggregatedDiscovery=true subtests run on kubefake. No other package has tests of these names.
 skip='^(TestApiMachinery|TestLazyRestMapperProvider)$/^aggregatedDiscovery=false$'
+# Ginkgo specs skipped by name (-ginkgo.skip, which every package's test binary accepts, as
+# controller-runtime's own hack/test-all.sh relies on): pkg/cache's "should allow for get
+# informer to be cancelled" asks GetInformer for a new informer with an already cancelled
+# context and expects a timeout; GetInformer only waits, and so only fails, when the informer has
+# not synced by the time it checks, which assumes the informer's first LIST takes longer than
+# the call that started it. kubefake answers that LIST in well under a millisecond, so the
+# informer sometimes syncs first (about one run in four on 2 cores) and the spec then fails; it
+# tests the client's timing, not the server's answers.
+ginkgo_skip='should allow for get informer to be cancelled'
 
 if ! command -v go >/dev/null 2>&1; then
   echo "$name: go is not on PATH; controller-runtime's suite is a Go module ($module)" >&2
@@ -69,7 +78,8 @@ echo "$name: compiled controller-runtime $version's tests in $(awk -v a="$began"
 began=$(date +%s.%N)
 rc=0
 env -u USE_EXISTING_CLUSTER GINKGO_NO_COLOR=TRUE KUBEBUILDER_ASSETS="$work/assets" \
-  timeout 660 go test -count=1 -v -timeout 10m -skip "$skip" "${packages[@]}" >"$log" 2>&1 || rc=$?
+  timeout 660 go test -count=1 -v -timeout 10m -skip "$skip" "${packages[@]}" \
+  -args -ginkgo.skip="$ginkgo_skip" >"$log" 2>&1 || rc=$?
 ended=$(date +%s.%N)
 wall=$(awk -v a="$began" -v b="$ended" 'BEGIN { printf "%.1f", b - a }')
 
