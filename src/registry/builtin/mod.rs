@@ -32,7 +32,8 @@ use crate::store::GroupResource;
 /// Every built-in kind, in discovery order within its group: its names, and the function
 /// that builds its resource.
 #[rustfmt::skip]
-static KINDS: [Builtin; 58] = [
+static KINDS: [Builtin; 59] = [
+    Builtin::new("", "v1", "bindings", core::pod::bindings_resource),
     Builtin::new("", "v1", "namespaces", core::namespace::resource),
     Builtin::new("", "v1", "configmaps", core::configmap::resource),
     Builtin::new("", "v1", "endpoints", core::endpoints::resource),

@@ -871,12 +871,10 @@ fn success() -> (u16, Value) {
     )
 }
 
-/// A non-`Status` error of a storage function, as the apiserver reports it: 500, `Unknown`.
+/// A non-`Status` error of a storage function, as the apiserver reports it: a 500 with no
+/// reason (`StatusReasonUnknown` is the empty reason).
 fn unknown(message: String) -> ApiError {
-    let mut err = ApiError::internal("");
-    err.reason = "Unknown".into();
-    err.message = message;
-    err
+    ApiError::plain(message)
 }
 
 /// `pods/binding`: assigns the pod to a node, as the scheduler does.
@@ -895,33 +893,80 @@ impl Action for Binding {
                     "name in URL does not match name in Binding object",
                 ));
             }
-            let ns = meta_str(&body, "namespace");
-            if !ns.is_empty() && ns != call.namespace {
-                return Err(ApiError::bad_request(
-                    "the namespace of the provided object does not match the namespace sent on the request",
-                ));
-            }
-            let target_kind = text_at(&body, "/target/kind");
-            let node = text_at(&body, "/target/name").to_string();
-            let mut errs: Vec<String> = Vec::new();
-            if !target_kind.is_empty() && target_kind != "Node" {
-                errs.push(format!(
-                    "target.kind: Unsupported value: {target_kind:?}: supported values: \"Node\", \"<empty>\""
-                ));
-            }
-            if node.is_empty() {
-                errs.push("target.name: Required value".into());
-            }
-            match errs.len() {
-                0 => {}
-                1 => return Err(unknown(errs.remove(0))),
-                _ => return Err(unknown(format!("[{}]", errs.join(", ")))),
-            }
-            let assign = |pod: &Value| assign(pod, &body, &node, call.name);
-            write_computed(&call, "binding", &assign).await?;
-            Ok(success())
+            bind(call, body).await
         })
     }
+}
+
+/// The core/v1 `bindings` resource: a create-only way to bind the pod the body names (the
+/// scheduler's older one). The create handler drops the body's uid, so only its
+/// resourceVersion is a precondition.
+pub fn bindings_resource() -> ApiResource {
+    builtin::kind("", "v1", "bindings", Arc::new(Computed))
+        .with(|r| r.served_by(Arc::new(TopLevelBinding)))
+        .build()
+}
+
+/// `POST /api/v1/namespaces/{ns}/bindings`.
+struct TopLevelBinding;
+
+impl Action for TopLevelBinding {
+    fn body_kind(&self) -> Option<&'static str> {
+        Some("Binding")
+    }
+
+    fn serve<'a>(&'a self, call: ActionCall<'a>) -> BoxFuture<'a, Result<(u16, Value), ApiError>> {
+        Box::pin(async move {
+            let mut body = call.body.clone().unwrap_or(Value::Null);
+            if let Some(meta) = body["metadata"].as_object_mut() {
+                meta.remove("uid");
+            }
+            let name = meta_str(&body, "name").to_string();
+            let pods = crate::registry::builtin::kinds()
+                .iter()
+                .find(|k| k.group().is_empty() && k.plural() == "pods")
+                .map(|k| k.resource().clone())
+                .ok_or_else(|| ApiError::internal("pods are not served"))?;
+            let call = ActionCall {
+                res: &pods,
+                name: &name,
+                ..call
+            };
+            bind(call, body).await
+        })
+    }
+}
+
+/// What both bindings do once the pod is named: the target checked, the pod bound.
+async fn bind(call: ActionCall<'_>, body: Value) -> Result<(u16, Value), ApiError> {
+    let ns = meta_str(&body, "namespace");
+    if !ns.is_empty() && ns != call.namespace {
+        return Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        ));
+    }
+    let target_kind = text_at(&body, "/target/kind");
+    let node = text_at(&body, "/target/name").to_string();
+    let mut errs: Vec<String> = Vec::new();
+    if !target_kind.is_empty() && target_kind != "Node" {
+        errs.push(format!(
+            "target.kind: Unsupported value: {target_kind:?}: supported values: \"Node\", \"<empty>\""
+        ));
+    }
+    if node.is_empty() {
+        errs.push("target.name: Required value".into());
+    }
+    match errs.len() {
+        0 => {}
+        1 => return Err(unknown(errs.remove(0))),
+        _ => return Err(unknown(format!("[{}]", errs.join(", ")))),
+    }
+    if call.name.is_empty() {
+        return Err(ApiError::bad_request("Name parameter required."));
+    }
+    let assign = |pod: &Value| assign(pod, &body, &node, call.name);
+    write_computed(&call, "binding", &assign).await?;
+    Ok(success())
 }
 
 /// What the scheduler does: binds a pod to a node (the `pods/binding` write), as `ctx`'s user.

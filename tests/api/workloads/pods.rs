@@ -254,6 +254,59 @@ async fn updates_change_only_what_pods_allow(#[future(awt)] server: TestServer) 
     );
 }
 
+/// The top-level `bindings` resource (create only): the pod its body names is bound; its uid
+/// is dropped, its resourceVersion kept as a precondition; a bad target is the apiserver's
+/// plain 500.
+#[rstest]
+#[tokio::test]
+async fn top_level_bindings(#[future(awt)] server: TestServer) {
+    let api = pods(&server);
+    let created = api
+        .create(&PostParams::default(), &pod("web", "nginx"))
+        .await
+        .expect("create");
+    const PATH: &str = "/api/v1/namespaces/default/bindings";
+    let (status, body) = server
+        .post(
+            PATH,
+            &json!({"metadata": {"name": "web"}, "target": {"kind": "Pod"}}),
+        )
+        .await;
+    assert_eq!(status, 500);
+    assert_eq!(
+        body,
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "[target.kind: Unsupported value: \"Pod\": supported values: \"Node\", \"<empty>\", target.name: Required value]",
+            "code": 500})
+    );
+    let (status, body) = server
+        .post(
+            PATH,
+            &json!({"metadata": {"name": "web", "resourceVersion": "1"},
+            "target": {"kind": "Node", "name": "node-1"}}),
+        )
+        .await;
+    assert_eq!(status, 409, "{body}");
+    let rv = created.metadata.resource_version.expect("rv");
+    let (status, body) = server
+        .post(
+            PATH,
+            &json!({"metadata": {"name": "web", "uid": "not-the-pods", "resourceVersion": rv},
+            "target": {"kind": "Node", "name": "node-1"}}),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["status"], "Success");
+    let bound = api.get("web").await.expect("get");
+    assert_eq!(
+        bound.spec.and_then(|s| s.node_name).as_deref(),
+        Some("node-1")
+    );
+
+    let (status, _) = server.get(PATH).await;
+    assert_eq!(status, 405, "bindings are create-only");
+}
+
 #[rstest]
 #[tokio::test]
 async fn binding_eviction_and_ephemeral_containers(#[future(awt)] server: TestServer) {
