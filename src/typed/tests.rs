@@ -288,7 +288,7 @@ fn documented_divergences_from_number_literals() {
 
 #[test]
 fn durations_parse_and_format_like_go_including_its_overflow_quirks() {
-    use gotime::{format_duration, parse_duration};
+    use crate::machinery::duration::{format_duration, parse_duration};
     for (input, want) in [
         ("1h2m3.5s", Ok("1h2m3.5s")),
         ("1.5µs", Ok("1.5µs")),
@@ -387,6 +387,7 @@ fn quantities_from_env() {
 #[test]
 #[ignore]
 fn times_from_env() {
+    use crate::machinery::duration::{format_duration, parse_duration};
     use gotime::*;
     let path = std::env::var("TYPED_TIMES").expect("TYPED_TIMES");
     let text = std::fs::read_to_string(&path).unwrap();

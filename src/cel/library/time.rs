@@ -146,46 +146,9 @@ pub fn parse_timestamp(s: &str) -> Option<DateTime<Utc>> {
 
 /// Parses a Go duration (`1h30m`, `-1.5s`, `300ms`), as `time.ParseDuration`.
 pub fn parse_go_duration(s: &str) -> Option<TimeDelta> {
-    let (neg, mut rest) = match s.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, s.strip_prefix('+').unwrap_or(s)),
-    };
-    if rest == "0" {
-        return Some(TimeDelta::zero());
-    }
-    if rest.is_empty() {
-        return None;
-    }
-    let mut total: f64 = 0.0;
-    while !rest.is_empty() {
-        let n = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        if n == 0 {
-            return None;
-        }
-        let num: f64 = rest[..n].parse().ok()?;
-        rest = &rest[n..];
-        let u = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let unit = match &rest[..u] {
-            "ns" => 1.0,
-            "us" | "µs" | "μs" => 1e3,
-            "ms" => 1e6,
-            "s" => 1e9,
-            "m" => 60e9,
-            "h" => 3600e9,
-            _ => return None,
-        };
-        rest = &rest[u..];
-        total += num * unit;
-    }
-    if total > i64::MAX as f64 {
-        return None;
-    }
-    let nanos = total.round() as i64;
-    Some(TimeDelta::nanoseconds(if neg { -nanos } else { nanos }))
+    crate::machinery::duration::parse_duration(s)
+        .ok()
+        .map(TimeDelta::nanoseconds)
 }
 
 /// CEL's `string(duration)`: seconds with the shortest fraction and an `s`.

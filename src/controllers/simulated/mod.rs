@@ -508,39 +508,10 @@ async fn write(
     }
 }
 
-/// A Go duration (`1.5s`, `150ms`, `2m`, `1h30m`); `None` when it is not one.
+/// A Go duration (`1.5s`, `150ms`, `2m`, `1h30m`); `None` when it is not one, or negative.
 pub fn parse_duration(s: &str) -> Option<Duration> {
-    let s = s.trim();
-    if s == "0" {
-        return Some(Duration::ZERO);
-    }
-    let mut total = 0f64;
-    let mut rest = s;
-    if rest.is_empty() {
-        return None;
-    }
-    while !rest.is_empty() {
-        let end = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        let number: f64 = rest[..end].parse().ok()?;
-        rest = &rest[end..];
-        let unit_end = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let scale = match &rest[..unit_end] {
-            "ns" => 1e-9,
-            "us" | "µs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return None,
-        };
-        rest = &rest[unit_end..];
-        total += number * scale;
-    }
-    (total.is_finite() && total < 1e9).then(|| Duration::from_secs_f64(total))
+    let nanos = crate::machinery::duration::parse_duration(s.trim()).ok()?;
+    u64::try_from(nanos).ok().map(Duration::from_nanos)
 }
 
 /// Milli-units of a quantity (`500m` → 500, `2` → 2000, `1Gi` → 1073741824000); 0 when it is

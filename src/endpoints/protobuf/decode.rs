@@ -5,9 +5,10 @@ use base64::Engine;
 use serde_json::{Map, Value};
 
 use super::error::ProtobufError;
-use super::special::{check_quantity, format_duration, format_time, GO_ZERO_TIME_UNIX};
+use super::special::{check_quantity, format_time, GO_ZERO_TIME_UNIX};
 use super::wire::{go_string, packed_varints, Reader, Wire, LEN};
 use super::{envelope, MAX_DEPTH};
+use crate::machinery::duration::format_duration;
 use crate::typed::model::{Field, Message, Mode, MsgId, Scalar, Special, Table, Ty};
 
 /// Field occurrences of one message: (index into `fields`, value), sorted by index.

@@ -6,9 +6,10 @@ use base64::Engine;
 use serde_json::Value;
 
 use super::error::ProtobufError;
-use super::special::{check_quantity, parse_duration, parse_time, GO_ZERO_TIME_UNIX};
+use super::special::{check_quantity, parse_time, GO_ZERO_TIME_UNIX};
 use super::wire::{put_bytes, put_key, put_nested, put_varint, FIXED32, FIXED64, LEN, VARINT};
 use super::MAX_DEPTH;
+use crate::machinery::duration::parse_duration;
 use crate::typed::model::{Field, Mode, MsgId, Scalar, Special, Table, Ty, MAX_FIELDS};
 
 /// Encodes messages of one table.

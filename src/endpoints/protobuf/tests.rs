@@ -4,9 +4,7 @@
 use base64::Engine;
 use serde_json::{json, Value};
 
-use super::special::{
-    check_quantity, format_duration, format_time, parse_duration, GO_ZERO_TIME_UNIX,
-};
+use super::special::{check_quantity, format_time, GO_ZERO_TIME_UNIX};
 use super::wire::go_string;
 use super::*;
 use crate::typed::model::{Table, TABLE};
@@ -294,32 +292,6 @@ fn malformed_tables_are_rejected() {
 // ---------------------------------------------------------------------------------------------
 // Special types and encode errors
 // ---------------------------------------------------------------------------------------------
-
-#[test]
-fn durations_format_and_parse_like_go() {
-    for (d, s) in [
-        (0, "0s"),
-        (1, "1ns"),
-        (1_500, "1.5µs"),
-        (2_000_000, "2ms"),
-        (1_500_000_000, "1.5s"),
-        (60_000_000_000, "1m0s"),
-        (3_723_500_000_000, "1h2m3.5s"),
-        (3_600_000_000_000, "1h0m0s"),
-        (-90_000_000_000, "-1m30s"),
-    ] {
-        assert_eq!(format_duration(d), s);
-        assert_eq!(parse_duration(s), Ok(d), "{s}");
-    }
-    assert_eq!(parse_duration("1.5h"), Ok(5_400_000_000_000));
-    assert_eq!(parse_duration("300ms2us"), Ok(300_002_000));
-    assert_eq!(parse_duration("+.5s"), Ok(500_000_000));
-    assert_eq!(format_duration(i64::MIN), "-2562047h47m16.854775808s");
-    assert_eq!(parse_duration("-2562047h47m16.854775808s"), Ok(i64::MIN));
-    for bad in ["", "1", "s", ".s", "1x", "9999999999999h", "1..5s"] {
-        assert!(parse_duration(bad).is_err(), "{bad}");
-    }
-}
 
 #[test]
 fn quantities_are_checked_like_parse_quantity() {

@@ -386,7 +386,7 @@ impl Fault {
 }
 
 fn parse_delay(text: &str) -> Result<Duration, FaultError> {
-    let nanos = crate::typed::gotime::parse_duration(text)
+    let nanos = crate::machinery::duration::parse_duration(text)
         .map_err(|e| FaultError::Delay(text.into(), e))?;
     u64::try_from(nanos)
         .map(Duration::from_nanos)

@@ -333,48 +333,8 @@ fn int(expr: &str) -> Result<u64, String> {
 
 /// Go's `time.ParseDuration` (a negative duration is zero here).
 fn parse_duration(text: &str) -> Result<Duration, String> {
-    let invalid = || format!("time: invalid duration {text:?}");
-    let negative = text.starts_with('-');
-    let mut s = text.strip_prefix(['+', '-']).unwrap_or(text);
-    if s == "0" {
-        return Ok(Duration::ZERO);
-    }
-    if s.is_empty() {
-        return Err(invalid());
-    }
-    let mut seconds = 0f64;
-    while !s.is_empty() {
-        let number_end = s
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(s.len());
-        let number = &s[..number_end];
-        if number.is_empty() || number == "." || number.matches('.').count() > 1 {
-            return Err(invalid());
-        }
-        s = &s[number_end..];
-        let unit_end = s
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(s.len());
-        let unit = &s[..unit_end];
-        if unit.is_empty() {
-            return Err(format!("time: missing unit in duration {text:?}"));
-        }
-        let scale = match unit {
-            "ns" => 1e-9,
-            "us" | "µs" | "μs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return Err(format!("time: unknown unit {unit:?} in duration {text:?}")),
-        };
-        seconds += number.parse::<f64>().unwrap_or(0.0) * scale;
-        s = &s[unit_end..];
-    }
-    if negative || !seconds.is_finite() {
-        return Ok(Duration::ZERO);
-    }
-    Ok(Duration::from_secs_f64(seconds.min(1e12)))
+    let nanos = crate::machinery::duration::parse_duration(text)?;
+    Ok(Duration::from_nanos(u64::try_from(nanos).unwrap_or(0)))
 }
 
 #[cfg(test)]
