@@ -90,8 +90,9 @@
 //! - [`discovery`]: the discovery and OpenAPI documents, rendered once per catalog when first
 //!   asked for (the built-in kinds' catalog once per process, its servers sharing it but for
 //!   `/api`).
-//! - `machinery`: API-machinery primitives, each written once and used by every layer (Go's
-//!   durations so far); a leaf that reaches no other module.
+//! - `machinery`: API-machinery primitives, each written once and used by every layer: Go's
+//!   durations, names (DNS labels and subdomains, qualified names, label values), label
+//!   selectors and sets as the apiserver prints them; a leaf that reaches no other module.
 //! - [`metrics`]: the request counters and latency histograms `/metrics` serves, recorded by
 //!   [`endpoints::handle`] with atomics on label combinations interned once.
 //! - [`endpoints::kubefake`]: kubefake's own HTTP API under `/kubefake/v1/` (a dispatch

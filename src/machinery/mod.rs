@@ -2,3 +2,5 @@
 //! layer uses. A leaf: nothing here reaches another module of the crate.
 
 pub mod duration;
+pub mod names;
+pub mod selector;

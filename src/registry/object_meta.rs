@@ -18,49 +18,17 @@ pub enum NameRule {
     PathSegment,
 }
 
-const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-const LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-
-/// Whether `s` is an RFC 1123 label (`[a-z0-9]([-a-z0-9]*[a-z0-9])?`), ignoring length.
-pub fn is_dns1123_label(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b[0].is_ascii_lowercase() | b[0].is_ascii_digit()
-        && b[b.len() - 1].is_ascii_lowercase() | b[b.len() - 1].is_ascii_digit()
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-}
-
-/// Whether `s` is an RFC 1123 subdomain (dot-joined labels), ignoring length.
-pub fn is_dns1123_subdomain(s: &str) -> bool {
-    !s.is_empty() && s.split('.').all(is_dns1123_label)
-}
+use crate::machinery::names::{dns1123_label_errors, dns1123_subdomain_errors};
+pub use crate::machinery::names::{
+    is_dns1123_label, is_dns1123_subdomain, is_label_value, is_qualified_name,
+};
 
 /// The apiserver's messages for a name that fails `rule` (empty when it passes).
 pub fn name_errors(name: &str, rule: NameRule) -> Vec<String> {
     let mut errs = Vec::new();
     match rule {
-        NameRule::Subdomain => {
-            if name.len() > 253 {
-                errs.push("must be no more than 253 characters".to_string());
-            }
-            if !is_dns1123_subdomain(name) {
-                errs.push(SUBDOMAIN_MSG.to_string());
-            }
-        }
-        NameRule::Label => {
-            if name.len() > 63 {
-                errs.push("must be no more than 63 characters".to_string());
-            }
-            if !is_dns1123_label(name) {
-                // A valid subdomain that is no label can only have dots (`IsDNS1123Label`).
-                if is_dns1123_subdomain(name) {
-                    errs.push("must not contain dots".to_string());
-                } else {
-                    errs.push(LABEL_MSG.to_string());
-                }
-            }
-        }
+        NameRule::Subdomain => errs.extend(dns1123_subdomain_errors(name)),
+        NameRule::Label => errs.extend(dns1123_label_errors(name)),
         NameRule::PathSegment => errs.extend(path_segment_errors(name)),
     }
     errs
@@ -422,31 +390,6 @@ pub fn validate_labels_and_annotations(
 /// The apiserver's message for a key that is not a qualified name.
 pub const QUALIFIED_NAME_MSG: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
-
-fn is_name_part(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && s.len() <= 63
-        && b[0].is_ascii_alphanumeric()
-        && b[b.len() - 1].is_ascii_alphanumeric()
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-}
-
-/// A label or annotation key: `[prefix/]name`, prefix a DNS subdomain.
-pub fn is_qualified_name(s: &str) -> bool {
-    match s.split_once('/') {
-        Some((prefix, name)) => {
-            prefix.len() <= 253 && is_dns1123_subdomain(prefix) && is_name_part(name)
-        }
-        None => is_name_part(s),
-    }
-}
-
-/// A label value: empty, or a name part.
-pub fn is_label_value(s: &str) -> bool {
-    s.is_empty() || is_name_part(s)
-}
 
 #[cfg(test)]
 mod tests {

@@ -5,6 +5,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::error::{field, ApiError};
+use crate::machinery::selector::{label_selector_string, set_string};
 use crate::registry::apiextensions::{ScaleSubresource, SelectorFormat};
 
 fn segments(path: &str) -> impl Iterator<Item = &str> {
@@ -41,8 +42,8 @@ pub fn to_scale(cfg: &ScaleSubresource, obj: &Value) -> Result<Value, ApiError> 
     let selector = match (cfg.selector_format, at_path) {
         (_, None) => String::new(),
         (SelectorFormat::Text, Some(v)) => v.as_str().unwrap_or("").to_string(),
-        (SelectorFormat::LabelSelector, Some(v)) => label_selector_string(v),
-        (SelectorFormat::Map, Some(v)) => map_selector_string(v),
+        (SelectorFormat::LabelSelector, Some(v)) => label_selector_string(v).unwrap_or_default(),
+        (SelectorFormat::Map, Some(v)) => set_string(v),
     };
     let meta = &obj["metadata"];
     let mut metadata = Map::new();
@@ -71,55 +72,6 @@ pub fn to_scale(cfg: &ScaleSubresource, obj: &Value) -> Result<Value, ApiError> 
         scale["status"]["selector"] = json!(selector);
     }
     Ok(scale)
-}
-
-/// A `metav1.LabelSelector` as `LabelSelectorAsSelector(...).String()` prints it: requirements
-/// sorted by key, `k=v` for matchLabels, `k in (a,b)`, `k notin (a,b)`, `k`, `!k` for
-/// expressions, values sorted. Empty for an empty (or absent) selector.
-pub fn label_selector_string(selector: &Value) -> String {
-    let mut reqs: Vec<(String, String)> = Vec::new();
-    if let Some(labels) = selector["matchLabels"].as_object() {
-        for (k, v) in labels {
-            reqs.push((k.clone(), format!("{k}={}", v.as_str().unwrap_or(""))));
-        }
-    }
-    for expr in selector["matchExpressions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-    {
-        let key = expr["key"].as_str().unwrap_or("");
-        let mut values: Vec<&str> = expr["values"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
-        values.sort_unstable();
-        let text = match expr["operator"].as_str().unwrap_or("") {
-            "In" => format!("{key} in ({})", values.join(",")),
-            "NotIn" => format!("{key} notin ({})", values.join(",")),
-            "Exists" => key.to_string(),
-            "DoesNotExist" => format!("!{key}"),
-            _ => continue,
-        };
-        reqs.push((key.to_string(), text));
-    }
-    reqs.sort_by(|a, b| a.0.cmp(&b.0));
-    let texts: Vec<String> = reqs.into_iter().map(|(_, t)| t).collect();
-    texts.join(",")
-}
-
-/// A label map as `labels.SelectorFromSet(...).String()` prints it: `k=v` sorted by key.
-pub fn map_selector_string(map: &Value) -> String {
-    let mut pairs: Vec<String> = map
-        .as_object()
-        .into_iter()
-        .flatten()
-        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
-        .collect();
-    pairs.sort();
-    pairs.join(",")
 }
 
 /// Decodes a Scale sent by a client (`autoscaling/v1`), validates it where the subresource does
@@ -219,9 +171,12 @@ mod tests {
         let sel = json!({"matchLabels": {"b": "2", "a": "1"},
             "matchExpressions": [{"key": "c", "operator": "In", "values": ["y", "x"]},
                                  {"key": "aa", "operator": "DoesNotExist"}]});
-        assert_eq!(label_selector_string(&sel), "a=1,!aa,b=2,c in (x,y)");
-        assert_eq!(label_selector_string(&json!({})), "");
-        assert_eq!(map_selector_string(&json!({"z": "1", "a": "2"})), "a=2,z=1");
+        assert_eq!(
+            label_selector_string(&sel).as_deref(),
+            Some("a=1,!aa,b=2,c in (x,y)")
+        );
+        assert_eq!(label_selector_string(&json!({})).as_deref(), Some(""));
+        assert_eq!(set_string(&json!({"z": "1", "a": "2"})), "a=2,z=1");
         let cfg = ScaleSubresource {
             spec_replicas_path: ".spec.replicas".into(),
             status_replicas_path: ".status.replicas".into(),

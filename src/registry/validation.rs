@@ -5,8 +5,12 @@ use std::net::IpAddr;
 
 use serde_json::{json, Value};
 
-use super::object_meta::{is_dns1123_label, is_dns1123_subdomain};
 use crate::error::{field, StatusCause};
+pub use crate::machinery::names::{
+    dns1035_label_errors, dns1123_label_errors, dns1123_subdomain_errors, label_value_errors,
+    qualified_name_messages, regex_error, wildcard_dns1123_subdomain_errors,
+};
+pub use crate::machinery::selector::{format_label_selector, label_selector_string};
 use crate::registry::pointer::Pointer;
 
 /// `IsConfigMapKey`: the keys of ConfigMap and Secret data.
@@ -63,164 +67,6 @@ pub fn immutable_data_errors(obj: &Value, old: &Value, fields: &[&str]) -> Vec<S
         }
     }
     out
-}
-
-/// `RegexError`: a format's message with examples and the regex.
-pub fn regex_error(msg: &str, re: &str, examples: &[&str]) -> String {
-    if examples.is_empty() {
-        return format!("{msg} (regex used for validation is '{re}')");
-    }
-    let listed: Vec<String> = examples.iter().map(|e| format!("'{e}', ")).collect();
-    format!(
-        "{msg} (e.g. {}regex used for validation is '{re}')",
-        listed.join(" or ")
-    )
-}
-
-const DNS1123_LABEL_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
-const DNS1123_SUBDOMAIN_FMT: &str =
-    "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
-const DNS1123_SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
-const LABEL_KEY_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
-const LABEL_KEY_MSG: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-
-/// `IsDNS1123Label`.
-pub fn dns1123_label_errors(value: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if value.len() > 63 {
-        errs.push("must be no more than 63 characters".to_string());
-    }
-    if !is_dns1123_label(value) {
-        if is_dns1123_subdomain(value) {
-            errs.push("must not contain dots".to_string());
-        } else {
-            errs.push(regex_error(
-                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
-                DNS1123_LABEL_FMT,
-                &["my-name", "123-abc"],
-            ));
-        }
-    }
-    errs
-}
-
-/// `IsDNS1123Subdomain` (`max` words the length error: "characters" in `util/validation`,
-/// "bytes" in `api/validate/content`).
-fn subdomain_errors(value: &str, unit: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if value.len() > 253 {
-        errs.push(format!("must be no more than 253 {unit}"));
-    }
-    if !is_dns1123_subdomain(value) {
-        errs.push(regex_error(
-            DNS1123_SUBDOMAIN_MSG,
-            DNS1123_SUBDOMAIN_FMT,
-            &["example.com"],
-        ));
-    }
-    errs
-}
-
-/// `IsDNS1123Subdomain`.
-pub fn dns1123_subdomain_errors(value: &str) -> Vec<String> {
-    subdomain_errors(value, "characters")
-}
-
-/// `IsDNS1035Label`: a lower-case letter first.
-pub fn dns1035_label_errors(value: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if value.len() > 63 {
-        errs.push("must be no more than 63 characters".to_string());
-    }
-    if !value.starts_with(|c: char| c.is_ascii_lowercase()) || !is_dns1123_label(value) {
-        errs.push(regex_error(
-            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
-            "[a-z]([-a-z0-9]*[a-z0-9])?",
-            &["my-name", "abc-123"],
-        ));
-    }
-    errs
-}
-
-/// `IsWildcardDNS1123Subdomain`: `*.` and a subdomain.
-pub fn wildcard_dns1123_subdomain_errors(value: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if value.len() > 253 {
-        errs.push("must be no more than 253 characters".to_string());
-    }
-    if !value.strip_prefix("*.").is_some_and(is_dns1123_subdomain) {
-        errs.push(regex_error(
-            "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character",
-            &format!("\\*\\.{DNS1123_SUBDOMAIN_FMT}"),
-            &["*.example.com"],
-        ));
-    }
-    errs
-}
-
-fn is_label_key_name(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b[0].is_ascii_alphanumeric()
-        && b[b.len() - 1].is_ascii_alphanumeric()
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-}
-
-/// `IsQualifiedName` (a label key): `[prefix/]name`, the prefix a DNS subdomain.
-pub fn qualified_name_messages(value: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    let parts: Vec<&str> = value.split('/').collect();
-    let name = match parts.as_slice() {
-        [name] => *name,
-        [prefix, name] => {
-            if prefix.is_empty() {
-                errs.push("prefix part must be non-empty".to_string());
-            } else {
-                let msgs = subdomain_errors(prefix, "bytes");
-                errs.extend(msgs.into_iter().map(|m| format!("prefix part {m}")));
-            }
-            *name
-        }
-        _ => {
-            return vec![format!(
-                "a valid label key {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
-                regex_error(LABEL_KEY_MSG, LABEL_KEY_FMT, &["MyName", "my.name", "123-abc"])
-            )]
-        }
-    };
-    if name.is_empty() {
-        errs.push("name part must be non-empty".to_string());
-    } else if name.len() > 63 {
-        errs.push("name part must be no more than 63 bytes".to_string());
-    }
-    if !is_label_key_name(name) {
-        errs.push(format!(
-            "name part {}",
-            regex_error(
-                LABEL_KEY_MSG,
-                LABEL_KEY_FMT,
-                &["MyName", "my.name", "123-abc"]
-            )
-        ));
-    }
-    errs
-}
-
-/// `IsValidLabelValue`: empty, or a label key's name part.
-pub fn label_value_errors(value: &str) -> Vec<String> {
-    let mut errs = Vec::new();
-    if value.len() > 63 {
-        errs.push("must be no more than 63 bytes".to_string());
-    }
-    if !value.is_empty() && !is_label_key_name(value) {
-        errs.push(regex_error(
-            "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
-            &format!("({LABEL_KEY_FMT})?"),
-            &["MyValue", "my_value", "12345"],
-        ));
-    }
-    errs
 }
 
 /// `IsValidPortNum`.
@@ -330,63 +176,6 @@ pub fn label_selector_errors(
 /// test of the apiserver's `AllowInvalidLabelValueInSelector` ratchet).
 pub fn selector_has_invalid_values(selector: &Value) -> bool {
     !label_selector_errors(selector, "", false).is_empty()
-}
-
-/// `metav1.LabelSelectorAsSelector` then `String()`: the selector's requirements sorted by key
-/// (`key=value`, `key in (a,b)`, `key notin (a,b)`, `key`, `!key`), `None` when it does not
-/// convert (an unknown operator, an invalid key or value).
-pub fn label_selector_string(selector: &Value) -> Option<String> {
-    let mut reqs: Vec<(String, String)> = Vec::new();
-    for (k, v) in selector["matchLabels"].as_object().into_iter().flatten() {
-        let v = v.as_str().unwrap_or("");
-        if !qualified_name_messages(k).is_empty() || !label_value_errors(v).is_empty() {
-            return None;
-        }
-        reqs.push((k.clone(), format!("{k}={v}")));
-    }
-    for expr in selector["matchExpressions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-    {
-        let key = expr["key"].as_str().unwrap_or("");
-        let mut values: Vec<&str> = expr["values"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|v| v.as_str().unwrap_or(""))
-            .collect();
-        let bad_values = values.iter().any(|v| !label_value_errors(v).is_empty());
-        if !qualified_name_messages(key).is_empty() || bad_values {
-            return None;
-        }
-        values.sort_unstable();
-        let text = match (expr["operator"].as_str(), values.is_empty()) {
-            (Some("In"), false) => format!("{key} in ({})", values.join(",")),
-            (Some("NotIn"), false) => format!("{key} notin ({})", values.join(",")),
-            (Some("Exists"), true) => key.to_string(),
-            (Some("DoesNotExist"), true) => format!("!{key}"),
-            _ => return None,
-        };
-        reqs.push((key.to_string(), text));
-    }
-    reqs.sort_by(|a, b| a.0.cmp(&b.0));
-    Some(
-        reqs.into_iter()
-            .map(|(_, t)| t)
-            .collect::<Vec<_>>()
-            .join(","),
-    )
-}
-
-/// `metav1.FormatLabelSelector`: the selector's string, `<none>` when it selects everything,
-/// `<error>` when it does not convert.
-pub fn format_label_selector(selector: &Value) -> String {
-    match label_selector_string(selector) {
-        None => "<error>".into(),
-        Some(s) if s.is_empty() => "<none>".into(),
-        Some(s) => s,
-    }
 }
 
 /// `ValidateNonnegativeField`.

@@ -79,8 +79,8 @@ fn columns() -> Columns {
             workload::images_cell,
         ),
         Column::computed("Selector", "string", 1, "", |d| {
-            let s = crate::registry::scale::label_selector_string(&d["spec"]["selector"]);
-            json!(s)
+            let s = crate::machinery::selector::label_selector_string(&d["spec"]["selector"]);
+            json!(s.unwrap_or_default())
         }),
     ])
 }

@@ -10,11 +10,11 @@ use serde_json::{json, Value};
 
 use crate::controllers::{simulated, Work};
 use crate::error::{field, StatusCause};
+pub use crate::machinery::selector::{format_label_selector, format_labels};
 use crate::registry::apiextensions::{ScaleSubresource, SelectorFormat};
 use crate::registry::core::podspec::validate_pod_template_spec;
 use crate::registry::object_meta::NameRule;
 use crate::registry::pointer::Pointer;
-use crate::registry::scale::label_selector_string;
 use crate::registry::strategy::{bump_generation, Strategy};
 use crate::registry::validation::{
     label_selector_errors, selector_is_empty, selector_json, selector_matches,
@@ -441,29 +441,6 @@ pub fn containers_cell(obj: &Value) -> Value {
 /// The Images cell of a kind whose pod template is at `spec.template`.
 pub fn images_cell(obj: &Value) -> Value {
     json!(container_cells(&obj["spec"]["template"]).1)
-}
-
-/// `labels.FormatLabels`: `k=v` sorted and comma-separated, `<none>` when empty.
-pub fn format_labels(labels: &Value) -> String {
-    let text = crate::registry::scale::map_selector_string(labels);
-    if text.is_empty() {
-        "<none>".into()
-    } else {
-        text
-    }
-}
-
-/// `metav1.FormatLabelSelector`: the selector's string, `<none>` when empty.
-pub fn format_label_selector(selector: &Value) -> String {
-    if selector_matches(selector, &json!({})).is_none() {
-        return "<error>".into();
-    }
-    let text = label_selector_string(selector);
-    if text.is_empty() {
-        "<none>".into()
-    } else {
-        text
-    }
 }
 
 /// The Selector cell of a kind with a `spec.selector` label selector.
