@@ -337,9 +337,16 @@ impl ServerBuilder {
     }
 
     /// How long a client may take to send a request's headers, and then its body (default
-    /// 30 s); also how long an idle keep-alive connection stays open.
+    /// 30 s).
     pub fn read_timeout(mut self, timeout: Duration) -> Self {
         self.options.read_timeout = timeout;
+        self
+    }
+
+    /// How long a connection with no open request stays open, HTTP/1.1 keep-alive and HTTP/2
+    /// alike (default 90 s, the apiserver's: clients pool idle connections that long).
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.options.idle_timeout = timeout;
         self
     }
 

@@ -222,10 +222,12 @@ struct ServeArgs {
     /// and the listening address, as protection against DNS rebinding).
     #[arg(long)]
     allow_any_host: bool,
-    /// Seconds a client may take to send a request's headers, then its body; also how
-    /// long an idle keep-alive connection stays open.
+    /// Seconds a client may take to send a request's headers, then its body.
     #[arg(long, default_value_t = 30.0)]
     read_timeout: f64,
+    /// Seconds a connection with no open request stays open (HTTP/1.1 keep-alive and HTTP/2).
+    #[arg(long, default_value_t = 90.0)]
+    idle_timeout: f64,
     /// Seconds a response or watch stream may wait on a client that does not read it
     /// before it is ended.
     #[arg(long, default_value_t = 10.0)]
@@ -353,6 +355,7 @@ impl ServeArgs {
             .max_connections(self.max_connections)
             .allow_any_host(self.allow_any_host)
             .read_timeout(Duration::from_secs_f64(self.read_timeout.max(0.001)))
+            .idle_timeout(Duration::from_secs_f64(self.idle_timeout.max(0.001)))
             .stall_timeout(Duration::from_secs_f64(self.stall_timeout.max(0.001)))
             .anonymous_auth(self.anonymous_auth)
             .authorization_mode(self.authorization_mode)

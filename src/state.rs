@@ -46,9 +46,11 @@ pub struct Options {
     /// Serve requests whatever their `Host` header names. Off by default: only `localhost`, a
     /// loopback address or the listening address are accepted (DNS-rebinding protection).
     pub allow_any_host: bool,
-    /// How long a client may take to send a request's headers, and then its body; also how
-    /// long an idle keep-alive connection is kept.
+    /// How long a client may take to send a request's headers, and then its body.
     pub read_timeout: Duration,
+    /// How long a connection with no open request is kept (HTTP/1.1 keep-alive and HTTP/2):
+    /// 90 s, as the apiserver's `http.Server` and Go's client transport keep them.
+    pub idle_timeout: Duration,
     /// How long a response (a watch stream included) may wait on a client that does not read
     /// before the server ends it.
     pub stall_timeout: Duration,
@@ -94,6 +96,7 @@ impl Default for Options {
             max_connections: 4_096,
             allow_any_host: false,
             read_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(90),
             stall_timeout: Duration::from_secs(10),
             webhook_services: ServiceResolver::new(),
             authentication: Authenticator::default(),

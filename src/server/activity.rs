@@ -5,7 +5,7 @@
 //! its response body has ended or been dropped (a watch stream keeps its connection busy).
 
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
@@ -15,6 +15,8 @@ use tokio::time::Instant;
 #[derive(Debug)]
 pub struct Activity {
     open: AtomicUsize,
+    /// How many requests have ended.
+    ended: AtomicU64,
     last_end: Mutex<Instant>,
 }
 
@@ -23,6 +25,7 @@ impl Activity {
     pub fn new() -> Arc<Activity> {
         Arc::new(Activity {
             open: AtomicUsize::new(0),
+            ended: AtomicU64::new(0),
             last_end: Mutex::new(Instant::now()),
         })
     }
@@ -31,6 +34,20 @@ impl Activity {
     pub fn open(self: &Arc<Self>) -> Open {
         self.open.fetch_add(1, Ordering::AcqRel);
         Open(self.clone())
+    }
+
+    /// How many requests have ended so far: a read remembers it, so that the connection can
+    /// tell bytes of the next request's head from a keep-alive connection that is just idle.
+    pub fn ended(&self) -> u64 {
+        self.ended.load(Ordering::Acquire)
+    }
+
+    /// Whether the next request's head has begun (bytes were read after the last request
+    /// ended, at `ended_at_read`) and no request is open: the connection waits for the rest
+    /// of a head, which the read timeout bounds, not for a new request, which the idle
+    /// timeout does.
+    pub fn awaiting_head(&self, ended_at_read: Option<u64>) -> bool {
+        self.open.load(Ordering::Acquire) == 0 && ended_at_read == Some(self.ended())
     }
 
     /// Since when the connection has had no open request (`None`: one is open).
@@ -49,6 +66,7 @@ pub struct Open(Arc<Activity>);
 impl Drop for Open {
     fn drop(&mut self) {
         *self.0.last_end.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+        self.0.ended.fetch_add(1, Ordering::AcqRel);
         self.0.open.fetch_sub(1, Ordering::AcqRel);
     }
 }

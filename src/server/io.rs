@@ -15,7 +15,7 @@
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
@@ -23,6 +23,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep};
 
+use super::activity::Activity;
 use crate::error::ApiError;
 
 /// Bytes read before reads are no longer timed here: hyper's version detection reads up to
@@ -41,6 +42,9 @@ pub struct Io {
     stall_timeout: Duration,
     read_so_far: usize,
     wrote: bool,
+    /// The connection's requests, and how many had ended when bytes were last read.
+    activity: Option<Arc<Activity>>,
+    ended_at_read: Option<u64>,
     read_timer: Timer,
     write_timer: Timer,
     /// An answer replacing hyper's, and how much of it is written.
@@ -93,12 +97,22 @@ impl Io {
             stall_timeout,
             read_so_far: 0,
             wrote: false,
+            activity: None,
+            ended_at_read: None,
             read_timer: Timer::default(),
             write_timer: Timer::default(),
             reply: None,
             replied: false,
             linger: Linger::No,
         }
+    }
+
+    /// Times the heads of the connection's later requests too: their bytes must keep coming
+    /// within the read timeout once the head has begun (hyper's own header timer would also
+    /// close a keep-alive connection that is only idle).
+    pub(crate) fn with_activity(mut self, activity: Arc<Activity>) -> Io {
+        self.activity = Some(activity);
+        self
     }
 
     /// A write's outcome, failing it when it has been pending for the stall timeout.
@@ -185,14 +199,20 @@ impl AsyncRead for Io {
         match Pin::new(&mut this.inner).poll_read(cx, buf) {
             Poll::Ready(r) => {
                 this.read_timer.disarm();
-                this.read_so_far = this.read_so_far.saturating_add(buf.filled().len() - before);
+                let read = buf.filled().len() - before;
+                this.read_so_far = this.read_so_far.saturating_add(read);
+                if read > 0 {
+                    this.ended_at_read = this.activity.as_ref().map(|a| a.ended());
+                }
                 Poll::Ready(r)
             }
             Poll::Pending => {
-                if this.read_so_far < GREETING
-                    && !this.wrote
-                    && this.read_timer.expired(this.read_timeout, cx)
-                {
+                let greeting = this.read_so_far < GREETING && !this.wrote;
+                let head = this
+                    .activity
+                    .as_ref()
+                    .is_some_and(|a| a.awaiting_head(this.ended_at_read));
+                if (greeting || head) && this.read_timer.expired(this.read_timeout, cx) {
                     return Poll::Ready(Err(io::Error::new(
                         io::ErrorKind::TimedOut,
                         "the client did not send a request within the read timeout",

@@ -2,13 +2,15 @@
 //! plus the limits that keep any client from holding the server:
 //!
 //! - at most `max_connections` connections; one more is answered 503 and closed;
-//! - [`io`]: read and stall timeouts on each connection, and `Status` bodies for the requests
-//!   hyper refuses itself (URI over 64 KiB: 414; headers over ~400 KiB: 431);
-//! - hyper's header read timeout, and a read timeout on request bodies;
-//! - [`activity`]: a connection with no open request for the read timeout is closed, HTTP/2
-//!   included (hyper only times out idle HTTP/1.1 keep-alives), at most 100 HTTP/2 streams
+//! - [`io`]: read and stall timeouts on each connection (a request's head, once begun, must
+//!   keep coming within the read timeout), and `Status` bodies for the requests hyper refuses
+//!   itself (URI over 64 KiB: 414; headers over ~400 KiB: 431);
+//! - a read timeout on request bodies;
+//! - [`activity`]: a connection with no open request for the idle timeout (90 s, the
+//!   apiserver's) is closed, HTTP/1.1 keep-alive and HTTP/2 alike, at most 100 HTTP/2 streams
 //!   per connection;
-//! - a `Host` check against DNS rebinding ([`HostCheck`]);
+//! - Go's 400 for a request with two `Host` headers, and a `Host` check against DNS rebinding
+//!   ([`HostCheck`]);
 //! - shutdown: the signal first ends every watch stream, then connections get
 //!   [`SHUTDOWN_GRACE`] to finish what they are doing, then the rest are dropped.
 //!
@@ -137,10 +139,13 @@ pub async fn run(listener: TcpListener, state: Arc<State>, mut shutdown: watch::
     let service = warp::service(routes(state, hosts));
     let mut builder =
         hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
+    // Heads are timed by `io::Io` once they have begun: hyper's header timer starts as soon as
+    // a keep-alive connection waits for its next request, so it would close idle connections
+    // at the read timeout instead of the idle timeout.
     builder
         .http1()
         .timer(hyper_util::rt::TokioTimer::new())
-        .header_read_timeout(read_timeout);
+        .header_read_timeout(None);
     // The apiserver's HTTP/2 limit on concurrent streams per connection.
     builder
         .http2()
@@ -178,14 +183,17 @@ pub async fn run(listener: TcpListener, state: Arc<State>, mut shutdown: watch::
                     continue;
                 }
                 let _ = stream.set_nodelay(true);
-                let io = io::Io::new(stream, read_timeout, options.stall_timeout);
+                let activity = Activity::new();
+                let io = io::Io::new(stream, read_timeout, options.stall_timeout)
+                    .with_activity(activity.clone());
                 let conn = Connection {
                     builder: builder.clone(),
                     service: service.clone(),
                     stopping: stopping.clone(),
                     tls: tls.clone(),
                     handshake_timeout: read_timeout,
-                    idle_timeout: read_timeout,
+                    idle_timeout: options.idle_timeout,
+                    activity,
                     remote: audited.then_some(Remote(remote.ip())),
                 };
                 conns.spawn(conn.serve(io));
@@ -237,6 +245,8 @@ struct Connection<S> {
     tls: Option<TlsAcceptor>,
     handshake_timeout: Duration,
     idle_timeout: Duration,
+    /// Its open requests, which its reads see too.
+    activity: Arc<Activity>,
     /// The client's address, handed to requests when the audit log wants it.
     remote: Option<Remote>,
 }
@@ -277,7 +287,7 @@ where
         T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
         let service = self.service;
-        let activity = Activity::new();
+        let activity = self.activity.clone();
         let tracker = activity.clone();
         let remote = self.remote;
         // The WebSocket sessions this connection was upgraded to: the connection keeps its
@@ -380,6 +390,14 @@ fn routes(
                   remote: Option<Remote>,
                   upgrade: Option<Upgrade>,
                   state: Arc<State>| async move {
+                if headers
+                    .get_all(warp::http::header::HOST)
+                    .iter()
+                    .nth(1)
+                    .is_some()
+                {
+                    return too_many_hosts();
+                }
                 if !hosts.allows(&headers) {
                     return error_response(&HostCheck::refusal(&headers));
                 }
@@ -403,6 +421,23 @@ fn routes(
         .recover(|_rejection| async {
             Ok::<_, Infallible>(error_response(&ApiError::path_not_found()))
         })
+}
+
+/// Go's answer to a request with two `Host` headers (which its request reader refuses before
+/// any handler): a plain-text 400, and the connection closed.
+fn too_many_hosts() -> warp::reply::Response {
+    let mut resp = warp::reply::Response::new("400 Bad Request".into());
+    *resp.status_mut() = warp::http::StatusCode::BAD_REQUEST;
+    let headers = resp.headers_mut();
+    headers.insert(
+        warp::http::header::CONTENT_TYPE,
+        warp::http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    headers.insert(
+        warp::http::header::CONNECTION,
+        warp::http::HeaderValue::from_static("close"),
+    );
+    resp
 }
 
 /// Reads a request body, refusing more than the apiserver's 3 MiB limit.

@@ -687,13 +687,13 @@ fn h2_get(path: &str) -> hyper::Request<http_body_util::Empty<bytes::Bytes>> {
         .expect("request")
 }
 
-/// The apiserver closes idle HTTP/2 connections (Go's `IdleTimeout`) as hyper closes idle
-/// HTTP/1.1 keep-alives; kubefake uses its read timeout for both. A connection whose watch is
+/// The apiserver closes idle HTTP/2 connections (Go's `IdleTimeout`) as it closes idle
+/// HTTP/1.1 keep-alives; kubefake uses its idle timeout for both. A connection whose watch is
 /// open is not idle.
 #[tokio::test]
 async fn idle_http2_connections_are_closed_but_not_while_watching() {
     let handle = kubefake::Server::builder()
-        .read_timeout(Duration::from_millis(300))
+        .idle_timeout(Duration::from_millis(300))
         .start()
         .await
         .expect("starts");
@@ -724,5 +724,88 @@ async fn idle_http2_connections_are_closed_but_not_while_watching() {
         .await
         .expect("an event");
     assert!(frame.is_some_and(|f| f.is_ok()));
+    handle.shutdown().await;
+}
+
+/// One GET on a kept-alive connection, answered.
+async fn keep_alive_get(s: &mut TcpStream) {
+    s.write_all(b"GET /version HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .await
+        .expect("send");
+    let mut buf = [0u8; 4096];
+    let n = tokio::time::timeout(SOON, s.read(&mut buf))
+        .await
+        .expect("answered")
+        .expect("read");
+    let answer = String::from_utf8_lossy(&buf[..n]);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
+
+/// An idle keep-alive connection outlives the read timeout (clients pool them for 90 s, as
+/// long as the apiserver keeps them) and is closed at the idle timeout; a request's head that
+/// has begun on it must still come within the read timeout.
+#[tokio::test]
+async fn keep_alives_last_the_idle_timeout_and_heads_the_read_timeout() {
+    let handle = kubefake::Server::builder()
+        .read_timeout(Duration::from_millis(200))
+        .idle_timeout(Duration::from_millis(1500))
+        .start()
+        .await
+        .expect("starts");
+    let mut conn = TcpStream::connect(handle.addr()).await.expect("connect");
+    keep_alive_get(&mut conn).await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    keep_alive_get(&mut conn).await;
+    let idle_from = std::time::Instant::now();
+    read_until_closed(&mut conn).await;
+    assert!(
+        idle_from.elapsed() >= Duration::from_millis(1200),
+        "closed after {:?}, before the idle timeout",
+        idle_from.elapsed()
+    );
+
+    let mut slow = TcpStream::connect(handle.addr()).await.expect("connect");
+    keep_alive_get(&mut slow).await;
+    slow.write_all(b"GET /version HTTP/1.1\r\nHo")
+        .await
+        .expect("send");
+    let begun = std::time::Instant::now();
+    read_until_closed(&mut slow).await;
+    assert!(
+        begun.elapsed() < Duration::from_millis(1200),
+        "a stalled head is closed at the read timeout, not the idle one ({:?})",
+        begun.elapsed()
+    );
+    handle.shutdown().await;
+}
+
+/// Two `Host` headers: Go's request reader refuses them with a plain-text 400 and closes the
+/// connection, before any handler.
+#[tokio::test]
+async fn two_host_headers_are_a_bad_request() {
+    let handle = kubefake::Server::builder().start().await.expect("starts");
+    let answer = exchange(
+        handle.addr(),
+        b"POST /api/v1/namespaces HTTP/1.1\r\nHost: localhost\r\nHost: evil.example\r\nContent-Type: application/json\r\nContent-Length: 47\r\n\r\n{\"metadata\":{\"name\":\"never-created-here-xx\"}}",
+    )
+    .await;
+    assert!(
+        answer.starts_with("HTTP/1.1 400 Bad Request\r\n"),
+        "{answer}"
+    );
+    assert!(
+        answer
+            .to_ascii_lowercase()
+            .contains("content-type: text/plain; charset=utf-8"),
+        "{answer}"
+    );
+    assert!(answer.ends_with("\r\n\r\n400 Bad Request"), "{answer}");
+    let client = kube::Client::try_from(handle.kube_config()).expect("client");
+    let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(client);
+    assert!(namespaces
+        .get_opt("never-created-here-xx")
+        .await
+        .expect("get")
+        .is_none());
     handle.shutdown().await;
 }
