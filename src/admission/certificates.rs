@@ -61,7 +61,9 @@ impl Validating for CertificateSigning {
     ) -> BoxFuture<'a, Result<(), ApiError>> {
         let old = attrs.old_object.unwrap_or(&Value::Null);
         let new = object.unwrap_or(&Value::Null);
-        let changed = |key: &str| new["status"].get(key) != old["status"].get(key);
+        // Semantic equality: absent, null and empty are the same.
+        let value = |o: &'a Value, key: &str| o["status"].get(key).filter(|v| !is_empty(v));
+        let changed = |key: &str| value(new, key) != value(old, key);
         let result = if changed("certificate") || changed("conditions") {
             signer_allows(attrs, "sign")
         } else {
@@ -99,6 +101,10 @@ impl Validating for CertificateSubjectRestriction {
         };
         Box::pin(std::future::ready(result))
     }
+}
+
+fn is_empty(v: &Value) -> bool {
+    v.is_null() || v.as_array().is_some_and(Vec::is_empty) || v.as_str().is_some_and(str::is_empty)
 }
 
 /// `IsAuthorizedForSignerName`: the verb on the stored request's signer, or on its domain's

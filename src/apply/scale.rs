@@ -83,13 +83,17 @@ pub fn to_subresource(parent: &Value, replicas: &ReplicasPath<'_>, scale: &mut V
     write_entries(scale, out.encode());
 }
 
-/// The parent's managedFields after a write through `/scale` (written on `updated`): `scale`'s
+/// The parent's managedFields after a write through `/scale` (written on `updated`, which
+/// keeps its own when the parent's do not decode): `scale`'s
 /// entries, as the field manager left them, merged into the entries of `parent` (the object
 /// before the write). A parent entry owning the replicas loses them unless its identity is
 /// among the Scale's; a Scale entry still owning `spec.replicas` that the parent lacks becomes
 /// one owning the parent's replicas in the request's version.
 pub fn to_parent(parent: &Value, scale: &Value, replicas: &ReplicasPath<'_>, updated: &mut Value) {
-    let parent_managed = Managed::decode_obj(parent).unwrap_or_default();
+    // Entries that do not decode are left as they are (nothing maps them).
+    let Ok(parent_managed) = Managed::decode_obj(parent) else {
+        return;
+    };
     let mut scale_fields = Managed::decode_obj(scale).unwrap_or_default().fields;
     let mut out = Managed::default();
     for (id, entry) in parent_managed.fields {

@@ -5,7 +5,7 @@
 //! its response body has ended or been dropped (a watch stream keeps its connection busy).
 
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
@@ -17,6 +17,10 @@ pub struct Activity {
     open: AtomicUsize,
     /// How many requests have ended.
     ended: AtomicU64,
+    /// Whether the connection still speaks HTTP/1.1 request by request: bytes arriving
+    /// between requests then begin a head. Not on HTTP/2 (pings and window updates arrive on
+    /// an idle connection) nor once upgraded to a WebSocket.
+    heads: AtomicBool,
     last_end: Mutex<Instant>,
 }
 
@@ -26,6 +30,7 @@ impl Activity {
         Arc::new(Activity {
             open: AtomicUsize::new(0),
             ended: AtomicU64::new(0),
+            heads: AtomicBool::new(true),
             last_end: Mutex::new(Instant::now()),
         })
     }
@@ -47,7 +52,14 @@ impl Activity {
     /// of a head, which the read timeout bounds, not for a new request, which the idle
     /// timeout does.
     pub fn awaiting_head(&self, ended_at_read: Option<u64>) -> bool {
-        self.open.load(Ordering::Acquire) == 0 && ended_at_read == Some(self.ended())
+        self.heads.load(Ordering::Acquire)
+            && self.open.load(Ordering::Acquire) == 0
+            && ended_at_read == Some(self.ended())
+    }
+
+    /// The connection no longer reads HTTP/1.1 heads between requests (HTTP/2, an upgrade).
+    pub fn no_more_heads(&self) {
+        self.heads.store(false, Ordering::Release);
     }
 
     /// Since when the connection has had no open request (`None`: one is open).

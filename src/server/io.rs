@@ -200,6 +200,12 @@ impl AsyncRead for Io {
             Poll::Ready(r) => {
                 this.read_timer.disarm();
                 let read = buf.filled().len() - before;
+                if this.read_so_far == 0 && buf.filled()[before..].starts_with(b"PRI * HTTP/2") {
+                    // HTTP/2 with prior knowledge: frames arrive between requests.
+                    if let Some(a) = &this.activity {
+                        a.no_more_heads();
+                    }
+                }
                 this.read_so_far = this.read_so_far.saturating_add(read);
                 if read > 0 {
                     this.ended_at_read = this.activity.as_ref().map(|a| a.ended());

@@ -268,6 +268,9 @@ where
         };
         match tokio::time::timeout(self.handshake_timeout, acceptor.accept(io)).await {
             Ok(Ok(stream)) => {
+                if stream.get_ref().1.alpn_protocol() == Some(b"h2") {
+                    self.activity.no_more_heads();
+                }
                 let peer = stream
                     .get_ref()
                     .1
@@ -301,6 +304,7 @@ where
                 req.extensions_mut().insert(remote);
             }
             if crate::endpoints::websocket::requested(req.headers()) {
+                tracker.no_more_heads();
                 let on = hyper::upgrade::on(&mut req);
                 let (upgrade, session) = Upgrade::new(on);
                 let _ = sessions_tx.send(session);

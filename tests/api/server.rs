@@ -809,3 +809,41 @@ async fn two_host_headers_are_a_bad_request() {
         .is_none());
     handle.shutdown().await;
 }
+
+/// An idle HTTP/2 connection still receives frames (a client's pings): they begin no request
+/// head, so it lasts the idle timeout, not the read timeout.
+#[tokio::test]
+async fn pinged_http2_connections_last_the_idle_timeout() {
+    let handle = kubefake::Server::builder()
+        .read_timeout(Duration::from_millis(200))
+        .idle_timeout(Duration::from_millis(1500))
+        .start()
+        .await
+        .expect("starts");
+    let tcp = TcpStream::connect(handle.addr()).await.expect("connect");
+    let (mut sender, conn) =
+        hyper::client::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+            .timer(hyper_util::rt::TokioTimer::new())
+            .keep_alive_interval(Duration::from_millis(400))
+            .keep_alive_while_idle(true)
+            .handshake(hyper_util::rt::TokioIo::new(tcp))
+            .await
+            .expect("h2 handshake");
+    let done = tokio::spawn(async move { conn.await.unwrap_or(()) });
+    let resp = sender
+        .send_request(h2_get("/version"))
+        .await
+        .expect("answered");
+    assert_eq!(resp.status(), 200);
+    let idle_from = std::time::Instant::now();
+    tokio::time::timeout(SOON, done)
+        .await
+        .expect("closed at the idle timeout")
+        .expect("driver");
+    assert!(
+        idle_from.elapsed() >= Duration::from_millis(1200),
+        "closed after {:?}",
+        idle_from.elapsed()
+    );
+    handle.shutdown().await;
+}

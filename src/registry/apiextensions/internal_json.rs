@@ -145,9 +145,13 @@ fn any(v: Option<&Value>) -> String {
     v.filter(|v| !v.is_null()).map_or_else(null, go_json)
 }
 
+/// A `*float64` or `*int64` as encoding/json writes it: an integral float without a fraction.
 fn number(v: &Value, key: &str) -> String {
     match &v[key] {
-        Value::Number(n) => n.to_string(),
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 1e21 => format!("{f:.0}"),
+            _ => n.to_string(),
+        },
         _ => null(),
     }
 }
@@ -392,7 +396,7 @@ mod tests {
             "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}));
         let b = version(json!({"name": "v2", "served": true, "storage": true,
             "deprecated": true, "deprecationWarning": "old",
-            "schema": {"openAPIV3Schema": {"type": "object", "properties": {"b": {"type": "integer", "maximum": 5}, "a": {"type": "string", "enum": ["x"]}}}}}));
+            "schema": {"openAPIV3Schema": {"type": "object", "properties": {"b": {"type": "integer", "maximum": 5.0}, "a": {"type": "string", "enum": ["x"]}}}}}));
         let text = versions(&[a, b]);
         let parsed: Value = serde_json::from_str(&text).expect("JSON");
         let root = &parsed[0]["Schema"]["OpenAPIV3Schema"];
@@ -401,6 +405,7 @@ mod tests {
         assert_eq!(parsed[1]["DeprecationWarning"], "old");
         let props = &parsed[1]["Schema"]["OpenAPIV3Schema"]["Properties"];
         assert_eq!(props["b"]["Maximum"], 5);
+        assert!(!text.contains("5.0"), "{text}");
         assert_eq!(props["a"]["Enum"], json!(["x"]));
         assert!(text.contains(r#""Properties":{"a":{"ID":"","Schema":"","Ref":null,"Description":"","Type":"string""#), "{text}");
         assert!(

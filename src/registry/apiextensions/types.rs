@@ -473,7 +473,8 @@ fn validate_names(n: &Names, path: &str) -> Vec<StatusCause> {
 
 fn validate_versions(versions: &[Version]) -> Vec<StatusCause> {
     let mut errs = Vec::new();
-    let go_versions = Value::String(super::internal_json::versions(versions));
+    // Rendered only for an error that quotes it.
+    let go_versions = || Value::String(super::internal_json::versions(versions));
     let mut seen = std::collections::HashSet::new();
     let mut duplicate = false;
     for (i, v) in versions.iter().enumerate() {
@@ -492,14 +493,14 @@ fn validate_versions(versions: &[Version]) -> Vec<StatusCause> {
     if duplicate {
         errs.push(raw_invalid(
             "spec.versions",
-            &go_versions,
+            &go_versions(),
             "must contain unique version names",
         ));
     }
     if versions.iter().filter(|v| v.storage).count() != 1 {
         errs.push(raw_invalid(
             "spec.versions",
-            &go_versions,
+            &go_versions(),
             "must have exactly one version marked as storage version",
         ));
     }

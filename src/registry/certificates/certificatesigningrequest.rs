@@ -244,10 +244,10 @@ impl Relaxed {
         Relaxed {
             legacy_signer: old["spec"]["signerName"] == LEGACY_UNKNOWN,
             unknown_usages: usages.iter().any(|u| !USAGES.contains(u)),
-            duplicate_usages: usages
-                .iter()
-                .enumerate()
-                .any(|(i, u)| usages[..i].contains(u)),
+            duplicate_usages: {
+                let mut seen = std::collections::HashSet::new();
+                !usages.iter().all(|u| seen.insert(*u))
+            },
             duplicate_conditions: !types.iter().all(|t| seen.insert(*t)),
             empty_condition_type: types.contains(&""),
             approved_and_denied: types.contains(&"Approved") && types.contains(&"Denied"),
@@ -314,13 +314,21 @@ fn usage_errors(obj: &Value, relaxed: &Relaxed) -> Vec<StatusCause> {
         return vec![field::required("spec.usages", "")];
     }
     let mut errs = Vec::new();
-    for (i, usage) in usages.iter().enumerate() {
-        let path = format!("spec.usages[{i}]");
-        if !relaxed.unknown_usages && !USAGES.contains(usage) {
-            errs.push(field::not_supported(&path, &json!(usage), &USAGES));
+    if !relaxed.unknown_usages {
+        for (i, usage) in usages.iter().enumerate() {
+            if !USAGES.contains(usage) {
+                let path = format!("spec.usages[{i}]");
+                errs.push(field::not_supported(&path, &json!(usage), &USAGES));
+            }
         }
-        if !relaxed.duplicate_usages && usages[..i].contains(usage) {
-            errs.push(field::duplicate(&path, &json!(usage)));
+    }
+    if !relaxed.duplicate_usages {
+        let mut seen = std::collections::HashSet::new();
+        for (i, usage) in usages.iter().enumerate() {
+            if !seen.insert(*usage) {
+                let path = format!("spec.usages[{i}]");
+                errs.push(field::duplicate(&path, &json!(usage)));
+            }
         }
     }
     errs
@@ -330,7 +338,7 @@ fn usage_errors(obj: &Value, relaxed: &Relaxed) -> Vec<StatusCause> {
 /// Approved and Denied, no type twice.
 fn condition_errors(obj: &Value, relaxed: &Relaxed) -> Vec<StatusCause> {
     let mut errs = Vec::new();
-    let mut seen: Vec<&str> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     let (mut approved, mut denied) = (false, false);
     for (i, c) in conditions(obj).iter().enumerate() {
         let kind = c["type"].as_str().unwrap_or("");
@@ -359,13 +367,12 @@ fn condition_errors(obj: &Value, relaxed: &Relaxed) -> Vec<StatusCause> {
                 ));
             }
         }
-        if !relaxed.duplicate_conditions && seen.contains(&kind) {
+        if !seen.insert(kind) && !relaxed.duplicate_conditions {
             errs.push(field::duplicate(
                 &format!("status.conditions[{i}].type"),
                 &json!(kind),
             ));
         }
-        seen.push(kind);
     }
     errs
 }
@@ -393,7 +400,7 @@ fn request_error(request: &Value) -> Option<String> {
             Ok((_, csr)) => csr,
             Err(_) => return Some("asn1: syntax error: data truncated".into()),
         };
-    if csr.verify_signature().is_ok() {
+    if csr.verify_signature().is_ok() || unverifiable_here(&csr) {
         return None;
     }
     let algorithm = &csr
@@ -429,6 +436,33 @@ pub fn request_organizations(request: &Value) -> Vec<String> {
         .iter_organization()
         .filter_map(|o| o.as_str().ok().map(str::to_string))
         .collect()
+}
+
+/// Whether the request's signature uses what Go verifies but ring does not (RSA keys under
+/// 2048 bits, P-521, ECDSA with SHA-512, RSA-PSS): it is then taken as Go would find it,
+/// rather than refused as forged.
+fn unverifiable_here(
+    csr: &x509_parser::certification_request::X509CertificationRequest<'_>,
+) -> bool {
+    use x509_parser::public_key::PublicKey;
+    let signature = csr.signature_algorithm.algorithm.to_id_string();
+    if matches!(
+        signature.as_str(),
+        "1.2.840.10045.4.3.4" | "1.2.840.113549.1.1.10"
+    ) {
+        return true;
+    }
+    let key = &csr.certification_request_info.subject_pki;
+    match key.parsed() {
+        Ok(PublicKey::RSA(rsa)) => rsa.key_size() < 2048,
+        Ok(PublicKey::EC(_)) => key
+            .algorithm
+            .parameters
+            .as_ref()
+            .and_then(|p| p.as_oid().ok())
+            .is_some_and(|curve| curve.to_id_string() == "1.3.132.0.35"),
+        _ => false,
+    }
 }
 
 /// Why an issued certificate is not a chain of PEM `CERTIFICATE` blocks (`validateCertificate`);
@@ -658,6 +692,14 @@ mod tests {
             request_error(&Value::Null).as_deref(),
             Some("PEM block type must be CERTIFICATE REQUEST")
         );
+    }
+
+    /// Signatures Go verifies and ring does not are not refused as forged.
+    #[rstest]
+    #[case(include_str!("../../../fixtures/certificates/rsa1024-request.pem"))]
+    #[case(include_str!("../../../fixtures/certificates/p521-request.pem"))]
+    fn requests_ring_cannot_verify_are_accepted(#[case] pem: &str) {
+        assert_eq!(request_error(&encoded(pem)), None);
     }
 
     #[test]

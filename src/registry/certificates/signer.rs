@@ -11,72 +11,66 @@ const MAX_DOMAIN: usize = 253;
 /// The most bytes of a whole signer name: a domain, a label and a subdomain, two separators.
 const MAX_NAME: usize = 253 + 63 + 253 + 2;
 
-/// The errors of a signer name at `path`, as the apiserver reports them.
+/// The errors of a signer name at `path`, as the apiserver reports them: every check runs
+/// (only the first bad label of each segment is reported).
 pub fn signer_name_errors(path: &str, name: &str) -> Vec<StatusCause> {
     if name.is_empty() {
         return vec![field::required(path, "")];
     }
     let segments: Vec<&str> = name.split('/').collect();
-    let [domain, path_part] = segments.as_slice() else {
+    let [domain, signer_path] = segments.as_slice() else {
         return vec![field::invalid(
             path,
             &json!(name),
             "must be a fully qualified domain and path of the form 'example.com/signer-name'",
         )];
     };
-    let mut errs = domain_errors(path, domain);
-    if errs.is_empty() {
-        errs.extend(path_errors(path, path_part));
+    let mut errs = Vec::new();
+    if domain.len() > MAX_DOMAIN {
+        errs.push(field::too_long(path, MAX_DOMAIN));
     }
+    let labels: Vec<&str> = domain.split('.').collect();
+    errs.extend(first_bad_label(path, domain, &labels, dns1123_label_errors));
+    if labels.len() < 2 {
+        errs.push(field::invalid(
+            path,
+            &json!(domain),
+            "should be a domain with at least two segments separated by dots",
+        ));
+    }
+    let pieces: Vec<&str> = signer_path.split('.').collect();
+    errs.extend(first_bad_label(
+        path,
+        signer_path,
+        &pieces,
+        dns1123_subdomain_errors,
+    ));
     if name.len() > MAX_NAME {
         errs.push(field::too_long(path, MAX_NAME));
     }
     errs
 }
 
-/// The domain: at most 253 bytes, DNS labels (the first that fails reported), two at least.
-fn domain_errors(path: &str, domain: &str) -> Vec<StatusCause> {
-    if domain.len() > MAX_DOMAIN {
-        return vec![field::too_long(path, MAX_DOMAIN)];
-    }
-    let labels: Vec<&str> = domain.split('.').collect();
-    for label in &labels {
-        let msgs = dns1123_label_errors(label);
-        if !msgs.is_empty() {
-            return msgs
-                .iter()
-                .map(|m| {
-                    let detail = format!("validating label \"{label}\": {m}");
-                    field::invalid(path, &json!(domain), &detail)
-                })
-                .collect();
-        }
-    }
-    if labels.len() < 2 {
-        return vec![field::invalid(
-            path,
-            &json!(domain),
-            "should be a domain with at least two segments separated by dots",
-        )];
-    }
-    Vec::new()
-}
-
-/// The path: pieces separated by dots, each a DNS subdomain (the first that fails reported).
-fn path_errors(path: &str, signer_path: &str) -> Vec<StatusCause> {
-    for piece in signer_path.split('.') {
-        let msgs = dns1123_subdomain_errors(piece);
-        if !msgs.is_empty() {
-            return msgs
-                .iter()
-                .map(|m| {
-                    let detail = format!("validating label \"{piece}\": {m}");
-                    field::invalid(path, &json!(signer_path), &detail)
-                })
-                .collect();
-        }
-    }
-    Vec::new()
+/// The messages of the first of `labels` that `check` refuses, each quoting `segment`.
+fn first_bad_label(
+    path: &str,
+    segment: &str,
+    labels: &[&str],
+    check: fn(&str) -> Vec<String>,
+) -> Vec<StatusCause> {
+    let Some((label, msgs)) = labels
+        .iter()
+        .map(|l| (l, check(l)))
+        .find(|(_, msgs)| !msgs.is_empty())
+    else {
+        return Vec::new();
+    };
+    msgs.iter()
+        .map(|m| {
+            let detail = format!("validating label \"{label}\": {m}");
+            field::invalid(path, &json!(segment), &detail)
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -108,5 +102,16 @@ mod tests {
     #[case("org.io/", "spec.signerName: Invalid value: \"\": validating label \"\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")]
     fn invalid(#[case] name: &str, #[case] want: &str) {
         assert_eq!(messages(name), vec![want.to_string()]);
+    }
+
+    #[test]
+    fn every_check_runs() {
+        let errs = messages("Org/X");
+        assert_eq!(errs.len(), 3, "{errs:?}");
+        assert!(errs[0].contains("validating label \"Org\""), "{errs:?}");
+        assert!(
+            errs[1].ends_with("should be a domain with at least two segments separated by dots")
+        );
+        assert!(errs[2].contains("validating label \"X\""), "{errs:?}");
     }
 }

@@ -56,7 +56,7 @@ pub const ACCESS_MODES: [&str; 4] = [
 pub const VOLUME_MODES: [&str; 2] = ["Block", "Filesystem"];
 
 /// (JSON name, the apiserver's field path name) of each volume source, in its order.
-const SOURCES: [(&str, &str); 22] = [
+pub const SOURCES: [(&str, &str); 22] = [
     ("hostPath", "hostPath"),
     ("gcePersistentDisk", "gcePersistentDisk"),
     ("awsElasticBlockStore", "awsElasticBlockStore"),

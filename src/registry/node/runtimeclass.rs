@@ -12,7 +12,7 @@ use crate::registry::core::podspec::{limits_errors, tolerations_errors};
 use crate::registry::resource::ApiResource;
 use crate::registry::strategy::Strategy;
 use crate::registry::table::{Column, Columns};
-use crate::registry::validation::{dns_label_errors, labels_errors};
+use crate::registry::validation::{dns_label_errors, immutable, labels_errors};
 use crate::schema::gofmt::go_quote;
 use crate::store::selector::generic_unsupported_field;
 
@@ -65,12 +65,12 @@ fn class_errors(obj: &Value) -> Vec<StatusCause> {
 /// internal type written by encoding/json.
 fn duplicate_tolerations(scheduling: &Value) -> Vec<StatusCause> {
     let text = |t: &Value, k: &str| t[k].as_str().unwrap_or("").to_string();
-    let mut seen = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     let mut errs = Vec::new();
     let tolerations = scheduling["tolerations"].as_array().into_iter().flatten();
     for (i, t) in tolerations.enumerate() {
         let identity = ["key", "operator", "value", "effect"].map(|k| text(t, k));
-        if seen.contains(&identity) {
+        if !seen.insert(identity.clone()) {
             let seconds = t["tolerationSeconds"]
                 .as_i64()
                 .map_or("null".into(), |s| s.to_string());
@@ -81,7 +81,6 @@ fn duplicate_tolerations(scheduling: &Value) -> Vec<StatusCause> {
             );
             errs.push(cause);
         }
-        seen.push(identity);
     }
     errs
 }
@@ -108,13 +107,7 @@ impl Strategy for RuntimeClassStrategy {
 
     fn validate_update(&self, obj: &Value, old: &Value) -> Vec<StatusCause> {
         let mut errs = class_errors(obj);
-        if obj["handler"] != old["handler"] {
-            errs.push(field::invalid(
-                "handler",
-                &obj["handler"],
-                "field is immutable",
-            ));
-        }
+        errs.extend(immutable(&obj["handler"], &old["handler"], "handler"));
         errs
     }
 

@@ -15,7 +15,7 @@ use crate::registry::builtin;
 use crate::registry::resource::ApiResource;
 use crate::registry::strategy::{bump_generation, Strategy};
 use crate::registry::table::{Column, Columns};
-use crate::registry::validation::{dns1123_subdomain_errors, invalid_each};
+use crate::registry::validation::{dns1123_subdomain_errors, immutable, invalid_each};
 use crate::store::selector::generic_unsupported_field;
 
 const ATTACH_REQUIRED_DESCRIPTION: &str = "attachRequired indicates this CSI volume driver requires an attach operation (because it implements the CSI ControllerPublishVolume() method), and that the Kubernetes attach detach controller should call the attach volume interface which checks the volumeattachment status and waits until the volume is attached before proceeding to mounting. The CSI external-attacher coordinates with CSI volume driver and updates the volumeattachment status when the attach operation is complete. If the value is specified to false, the attach operation will be skipped. Otherwise the attach operation will be called.\n\nThis field is immutable.";
@@ -190,7 +190,7 @@ fn spec_errors(obj: &Value) -> Vec<StatusCause> {
 /// minutes and 2^32 seconds.
 fn token_request_errors(spec: &Value) -> Vec<StatusCause> {
     let mut errs = Vec::new();
-    let mut seen: Vec<&str> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for (i, t) in spec["tokenRequests"]
         .as_array()
         .into_iter()
@@ -198,12 +198,11 @@ fn token_request_errors(spec: &Value) -> Vec<StatusCause> {
         .enumerate()
     {
         let audience = t["audience"].as_str().unwrap_or("");
-        if seen.contains(&audience) {
+        if !seen.insert(audience) {
             let path = format!("spec.tokenRequests[{i}].audience");
             errs.push(field::duplicate(&path, &json!(audience)));
             continue;
         }
-        seen.push(audience);
         let Some(seconds) = t["expirationSeconds"].as_i64() else {
             continue;
         };
@@ -289,19 +288,18 @@ impl Strategy for CsiDriverStrategy {
     fn validate_update(&self, obj: &Value, old: &Value) -> Vec<StatusCause> {
         let mut errs = spec_errors(obj);
         let (new_spec, old_spec) = (&obj["spec"], &old["spec"]);
-        if new_spec["attachRequired"] != old_spec["attachRequired"] {
-            errs.push(field::invalid(
-                "spec.attachedRequired",
-                &new_spec["attachRequired"],
-                "field is immutable",
-            ));
-        }
-        if new_spec["volumeLifecycleModes"] != old_spec["volumeLifecycleModes"] {
-            errs.push(raw_immutable(
-                "spec.volumeLifecycleModes",
-                &new_spec["volumeLifecycleModes"],
-            ));
-        }
+        let attach = |s: &Value| s["attachRequired"].clone();
+        errs.extend(immutable(
+            &attach(new_spec),
+            &attach(old_spec),
+            "spec.attachedRequired",
+        ));
+        let modes = |s: &Value| s["volumeLifecycleModes"].clone();
+        errs.extend(immutable(
+            &modes(new_spec),
+            &modes(old_spec),
+            "spec.volumeLifecycleModes",
+        ));
         errs
     }
 
@@ -315,11 +313,6 @@ impl Strategy for CsiDriverStrategy {
         }
         token_secrets_warning(obj)
     }
-}
-
-/// `field is immutable` quoting a non-string value as JSON.
-fn raw_immutable(path: &str, value: &Value) -> StatusCause {
-    field::invalid(path, value, "field is immutable")
 }
 
 #[cfg(test)]

@@ -53,7 +53,7 @@ pub struct CsiNodeStrategy;
 
 fn driver_errors(obj: &Value) -> Vec<StatusCause> {
     let mut errs = Vec::new();
-    let mut names: Vec<&str> = Vec::new();
+    let mut names = std::collections::HashSet::new();
     for (i, d) in drivers(obj).iter().enumerate() {
         let path = format!("spec.drivers[{i}]");
         let name = d["name"].as_str().unwrap_or("");
@@ -75,10 +75,9 @@ fn driver_errors(obj: &Value) -> Vec<StatusCause> {
                 "must be greater than or equal to 0",
             ));
         }
-        if names.contains(&name) {
+        if !names.insert(name) {
             errs.push(field::duplicate(&format!("{path}.name"), &json!(name)));
         }
-        names.push(name);
         errs.extend(topology_key_errors(&path, d));
     }
     errs
@@ -87,15 +86,15 @@ fn driver_errors(obj: &Value) -> Vec<StatusCause> {
 /// Topology keys: each given, once, a qualified name; reported at the driver's own path.
 fn topology_key_errors(path: &str, driver: &Value) -> Vec<StatusCause> {
     let mut errs = Vec::new();
-    let mut seen: Vec<&str> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for key in driver["topologyKeys"].as_array().into_iter().flatten() {
         let key = key.as_str().unwrap_or("");
         if key.is_empty() {
             errs.push(field::required(path, ""));
-        } else if seen.contains(&key) {
+        }
+        if !seen.insert(key) {
             errs.push(field::duplicate(path, &json!(key)));
         }
-        seen.push(key);
         errs.extend(invalid_each(
             path,
             &json!(key),

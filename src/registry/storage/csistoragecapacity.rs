@@ -12,7 +12,7 @@ use crate::registry::core::node::deprecated_label;
 use crate::registry::resource::ApiResource;
 use crate::registry::strategy::Strategy;
 use crate::registry::validation::{
-    dns_subdomain_errors, label_selector_errors, nonnegative_quantity_errors,
+    dns_subdomain_errors, immutable, label_selector_errors, nonnegative_quantity_errors,
     selector_has_invalid_values, selector_json,
 };
 use crate::store::selector::generic_unsupported_field;
@@ -93,13 +93,11 @@ impl Strategy for CsiStorageCapacityStrategy {
             );
             errs.push(cause);
         }
-        if obj["storageClassName"] != old["storageClassName"] {
-            errs.push(field::invalid(
-                "storageClassName",
-                &obj["storageClassName"],
-                "field is immutable",
-            ));
-        }
+        errs.extend(immutable(
+            &obj["storageClassName"],
+            &old["storageClassName"],
+            "storageClassName",
+        ));
         errs
     }
 

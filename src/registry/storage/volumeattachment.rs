@@ -3,7 +3,7 @@
 //! through `/status`.
 //!
 //! Not as the apiserver: an inline volume other than `csi` is not validated field by field
-//! (only that one volume type is given).
+//! (only that one volume type is given, from PersistentVolumes' list of them).
 
 use std::sync::Arc;
 
@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use super::csidriver::csi_driver_name_errors;
 use crate::error::{field, StatusCause};
 use crate::registry::builtin;
+use crate::registry::core::persistentvolume::{access_mode_errors, SOURCES};
 use crate::registry::object_meta::NameRule;
 use crate::registry::resource::ApiResource;
 use crate::registry::strategy::Strategy;
@@ -22,31 +23,6 @@ use crate::store::selector::generic_unsupported_field;
 
 const MAX_METADATA_SIZE: usize = 256 * 1024;
 const MAX_ERROR_MESSAGE: usize = 1024;
-
-/// The volume types a PersistentVolume spec may give, in the order the apiserver checks them.
-const VOLUME_TYPES: [&str; 21] = [
-    "hostPath",
-    "gcePersistentDisk",
-    "awsElasticBlockStore",
-    "glusterfs",
-    "flocker",
-    "nfs",
-    "rbd",
-    "quobyte",
-    "cephfs",
-    "iscsi",
-    "cinder",
-    "fc",
-    "azureFile",
-    "vsphereVolume",
-    "photonPersistentDisk",
-    "portworxVolume",
-    "azureDisk",
-    "scaleIO",
-    "local",
-    "storageos",
-    "csi",
-];
 
 /// The served resource.
 pub fn resource() -> ApiResource {
@@ -150,7 +126,11 @@ fn inline_errors(path: &str, pv: &Value) -> Vec<StatusCause> {
             "has to be specified in the context of inline volumes",
         ));
     }
-    errs.extend(access_mode_errors(&at("accessModes"), &pv["accessModes"]));
+    errs.extend(access_mode_errors(
+        &pv["accessModes"],
+        &at("accessModes"),
+        "",
+    ));
     if pv["persistentVolumeReclaimPolicy"]
         .as_str()
         .is_some_and(|p| !p.is_empty() && p != "Retain")
@@ -163,20 +143,20 @@ fn inline_errors(path: &str, pv: &Value) -> Vec<StatusCause> {
     if !pv["nodeAffinity"].is_null() {
         errs.push(field::forbidden(&at("nodeAffinity"), INLINE));
     }
-    let given: Vec<&str> = VOLUME_TYPES
+    let given: Vec<(&str, &str)> = SOURCES
         .iter()
         .copied()
-        .filter(|t| !pv[*t].is_null())
+        .filter(|(key, _)| !pv[*key].is_null())
         .collect();
-    for extra in given.iter().skip(1) {
+    for (_, name) in given.iter().skip(1) {
         errs.push(field::forbidden(
-            &at(extra),
+            &at(name),
             "may not specify more than 1 volume type",
         ));
     }
     match given.first() {
         None => errs.push(field::required(path, "must specify a volume type")),
-        Some(&"csi") => errs.extend(csi_errors(&at("csi"), &pv["csi"])),
+        Some(("csi", _)) => errs.extend(csi_errors(&at("csi"), &pv["csi"])),
         Some(_) => {}
     }
     if pv["storageClassName"]
@@ -189,38 +169,6 @@ fn inline_errors(path: &str, pv: &Value) -> Vec<StatusCause> {
         errs.push(field::forbidden(
             &at("volumeMode"),
             "may not specify volumeMode other than Filesystem in the context of inline volumes",
-        ));
-    }
-    errs
-}
-
-fn access_mode_errors(path: &str, modes: &Value) -> Vec<StatusCause> {
-    const MODES: [&str; 4] = [
-        "ReadOnlyMany",
-        "ReadWriteMany",
-        "ReadWriteOnce",
-        "ReadWriteOncePod",
-    ];
-    let modes: Vec<&str> = modes
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
-    if modes.is_empty() {
-        return vec![field::required(path, "")];
-    }
-    let mut errs = Vec::new();
-    for m in &modes {
-        if !MODES.contains(m) {
-            errs.push(field::not_supported(path, &json!(m), &MODES));
-        }
-    }
-    let valid = modes.iter().filter(|m| MODES.contains(m)).count();
-    if modes.contains(&"ReadWriteOncePod") && valid > 1 {
-        errs.push(field::forbidden(
-            path,
-            "may not use ReadWriteOncePod with other access modes",
         ));
     }
     errs
