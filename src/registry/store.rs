@@ -60,6 +60,18 @@ impl Target {
         matches!(self, Target::Part(sub) if matches!(sub.kind, SubresourceKind::Scale(_)))
     }
 
+    /// The subresource admission is told of. A `/scale` write is admitted as a write of the
+    /// object itself, as before `/scale` recorded its own managedFields: admission would
+    /// otherwise see subresource `scale` with the parent object, where the apiserver shows
+    /// plugins and webhooks an `autoscaling/v1 Scale`.
+    fn admission_name(&self) -> &str {
+        if self.records_own_managed_fields() {
+            ""
+        } else {
+            self.name()
+        }
+    }
+
     /// The strategy that decides what the write may change and validates it.
     fn strategy<'a>(&'a self, res: &'a ApiResource) -> &'a dyn Strategy {
         match self {
@@ -158,7 +170,7 @@ fn attributes<'a>(
         ctx,
         resource: res,
         request_resource: res,
-        subresource: target.name(),
+        subresource: target.admission_name(),
         operation,
         namespace: if res.namespaced { namespace } else { "" },
         name,

@@ -222,3 +222,51 @@ async fn scale_writes_that_change_nothing(#[future(awt)] server: TestServer) {
     );
     assert_eq!(replicas(&api).await, 1);
 }
+
+/// A deliberate difference: a write through `/scale` is admitted as an UPDATE of the object
+/// itself (subresource ""), so a policy on `deployments` sees it; the apiserver admits it as
+/// `deployments/scale` with an `autoscaling/v1 Scale`, which kubefake does not build.
+#[rstest]
+#[tokio::test]
+async fn scale_writes_are_admitted_as_writes_of_the_object(#[future(awt)] server: TestServer) {
+    let api = api(&server, "apps", "v1", "Deployment", "deployments");
+    api.patch(
+        "test",
+        &PatchParams::apply("apply_test"),
+        &Patch::Apply(workload("apps/v1", "Deployment")),
+    )
+    .await
+    .expect("create by apply");
+    let policy = json!({"metadata": {"name": "few-replicas"}, "spec": {
+        "matchConstraints": {"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"],
+            "operations": ["UPDATE"], "resources": ["deployments"]}]},
+        "validations": [{"expression": "object.spec.replicas <= 10", "message": "too many"}]}});
+    let (status, body) = server
+        .post(
+            "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies",
+            &policy,
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    let binding = json!({"metadata": {"name": "few-replicas"},
+        "spec": {"policyName": "few-replicas", "validationActions": ["Deny"]}});
+    let (status, body) = server
+        .post(
+            "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings",
+            &binding,
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    let err = api
+        .patch_scale(
+            "test",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 20}})),
+        )
+        .await
+        .expect_err("denied");
+    let status = api_error(err);
+    assert_eq!(status.code, 422, "{}", status.message);
+    assert!(status.message.contains("too many"), "{}", status.message);
+    assert_eq!(replicas(&api).await, 1);
+}
