@@ -22,6 +22,14 @@ pub struct StatusCause {
     pub field: String,
 }
 
+/// Each cause as `field: message`: how unit tests compare a validation's result.
+#[cfg(test)]
+pub(crate) fn rendered(errs: Vec<StatusCause>) -> Vec<String> {
+    errs.iter()
+        .map(|c| format!("{}: {}", c.field, c.message))
+        .collect()
+}
+
 /// The `details` of a Status: which object the error is about. Serialised in the apiserver's
 /// field order with its omitempty rules.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]

@@ -565,12 +565,7 @@ pub fn match_constraints_errors(spec: &Value) -> Vec<StatusCause> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn messages(errs: Vec<StatusCause>) -> Vec<String> {
-        errs.iter()
-            .map(|e| format!("{}: {}", e.field, e.message))
-            .collect()
-    }
+    use crate::error::rendered as messages;
 
     #[test]
     fn rules_with_operations() {

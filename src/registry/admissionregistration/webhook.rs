@@ -284,12 +284,7 @@ pub fn configuration_errors(obj: &Value, opts: Options, mutating: bool) -> Vec<S
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn messages(errs: Vec<StatusCause>) -> Vec<String> {
-        errs.iter()
-            .map(|e| format!("{}: {}", e.field, e.message))
-            .collect()
-    }
+    use crate::error::rendered as messages;
 
     #[test]
     fn defaults_fill_every_webhook() {

@@ -634,6 +634,7 @@ fn c_get<'a>(c: &'a Map<String, Value>, key: &str) -> &'a Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::rendered as messages;
     use rstest::rstest;
 
     /// An RSA-2048 request with a valid signature (made with openssl).
@@ -646,12 +647,6 @@ mod tests {
     fn csr(usages: Value, signer: &str) -> Value {
         json!({"metadata": {"name": "c"},
             "spec": {"request": encoded(REQUEST), "signerName": signer, "usages": usages}})
-    }
-
-    fn messages(errs: Vec<StatusCause>) -> Vec<String> {
-        errs.into_iter()
-            .map(|c| format!("{}: {}", c.field, c.message))
-            .collect()
     }
 
     #[test]

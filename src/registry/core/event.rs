@@ -420,12 +420,7 @@ fn source(ev: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn messages(errs: Vec<StatusCause>) -> Vec<String> {
-        errs.into_iter()
-            .map(|c| format!("{}: {}", c.field, c.message))
-            .collect()
-    }
+    use crate::error::rendered as messages;
 
     #[test]
     fn legacy_namespace_rules() {

@@ -708,12 +708,7 @@ pub fn warnings(svc: &Value) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn messages(errs: Vec<StatusCause>) -> Vec<String> {
-        errs.into_iter()
-            .map(|c| format!("{}: {}", c.field, c.message))
-            .collect()
-    }
+    use crate::error::rendered as messages;
 
     #[test]
     fn ports_as_the_apiserver_words_them() {

@@ -464,12 +464,7 @@ impl Strategy for IngressStatusStrategy {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn messages(errs: Vec<StatusCause>) -> Vec<String> {
-        errs.iter()
-            .map(|e| format!("{}: {}", e.field, e.message))
-            .collect()
-    }
+    use crate::error::rendered as messages;
 
     #[test]
     fn rules_paths_and_backends() {

@@ -213,12 +213,7 @@ impl Strategy for IngressClassStrategy {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn messages(errs: Vec<StatusCause>) -> Vec<String> {
-        errs.iter()
-            .map(|e| format!("{}: {}", e.field, e.message))
-            .collect()
-    }
+    use crate::error::rendered as messages;
 
     #[test]
     fn controllers_and_parameters() {

@@ -277,12 +277,7 @@ impl Strategy for NetworkPolicyStrategy {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn messages(errs: Vec<StatusCause>) -> Vec<String> {
-        errs.iter()
-            .map(|e| format!("{}: {}", e.field, e.message))
-            .collect()
-    }
+    use crate::error::rendered as messages;
 
     #[test]
     fn defaults_ports_and_peers() {

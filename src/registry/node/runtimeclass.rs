@@ -123,13 +123,8 @@ impl Strategy for RuntimeClassStrategy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::rendered as messages;
     use rstest::rstest;
-
-    fn messages(errs: Vec<StatusCause>) -> Vec<String> {
-        errs.into_iter()
-            .map(|c| format!("{}: {}", c.field, c.message))
-            .collect()
-    }
 
     #[rstest]
     #[case(json!({"handler": "runc"}), vec![])]

@@ -318,13 +318,8 @@ impl Strategy for CsiDriverStrategy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::rendered as messages;
     use rstest::rstest;
-
-    fn messages(errs: Vec<StatusCause>) -> Vec<String> {
-        errs.into_iter()
-            .map(|c| format!("{}: {}", c.field, c.message))
-            .collect()
-    }
 
     fn defaulted(spec: Value) -> Value {
         let mut obj = json!({"metadata": {"name": "d"}, "spec": spec});

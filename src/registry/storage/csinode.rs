@@ -161,12 +161,7 @@ impl Strategy for CsiNodeStrategy {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn messages(errs: Vec<StatusCause>) -> Vec<String> {
-        errs.into_iter()
-            .map(|c| format!("{}: {}", c.field, c.message))
-            .collect()
-    }
+    use crate::error::rendered as messages;
 
     #[test]
     fn drivers_are_checked() {

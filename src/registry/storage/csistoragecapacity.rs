@@ -113,13 +113,8 @@ impl Strategy for CsiStorageCapacityStrategy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::rendered as messages;
     use serde_json::json;
-
-    fn messages(errs: Vec<StatusCause>) -> Vec<String> {
-        errs.into_iter()
-            .map(|c| format!("{}: {}", c.field, c.message))
-            .collect()
-    }
 
     #[test]
     fn capacity_rules() {

@@ -319,13 +319,8 @@ impl Strategy for StatusStrategy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::rendered as messages;
     use rstest::rstest;
-
-    fn messages(errs: Vec<StatusCause>) -> Vec<String> {
-        errs.into_iter()
-            .map(|c| format!("{}: {}", c.field, c.message))
-            .collect()
-    }
 
     fn attachment(source: Value) -> Value {
         json!({"spec": {"attacher": "csi.example.com", "nodeName": "node-1", "source": source},

@@ -84,13 +84,8 @@ impl Strategy for VolumeAttributesClassStrategy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::rendered as messages;
     use rstest::rstest;
-
-    fn messages(errs: Vec<StatusCause>) -> Vec<String> {
-        errs.into_iter()
-            .map(|c| format!("{}: {}", c.field, c.message))
-            .collect()
-    }
 
     #[rstest]
     #[case(json!({"driverName": "csi.example.com", "parameters": {"iops": "100"}}), vec![])]
