@@ -40,10 +40,12 @@ var servedGroupVersions = []string{
 	"apis__coordination.k8s.io__v1",
 	"apis__discovery.k8s.io__v1",
 	"apis__events.k8s.io__v1",
+	"apis__flowcontrol.apiserver.k8s.io__v1",
 	"apis__networking.k8s.io__v1",
 	"apis__node.k8s.io__v1",
 	"apis__policy__v1",
 	"apis__rbac.authorization.k8s.io__v1",
+	"apis__resource.k8s.io__v1",
 	"apis__scheduling.k8s.io__v1",
 	"apis__storage.k8s.io__v1",
 }

@@ -4,7 +4,8 @@
 //! comes back is checked as the apiserver checks it (the review's kind and uid for `v1`, the
 //! result, the count, each object's apiVersion, kind, name, namespace and uid), and the original
 //! metadata is restored except for labels and annotations, which the webhook may change. Every
-//! failure is the apiserver's 500 `conversion webhook for <gvk> failed: ...`.
+//! failure is the apiserver's plain 500 (no reason, no `Internal error occurred: `)
+//! `conversion webhook for <gvk> failed: ...`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -104,7 +105,7 @@ impl Converter for WebhookConverter {
             };
             let gvk = gvk_string(first);
             let failed =
-                |why: String| ApiError::internal(format!("conversion webhook for {gvk} {why}"));
+                |why: String| ApiError::plain(format!("conversion webhook for {gvk} {why}"));
             let converted = self
                 .call(objects.clone(), to)
                 .await

@@ -263,8 +263,10 @@ pub fn decode_yaml(body: &[u8]) -> Result<Value, String> {
             }
         }
     }
-    let text =
-        std::str::from_utf8(body).map_err(|_| "yaml: invalid leading UTF-8 octet".to_string())?;
+    let text = std::str::from_utf8(body).map_err(|e| super::yaml_error::utf8_error(body, e))?;
+    if let Some(refused) = super::yaml_error::refusal(text) {
+        return Err(refused);
+    }
     serde_saphyr::from_str::<Value>(text).map_err(|e| super::yaml_error::go_yaml_error(text, &e))
 }
 

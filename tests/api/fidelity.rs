@@ -217,6 +217,16 @@ async fn malformed_yaml_in_go_words(#[future(awt)] server: TestServer) {
             "metadata:\n  name: a\n kind: x\n",
             "yaml: line 2: did not find expected key (6d657461646174613a0a20206e616d653a20610a206b696e643a20780a)",
         ),
+        (
+            // An unquoted cron schedule: `*` begins an alias, whose name go-yaml's scanner
+            // wants alphanumeric.
+            "kind: ConfigMap\ndata:\n  cron: */5 * * * *\n",
+            "yaml: line 3: did not find expected alphabetic or numeric character (6b696e643a20436f6e6669674d61700a646174613a0a202063726f6e3a20 ...)",
+        ),
+        (
+            "kind: ConfigMap\ndata:\n  a: \"x\u{7}\"\n",
+            "yaml: control characters are not allowed (6b696e643a20436f6e6669674d61700a646174613a0a2020613a20227807 ...)",
+        ),
     ];
     for (body, why) in cases {
         let req = server
