@@ -140,6 +140,21 @@ impl ApiError {
         .with_details(Self::object_details(group, resource, name))
     }
 
+    /// 405 `NewMethodNotSupported`: a verb the resource's storage does not implement, named.
+    pub fn method_not_supported(group: &str, resource: &str, verb: &str) -> Self {
+        let mut err = ApiError::method_not_allowed();
+        err.message = format!(
+            "{verb} is not supported on resources of kind {:?}",
+            qualified(group, resource)
+        );
+        err.details = Some(Box::new(StatusDetails {
+            group: (!group.is_empty()).then(|| group.to_string()),
+            kind: Some(resource.to_string()),
+            ..Default::default()
+        }));
+        err
+    }
+
     /// 404 for a path the server does not serve.
     pub fn path_not_found() -> Self {
         Self::new(

@@ -17,6 +17,7 @@ use super::websocket;
 use crate::admission::{Attributes, Operation};
 use crate::error::ApiError;
 use crate::registry::resource::{Action, ActionCall};
+use crate::registry::table::IncludeObject;
 
 /// Serves a request to an action subresource.
 pub async fn serve(ep: &Endpoint<'_>, action: &Arc<dyn Action>) -> Result<Response, ApiError> {
@@ -45,7 +46,24 @@ pub async fn serve(ep: &Endpoint<'_>, action: &Arc<dyn Action>) -> Result<Respon
     }
     let (code, json) = action.serve(call(body)).await?;
     let status = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
+    let json = match ep.output.table {
+        Some(include) if matches!(ep.info.verb.as_str(), "get" | "list") => {
+            as_table(ep, &json, include)
+        }
+        _ => json,
+    };
     ep.respond_json(status, Bytes::from(json.to_string()))
+}
+
+/// What an action read (a list, or one object) as the Table of its resource's columns
+/// (`componentstatuses` are computed, never stored, and printed as any other kind).
+fn as_table(ep: &Endpoint<'_>, read: &Value, include: IncludeObject) -> Value {
+    let rows: Vec<&Value> = match read["items"].as_array() {
+        Some(items) => items.iter().collect(),
+        None => vec![read],
+    };
+    let rv = read["metadata"]["resourceVersion"].as_str().unwrap_or("");
+    ep.res.table.table(&rows, rv, include, true)
 }
 
 /// CONNECT admission: the mutating and validating plugins (webhooks and policies among them)

@@ -140,6 +140,14 @@ pub async fn serve(
             None => res.allows(info.verb.as_str()),
         };
         if !allowed {
+            // A list route serves `?watch`, and refuses it for storage that cannot watch.
+            if info.verb == Verb::Watch && sub.is_none() && res.allows("list") {
+                return Err(ApiError::method_not_supported(
+                    &res.group,
+                    &res.plural,
+                    "watch",
+                ));
+            }
             return Err(ApiError::method_not_allowed());
         }
         if !reads {
@@ -256,17 +264,11 @@ fn check_verb(res: &ApiResource, info: &RequestInfo, target: &Target) -> Result<
         return Ok(());
     }
     if res.unserved_verb == UnservedVerb::Described && info.verb != Verb::Unsupported {
-        let mut err = ApiError::method_not_allowed();
-        err.message = format!(
-            "{verb} is not supported on resources of kind {:?}",
-            crate::error::qualified(&res.group, &res.plural)
-        );
-        err.details = Some(Box::new(crate::error::StatusDetails {
-            group: Some(res.group.clone()),
-            kind: Some(res.plural.clone()),
-            ..Default::default()
-        }));
-        return Err(err);
+        return Err(ApiError::method_not_supported(
+            &res.group,
+            &res.plural,
+            verb,
+        ));
     }
     Err(ApiError::method_not_allowed())
 }

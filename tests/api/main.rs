@@ -13,6 +13,7 @@ mod bodies;
 mod cel;
 mod certificates;
 mod cluster_defaults;
+mod componentstatus;
 mod configmaps;
 mod controller;
 mod conversion;

@@ -32,8 +32,9 @@ use crate::store::GroupResource;
 /// Every built-in kind, in discovery order within its group: its names, and the function
 /// that builds its resource.
 #[rustfmt::skip]
-static KINDS: [Builtin; 59] = [
+static KINDS: [Builtin; 60] = [
     Builtin::new("", "v1", "bindings", core::pod::bindings_resource),
+    Builtin::new("", "v1", "componentstatuses", core::componentstatus::resource),
     Builtin::new("", "v1", "namespaces", core::namespace::resource),
     Builtin::new("", "v1", "configmaps", core::configmap::resource),
     Builtin::new("", "v1", "endpoints", core::endpoints::resource),

@@ -1,5 +1,6 @@
 //! Kinds of the core (legacy, `/api/v1`) group.
 
+pub mod componentstatus;
 pub mod configmap;
 pub mod endpoints;
 pub mod event;
