@@ -7,8 +7,8 @@
 //! `--bind-address`, `--cert-dir` with the serving certificate envtest wrote there,
 //! `--client-ca-file` through which envtest provisions its admin user, `--authorization-mode`,
 //! the service account issuer and keys, `--disable-admission-plugins`, which envtest uses to turn
-//! the ServiceAccount plugin off), ignores those that configure what kubefake does not have
-//! (etcd, the list of plugins to enable, the service IP range, feature gates), and refuses those
+//! the ServiceAccount plugin off, the service IP range), ignores those that configure what
+//! kubefake does not have (etcd, the list of plugins to enable, feature gates), and refuses those
 //! it cannot honour. As `etcd` it only answers envtest's health check until it is stopped: kubefake
 //! keeps its data in memory and never talks to it. Both answer `--help` with the flags they
 //! take, which is how envtest discovers what a binary supports.
@@ -36,6 +36,7 @@ struct ApiserverFlags {
     api_audiences: Vec<String>,
     disabled_admission_plugins: Vec<String>,
     kube_controllers: Option<String>,
+    service_cluster_ip_range: Option<String>,
     ignored: Vec<String>,
 }
 
@@ -44,7 +45,6 @@ struct ApiserverFlags {
 const IGNORED: &[&str] = &[
     "etcd-servers",
     "etcd-prefix",
-    "service-cluster-ip-range",
     "allow-privileged",
     "enable-admission-plugins",
     "admission-control",
@@ -84,6 +84,9 @@ const IGNORED: &[&str] = &[
     "delete-collection-workers",
 ];
 
+/// A kube-apiserver's service range when `--service-cluster-ip-range` is not given.
+const DEFAULT_SERVICE_RANGE: &str = "10.0.0.0/24";
+
 /// The environment variable naming the kube-controller-manager controllers kubefake runs as
 /// envtest's `kube-apiserver` (as `--kubefake-controllers` does), for suites that also run
 /// against a real apiserver, which would refuse the flag.
@@ -107,6 +110,7 @@ Flags:
       --service-account-signing-key-file string  key signing service account tokens
       --api-audiences strings                    audiences of API tokens
       --disable-admission-plugins strings        built-in admission plugins not run (ServiceAccount, ...)
+      --service-cluster-ip-range string          IPv4 CIDR of Services' cluster IPs (default 10.0.0.0/24)
       --etcd-servers strings                     accepted and ignored: kubefake keeps its data in memory
       --kubefake-controllers strings             kube-controller-manager controllers to run beside the
                                                  apiserver (none by default, as under envtest; * for all):
@@ -212,6 +216,7 @@ fn parse(args: &[String]) -> Result<ApiserverFlags, String> {
                 f.disabled_admission_plugins.extend(names.filter(|n| !n.is_empty()));
             }
             "kubefake-controllers" => f.kube_controllers = Some(value.clone().unwrap_or_default()),
+            "service-cluster-ip-range" => f.service_cluster_ip_range = Some(v()?),
             "insecure-port" if value.as_deref().is_none_or(|p| p == "0") => f.ignored.push(name),
             "insecure-port" => return Err("--insecure-port: kubefake serves HTTPS only here (Kubernetes removed the insecure port in 1.24)".into()),
             n if IGNORED.contains(&n) => f.ignored.push(name),
@@ -261,6 +266,14 @@ pub fn apiserver_builder(args: &[String]) -> Result<ServerBuilder, String> {
         b = b.api_audiences(f.api_audiences.clone());
     }
     b = b.disable_admission_plugins(f.disabled_admission_plugins.iter().cloned());
+    // The apiserver's default range, where envtest passes its own (the same).
+    let range = f
+        .service_cluster_ip_range
+        .as_deref()
+        .unwrap_or(DEFAULT_SERVICE_RANGE);
+    b = b
+        .service_cluster_ip_range(range)
+        .map_err(|e| e.to_string())?;
     // envtest's apiserver has no kube-controller-manager beside it: none of its controllers
     // run unless the suite asks for them.
     let controllers = f
@@ -387,14 +400,8 @@ mod tests {
         assert_eq!(f.authorization_mode, Some(AuthorizationMode::Rbac));
         assert_eq!(f.service_account_key_files.len(), 1);
         assert_eq!(f.disabled_admission_plugins, ["ServiceAccount"]);
-        assert_eq!(
-            f.ignored,
-            [
-                "service-cluster-ip-range",
-                "allow-privileged",
-                "etcd-servers"
-            ]
-        );
+        assert_eq!(f.service_cluster_ip_range.as_deref(), Some("10.0.0.0/24"));
+        assert_eq!(f.ignored, ["allow-privileged", "etcd-servers"]);
     }
 
     #[rstest]

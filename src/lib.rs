@@ -206,6 +206,9 @@ pub enum Error {
     /// The audit log could not be opened.
     #[error(transparent)]
     Audit(#[from] filters::audit::AuditError),
+    /// The service range is not one IPv4 CIDR in canonical form with room for a Service.
+    #[error("--service-cluster-ip-range {0:?}: kubefake allocates from one IPv4 CIDR in canonical form, of at most /30 (10.96.0.0/12)")]
+    ServiceRange(String),
     /// The existing cluster (see [`ServerBuilder::existing_cluster`]) could not be used.
     #[error("existing cluster: {0}")]
     ExistingCluster(#[from] ExistingClusterError),
@@ -447,6 +450,17 @@ impl ServerBuilder {
     pub fn api_audiences(mut self, audiences: Vec<String>) -> Self {
         self.options.authentication.service_accounts.api_audiences = audiences;
         self
+    }
+
+    /// The IPv4 range Services get their cluster IPs from (`--service-cluster-ip-range`;
+    /// default `10.96.0.0/12`, where a default apiserver's, and envtest's, is `10.0.0.0/24`):
+    /// the default ServiceCIDR's, the `kubernetes` Service at its first address.
+    pub fn service_cluster_ip_range(mut self, cidr: &str) -> Result<Self, Error> {
+        if registry::core::service_alloc::Range::parse(cidr).is_none() {
+            return Err(Error::ServiceRange(cidr.to_string()));
+        }
+        self.options.service_cidr = cidr.to_string();
+        Ok(self)
     }
 
     /// Signs service account tokens with this ECDSA P-256 key (PEM, PKCS#8 or SEC1;

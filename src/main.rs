@@ -228,6 +228,9 @@ struct ServeArgs {
     /// Seconds a connection with no open request stays open (HTTP/1.1 keep-alive and HTTP/2).
     #[arg(long, default_value_t = 90.0)]
     idle_timeout: f64,
+    /// The IPv4 CIDR Services get their cluster IPs from (the default ServiceCIDR's).
+    #[arg(long, default_value = "10.96.0.0/12")]
+    service_cluster_ip_range: String,
     /// Seconds a response or watch stream may wait on a client that does not read it
     /// before it is ended.
     #[arg(long, default_value_t = 10.0)]
@@ -366,6 +369,9 @@ impl ServeArgs {
         }
         builder = self.tls(builder)?;
         builder = self.service_accounts(builder)?;
+        builder = builder
+            .service_cluster_ip_range(&self.service_cluster_ip_range)
+            .map_err(|e| e.to_string())?;
         if let Some(path) = self.kubeconfig {
             builder = builder.kubeconfig_path(path);
         }

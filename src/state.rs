@@ -84,6 +84,9 @@ pub struct Options {
     pub request_log_bodies: bool,
     /// Where every request is also written as an audit event (`--audit-log-path`).
     pub audit_log: Option<Arc<crate::filters::audit::AuditLog>>,
+    /// The IPv4 range Services get their cluster IPs from (`--service-cluster-ip-range`): the
+    /// default ServiceCIDR's, whose first address is the `kubernetes` Service's.
+    pub service_cidr: String,
 }
 
 impl Default for Options {
@@ -108,6 +111,7 @@ impl Default for Options {
             disabled_admission_plugins: Vec::new(),
             request_log_size: crate::filters::request_log::DEFAULT_SIZE,
             request_log_bodies: false,
+            service_cidr: crate::registry::core::service_alloc::SERVICE_CIDR.to_string(),
             audit_log: None,
         }
     }
@@ -261,6 +265,7 @@ impl State {
         let cluster = ClusterInfo {
             address: &self.server_address,
             authorization: self.options.authorization,
+            service_cidr: &self.options.service_cidr,
         };
         let mut prepared = Vec::new();
         for res in builtin::resources().iter().chain(&self.kinds) {
@@ -377,6 +382,7 @@ mod tests {
         let cluster = ClusterInfo {
             address: "127.0.0.1:6443",
             authorization,
+            service_cidr: crate::registry::core::service_alloc::SERVICE_CIDR,
         };
         let ctx = Context::internal();
         let mut count = 0;

@@ -104,7 +104,11 @@ impl KubeControllers {
             }
             Work::Endpoints(_) => "endpoints-controller",
             Work::EndpointSlices(_) => "endpointslice-controller",
-            Work::Crd(_) | Work::PolicyStatus(_) | Work::Simulated(_) => return true,
+            Work::Crd(_)
+            | Work::PolicyStatus(_)
+            | Work::ServiceIps(_)
+            | Work::DefaultServiceCidr
+            | Work::Simulated(_) => return true,
         };
         self.runs(name)
     }

@@ -32,6 +32,7 @@ pub mod kube_controllers;
 pub mod namespace;
 pub mod policy_status;
 pub mod root_ca_publisher;
+pub mod service_ips;
 pub mod service_pods;
 pub mod serviceaccounts;
 pub mod simulated;
@@ -79,6 +80,10 @@ pub enum Work {
     Endpoints(ObjectKey),
     /// Bring the EndpointSlices of one Service (by its key) up to date.
     EndpointSlices(ObjectKey),
+    /// Bring the IPAddresses of one Service's cluster IPs (by its key) in step.
+    ServiceIps(ObjectKey),
+    /// Create the default ServiceCIDR if it went, and mark it Ready.
+    DefaultServiceCidr,
     /// A step of the simulated cluster (nothing when the server simulates nothing).
     Simulated(simulated::Sim),
 }
@@ -237,6 +242,8 @@ fn process<'a>(state: &'a State, ctx: &'a Context, work: Work) -> BoxFuture<'a, 
                 storage_protection::reconcile(state, &ctx, &gr, &key).await
             }
             Work::PolicyStatus(name) => policy_status::reconcile(state, &name),
+            Work::ServiceIps(service) => service_ips::reconcile(state, ctx, &service).await,
+            Work::DefaultServiceCidr => service_ips::default_service_cidr(state, ctx).await,
             Work::Simulated(sim) => simulated::process(state, ctx, sim).await,
             Work::ClusterRoleAggregation => {
                 let ctx = ctx.for_controller(clusterrole_aggregation::FIELD_MANAGER);

@@ -16,6 +16,8 @@ pub enum NameRule {
     /// Anything usable as one URL path segment (`content.IsPathSegmentName`): RBAC roles and
     /// bindings (`system:controller:x`), PodDisruptionBudgets.
     PathSegment,
+    /// An IP address in canonical form (`IsValidIP`): IPAddresses.
+    Ip,
 }
 
 use crate::machinery::names::{dns1123_label_errors, dns1123_subdomain_errors};
@@ -30,6 +32,7 @@ pub fn name_errors(name: &str, rule: NameRule) -> Vec<String> {
         NameRule::Subdomain => errs.extend(dns1123_subdomain_errors(name)),
         NameRule::Label => errs.extend(dns1123_label_errors(name)),
         NameRule::PathSegment => errs.extend(path_segment_errors(name)),
+        NameRule::Ip => errs.extend(crate::registry::validation::ip_messages(name)),
     }
     errs
 }

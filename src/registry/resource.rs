@@ -80,6 +80,9 @@ pub struct ClusterInfo<'a> {
     /// How requests are authorized: the bootstrap RBAC policy is only created when roles
     /// decide (creating its 133 objects would triple a server's start time).
     pub authorization: crate::filters::authorization::Mode,
+    /// The service CIDR (`10.96.0.0/12`): the default ServiceCIDR's, and the `kubernetes`
+    /// Service's IP is its first address.
+    pub service_cidr: &'a str,
 }
 
 /// A request to an action subresource, with what the action needs to serve it.

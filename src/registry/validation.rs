@@ -362,6 +362,42 @@ pub fn legacy_ip_errors(path: &str, value: &str, old: &[&str]) -> Vec<StatusCaus
     errs
 }
 
+/// `IsValidIP`: the legacy field's rules, then canonical form (as Go's `netip.Addr.String()`,
+/// RFC 5952 for IPv6); the messages only, at most one.
+pub fn ip_messages(value: &str) -> Vec<String> {
+    let legacy = legacy_ip_errors("", value, &[]);
+    if let Some(first) = legacy.first() {
+        let msg = first.message.rsplit_once(": ").map_or("", |(_, m)| m);
+        return vec![msg.to_string()];
+    }
+    match value.parse::<IpAddr>() {
+        Ok(ip) if ip.to_string() != value => {
+            vec![format!("must be in canonical form ({:?})", ip.to_string())]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// `IsValidCIDR`: the legacy field's rules, then canonical form.
+pub fn cidr_errors(path: &str, value: &str) -> Vec<StatusCause> {
+    let legacy = legacy_cidr_errors(path, value, &[]);
+    if !legacy.is_empty() {
+        return legacy;
+    }
+    let Some(cidr) = parse_cidr_sloppy(value) else {
+        return legacy;
+    };
+    let canonical = format!("{}/{}", cidr.ip, cidr.prefix);
+    if canonical == value {
+        return Vec::new();
+    }
+    vec![field::invalid(
+        path,
+        &json!(value),
+        &format!("must be in canonical form ({canonical:?})"),
+    )]
+}
+
 /// `IsValidCIDRForLegacyField` with strict validation (the 1.36 default), `old` values
 /// allowed.
 pub fn legacy_cidr_errors(path: &str, value: &str, old: &[&str]) -> Vec<StatusCause> {

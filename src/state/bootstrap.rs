@@ -54,6 +54,8 @@ pub(super) struct Key {
     kube_controllers: crate::controllers::kube_controllers::KubeControllers,
     /// Whether the server's address is IPv6 (the `kubernetes` EndpointSlice's `addressType`).
     ipv6: bool,
+    /// The service CIDR (the default ServiceCIDR, the `kubernetes` Service's IP).
+    service_cidr: String,
 }
 
 impl Key {
@@ -66,6 +68,7 @@ impl Key {
             disabled_admission_plugins: options.disabled_admission_plugins.clone(),
             kube_controllers: options.kube_controllers.clone(),
             ipv6: address.is_ipv6(),
+            service_cidr: options.service_cidr.clone(),
         }
     }
 }
@@ -248,6 +251,7 @@ async fn record(key: &Key) -> Result<Template, ApiError> {
         authorization: key.authorization,
         root_ca: key.root_ca.then(|| ROOT_CA_MARK.to_string()),
         disabled_admission_plugins: key.disabled_admission_plugins.clone(),
+        service_cidr: key.service_cidr.clone(),
         ..Options::default()
     };
     let (_shutdown, stopped) = watch::channel(false);

@@ -45,6 +45,7 @@ mod scale;
 mod scheduling;
 mod schema;
 mod server;
+mod servicecidr;
 mod simulated;
 mod simulated_workloads;
 mod snapshots;

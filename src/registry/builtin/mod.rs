@@ -32,7 +32,7 @@ use crate::store::GroupResource;
 /// Every built-in kind, in discovery order within its group: its names, and the function
 /// that builds its resource.
 #[rustfmt::skip]
-static KINDS: [Builtin; 60] = [
+static KINDS: [Builtin; 62] = [
     Builtin::new("", "v1", "bindings", core::pod::bindings_resource),
     Builtin::new("", "v1", "componentstatuses", core::componentstatus::resource),
     Builtin::new("", "v1", "namespaces", core::namespace::resource),
@@ -69,7 +69,9 @@ static KINDS: [Builtin; 60] = [
     Builtin::new("certificates.k8s.io", "v1", "certificatesigningrequests", certificates::certificatesigningrequest::resource),
     Builtin::new("networking.k8s.io", "v1", "ingressclasses", networking::ingressclass::resource),
     Builtin::new("networking.k8s.io", "v1", "ingresses", networking::ingress::resource),
+    Builtin::new("networking.k8s.io", "v1", "ipaddresses", networking::ipaddress::resource),
     Builtin::new("networking.k8s.io", "v1", "networkpolicies", networking::networkpolicy::resource),
+    Builtin::new("networking.k8s.io", "v1", "servicecidrs", networking::servicecidr::resource),
     Builtin::new("policy", "v1", "poddisruptionbudgets", policy::poddisruptionbudget::resource),
     Builtin::new("rbac.authorization.k8s.io", "v1", "clusterrolebindings", rbac::clusterrolebinding::resource),
     Builtin::new("rbac.authorization.k8s.io", "v1", "clusterroles", rbac::clusterrole::resource),

@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use super::service_alloc::{self, HOST_SERVICE_IP};
+use super::service_alloc;
 use super::service_validation;
 use crate::controllers::service_pods::managed_selector;
 use crate::controllers::Work;
@@ -175,17 +175,19 @@ impl Strategy for ServiceStrategy {
     /// A Service with a selector gets its Endpoints and EndpointSlices from the controllers
     /// (one without is left alone, as the controllers leave it).
     fn after_commit(&self, obj: &StoredObject) -> Vec<Work> {
-        if managed_selector(&obj.value()).is_none() {
-            return Vec::new();
-        }
         let key = service_key(&obj.value());
-        vec![Work::Endpoints(key.clone()), Work::EndpointSlices(key)]
+        let mut work = vec![Work::ServiceIps(key.clone())];
+        if managed_selector(&obj.value()).is_some() {
+            work.extend([Work::Endpoints(key.clone()), Work::EndpointSlices(key)]);
+        }
+        work
     }
 
     /// A Service that went takes its Endpoints with it (the endpoints controller deletes them;
     /// the garbage collector takes its EndpointSlices, which it owns).
     fn after_remove(&self, obj: &StoredObject) -> Vec<Work> {
-        vec![Work::Endpoints(service_key(&obj.value()))]
+        let key = service_key(&obj.value());
+        vec![Work::Endpoints(key.clone()), Work::ServiceIps(key)]
     }
 }
 
@@ -601,14 +603,16 @@ fn external_ip(svc: &Value) -> String {
     }
 }
 
-/// The `kubernetes` Service: port 443 (`https`) to the server's port, at 10.96.0.1.
+/// The `kubernetes` Service: port 443 (`https`) to the server's port, at the first address of
+/// the service CIDR (10.96.0.1).
 fn bootstrap(cluster: &ClusterInfo) -> Vec<Value> {
     let address = cluster.address;
     let (_, port) = crate::registry::resource::server_host_port(address);
+    let ip = service_alloc::Range::parse(cluster.service_cidr).map_or(String::new(), |r| r.first());
     vec![json!({"apiVersion": "v1", "kind": "Service",
         "metadata": {"name": "kubernetes", "namespace": "default",
             "labels": {"component": "apiserver", "provider": "kubernetes"}},
-        "spec": {"type": "ClusterIP", "clusterIP": HOST_SERVICE_IP, "clusterIPs": [HOST_SERVICE_IP],
+        "spec": {"type": "ClusterIP", "clusterIP": ip, "clusterIPs": [ip],
             "ipFamilyPolicy": "SingleStack", "sessionAffinity": "None",
             "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": port}]}})]
 }

@@ -1,17 +1,19 @@
 //! Cluster IPs and node ports of core/v1 Services, allocated as the apiserver's allocators do
-//! (`pkg/registry/core/service/storage/alloc.go`): from the service CIDR `10.96.0.0/12` and
-//! the node port range `30000-32767`, a requested value when it is free and in range, else a
-//! random free one, from the upper part of the range first (the lower part, 256 addresses and
-//! 86 ports, is kept for static requests while the upper part has room).
+//! (`pkg/registry/core/service/storage/alloc.go`, `ipallocator/cidrallocator.go`): from the
+//! IPv4 ranges of the ServiceCIDRs (the default `kubernetes` one first; one whose `Ready`
+//! condition is not true is skipped, one without conditions is usable) and the node port range
+//! `30000-32767`, a requested value when it is free and in range, else a random free one, from
+//! the upper part of a range first (the lower part, a sixteenth of the range between 16 and
+//! 256 addresses, and 86 ports, is kept for static requests while the upper part has room).
 //!
 //! The allocators' state is the store itself: [`allocate`] runs inside the store's write
-//! ([`crate::registry::strategy::Strategy::allocate`]) and reads what the Services stored in
-//! that write's snapshot hold, so two Services never get the same IP or port, and a deleted
-//! Service's are free again at once, with nothing to keep in step. The apiserver keeps bitmaps
-//! (and, since MultiCIDRServiceAllocator, IPAddress objects) beside the Services and repairs them
-//! when they drift; a scan of the Services is enough here, and costs one pass over them per
-//! Service write. A dry run allocates nothing and shows what the apiserver's dry-run allocators
-//! show (the network address as the IP, node ports from 32769 up).
+//! ([`crate::registry::strategy::Strategy::allocate`]) and reads what the Services and the
+//! IPAddresses stored in that write's snapshot hold, so two Services never get the same IP or
+//! port, an IP a client reserved with an IPAddress of its own is not handed out, and a deleted
+//! Service's are free again at once. The IPAddress objects of the Services' own IPs are kept in
+//! step after the write ([`crate::controllers::service_ips`]). A dry run allocates nothing and
+//! shows what the apiserver's dry-run allocators show (the network address as the IP, node
+//! ports from 32769 up).
 
 use std::collections::{HashMap, HashSet};
 use std::net::Ipv4Addr;
@@ -23,14 +25,81 @@ use crate::error::{field, ApiError};
 use crate::registry::object_meta::meta_str;
 use crate::store::{GroupResource, Snapshot};
 
-/// The cluster IP of the `kubernetes` Service: the first address of the service CIDR.
-pub const HOST_SERVICE_IP: &str = "10.96.0.1";
-/// The service CIDR.
+/// kubefake's default service CIDR (kubeadm's; a default apiserver's, and envtest's, is
+/// `10.0.0.0/24`, which `--service-cluster-ip-range` gives).
 pub const SERVICE_CIDR: &str = "10.96.0.0/12";
-const CIDR_BASE: u32 = 0x0A60_0000;
-const CIDR_SIZE: u32 = 1 << 20;
-/// Addresses at the start of the range kept for static requests (`calculateRangeOffset`).
-const IP_OFFSET: u32 = 256;
+
+/// An IPv4 service range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Range {
+    base: u32,
+    size: u32,
+}
+
+impl Range {
+    /// An IPv4 CIDR in canonical form (`10.96.0.0/12`), with room for at least one address.
+    pub fn parse(cidr: &str) -> Option<Range> {
+        let (ip, bits) = cidr.split_once('/')?;
+        let base = u32::from(ip.parse::<Ipv4Addr>().ok()?);
+        let prefix: u32 = bits.parse().ok().filter(|p| *p <= 30)?;
+        let size = 1u32 << (32 - prefix);
+        (base & (size - 1) == 0).then_some(Range { base, size })
+    }
+
+    /// The first usable address: the `kubernetes` Service's.
+    pub fn first(&self) -> String {
+        Ipv4Addr::from(self.base + 1).to_string()
+    }
+
+    /// Whether an address may be allocated: in the range, neither its network nor its
+    /// broadcast address.
+    fn holds(&self, addr: u32) -> bool {
+        addr > self.base && addr - self.base < self.size - 1
+    }
+
+    /// The range as a CIDR.
+    fn cidr(&self) -> String {
+        format!(
+            "{}/{}",
+            Ipv4Addr::from(self.base),
+            32 - self.size.trailing_zeros()
+        )
+    }
+
+    /// Addresses at the start kept for static requests (`calculateRangeOffset`).
+    fn offset(&self) -> u32 {
+        (self.size / 16).clamp(16, 256)
+    }
+}
+
+/// The ranges Services get their IPs from: the IPv4 CIDRs of the usable ServiceCIDRs, the
+/// default one first.
+pub fn ranges(view: &Snapshot) -> Vec<Range> {
+    let mut cidrs: Vec<(bool, String, Range)> = Vec::new();
+    for (key, obj) in view.list(
+        &GroupResource::new("networking.k8s.io", "servicecidrs"),
+        None,
+    ) {
+        let obj = obj.value();
+        let conditions = obj["status"]["conditions"].as_array().into_iter().flatten();
+        let not_ready = conditions
+            .into_iter()
+            .any(|c| c["type"] == "Ready" && c["status"] != "True");
+        if not_ready || !obj["metadata"]["deletionTimestamp"].is_null() {
+            continue;
+        }
+        for cidr in strings(&obj["spec"]["cidrs"]) {
+            if let Some(range) = Range::parse(&cidr) {
+                cidrs.push((key.name != DEFAULT_SERVICE_CIDR, key.name.clone(), range));
+            }
+        }
+    }
+    cidrs.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    cidrs.into_iter().map(|(_, _, r)| r).collect()
+}
+
+/// The ServiceCIDR the apiserver makes of `--service-cluster-ip-range`.
+pub const DEFAULT_SERVICE_CIDR: &str = "kubernetes";
 /// The node port range.
 pub const NODE_PORTS: std::ops::RangeInclusive<i64> = 30000..=32767;
 /// Ports at the start of the node port range kept for static requests.
@@ -64,10 +133,11 @@ pub fn node_ports_of(svc: &Value) -> Vec<i64> {
         .collect()
 }
 
-/// What the other Services hold.
+/// What the other Services hold, and the ranges there are.
 struct Used {
     ips: HashSet<u32>,
     ports: HashSet<i64>,
+    ranges: Vec<Range>,
 }
 
 impl Used {
@@ -77,7 +147,19 @@ impl Used {
         let mut used = Used {
             ips: HashSet::new(),
             ports: HashSet::new(),
+            ranges: ranges(view),
         };
+        // IPs reserved by IPAddresses: the other Services', and any a client created.
+        let addresses = GroupResource::new("networking.k8s.io", "ipaddresses");
+        for (key, address) in view.list(&addresses, None) {
+            let parent = &address.value()["spec"]["parentRef"];
+            let own = parent["resource"] == "services"
+                && parent["namespace"] == namespace
+                && parent["name"] == name;
+            if let (false, Ok(addr)) = (own, key.name.parse::<Ipv4Addr>()) {
+                used.ips.insert(u32::from(addr));
+            }
+        }
         for (key, other) in view.list(&GroupResource::new("", "services"), None) {
             if key.namespace == namespace && key.name == name {
                 continue;
@@ -163,21 +245,25 @@ fn allocate_cluster_ips(
     Ok(())
 }
 
-/// A requested cluster IP must be in the range and free.
+/// A requested cluster IP must be in a range and free. With no ServiceCIDR at all (the
+/// `kubernetes` Service is written in the same write as the default ServiceCIDR, where the
+/// apiserver waits for that first), a free IP is accepted.
 fn check_ip(svc: &Value, ip: &str, used: &Used, dry_run: bool) -> Result<(), ApiError> {
     let detail = |why: &str| format!("failed to allocate IP {ip}: {why}");
     let shown = svc["spec"]["clusterIPs"].clone();
     let addr = ip.parse::<Ipv4Addr>().map(u32::from).ok();
-    let Some(addr) = addr.filter(|a| a & !(CIDR_SIZE - 1) == CIDR_BASE) else {
-        let why = detail("the provided network does not match the current range");
+    let in_range = |a: &u32| used.ranges.is_empty() || used.ranges.iter().any(|r| r.holds(*a));
+    let Some(addr) = addr.filter(in_range) else {
+        // A dry run asks the default range's own (bitmap) allocator, which words it so.
+        let why = match used.ranges.first() {
+            Some(range) if dry_run => detail(&format!(
+                "the provided IP ({ip}) is not in the valid range. The range of valid IPs is {}",
+                range.cidr()
+            )),
+            _ => detail("the provided network does not match the current range"),
+        };
         return Err(invalid(svc, "spec.clusterIPs", &shown, &why));
     };
-    if addr == CIDR_BASE || addr == CIDR_BASE + CIDR_SIZE - 1 {
-        let why = detail(&format!(
-            "the provided IP ({ip}) is not in the valid range. The range of valid IPs is {SERVICE_CIDR}"
-        ));
-        return Err(invalid(svc, "spec.clusterIPs", &shown, &why));
-    }
     if !dry_run && used.ips.contains(&addr) {
         let why = detail("provided IP is already allocated");
         return Err(invalid(svc, "spec.clusterIPs", &shown, &why));
@@ -185,18 +271,23 @@ fn check_ip(svc: &Value, ip: &str, used: &Used, dry_run: bool) -> Result<(), Api
     Ok(())
 }
 
-/// A free cluster IP: a random one of the upper range, else of the lower range.
+/// A free cluster IP: a random one of a range's upper part, else of its lower part, the
+/// ranges in turn.
 fn next_ip(svc: &Value, used: &Used, dry_run: bool) -> Result<String, ApiError> {
     if dry_run {
-        return Ok(Ipv4Addr::from(CIDR_BASE).to_string());
+        let base = used.ranges.first().map_or(0, |r| r.base);
+        return Ok(Ipv4Addr::from(base).to_string());
     }
-    let first = CIDR_BASE + 1;
-    let last = CIDR_BASE + CIDR_SIZE - 2;
-    let upper = first + IP_OFFSET..=last;
-    let lower = first..=first + IP_OFFSET - 1;
-    for range in [upper, lower] {
-        if let Some(ip) = random_free(range, |a| used.ips.contains(&a)) {
-            return Ok(Ipv4Addr::from(ip).to_string());
+    for range in &used.ranges {
+        let first = range.base + 1;
+        let last = range.base + range.size - 2;
+        let offset = range.offset().min(last - first);
+        let upper = first + offset..=last;
+        let lower = first..=first + offset - 1;
+        for part in [upper, lower] {
+            if let Some(ip) = random_free(part, |a| used.ips.contains(&a)) {
+                return Ok(Ipv4Addr::from(ip).to_string());
+            }
         }
     }
     Err(ApiError::internal(format!(

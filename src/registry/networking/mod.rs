@@ -2,4 +2,6 @@
 
 pub mod ingress;
 pub mod ingressclass;
+pub mod ipaddress;
 pub mod networkpolicy;
+pub mod servicecidr;

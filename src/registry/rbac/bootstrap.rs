@@ -54,6 +54,7 @@ mod tests {
         let rbac = ClusterInfo {
             address: "",
             authorization: Mode::Rbac,
+            service_cidr: "",
         };
         let names = |v: Vec<serde_json::Value>| -> Vec<String> {
             v.iter()

@@ -46,6 +46,7 @@ fn file(key: &Key) -> Option<&'static (Mode, &'static str, &'static str, &'stati
         || !key.disabled_admission_plugins.is_empty()
         || key.ipv6
         || key.kube_controllers != crate::KubeControllers::all()
+        || key.service_cidr != crate::registry::core::service_alloc::SERVICE_CIDR
     {
         return None;
     }
@@ -241,6 +242,7 @@ mod tests {
             disabled_admission_plugins: Vec::new(),
             kube_controllers: crate::KubeControllers::all(),
             ipv6: false,
+            service_cidr: crate::registry::core::service_alloc::SERVICE_CIDR.to_string(),
         };
         let Some((_, name, _, _)) = file(&key) else {
             panic!("{mode:?} has no compiled recording");

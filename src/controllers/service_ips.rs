@@ -1,0 +1,155 @@
+//! The IPAddress objects of the Services' cluster IPs, as the apiserver's IP allocator keeps
+//! them since MultiCIDRServiceAllocator (locked on in 1.36): one per allocated IP, named by the
+//! IP, labelled with its family and `ipallocator.k8s.io` as its manager, its `parentRef` the
+//! Service; gone when the Service lets the IP go. The apiserver's own work, under envtest too.
+//!
+//! Deliberate difference: the apiserver creates the IPAddress before it stores the Service
+//! (the IPAddress is the allocation); kubefake allocates from what the store holds in the
+//! Service's write (see [`crate::registry::core::service_alloc`]) and writes the IPAddress
+//! right after it, within the same request.
+
+use std::collections::BTreeSet;
+
+use serde_json::{json, Value};
+
+use super::APISERVER_MANAGER;
+use crate::context::Context;
+use crate::registry::core::service_alloc::{family_of, DEFAULT_SERVICE_CIDR};
+use crate::registry::networking::servicecidr;
+use crate::registry::object_meta::meta_str;
+use crate::registry::store::{self as rest, DeleteOptions, Target, UpdateSource};
+use crate::state::State;
+use crate::store::{GroupResource, ObjectKey};
+
+/// The label naming the allocator that manages an IPAddress.
+const MANAGED_BY: &str = "ipaddress.kubernetes.io/managed-by";
+/// The allocator's name there.
+const ALLOCATOR: &str = "ipallocator.k8s.io";
+/// The label with the address's family.
+const FAMILY: &str = "ipaddress.kubernetes.io/ip-family";
+
+/// The IPAddresses table.
+fn addresses_gr() -> GroupResource {
+    GroupResource::new("networking.k8s.io", "ipaddresses")
+}
+
+/// The IPAddress the allocator writes for one IP of a Service.
+fn address(ip: &str, service: &ObjectKey) -> Value {
+    json!({"apiVersion": "networking.k8s.io/v1", "kind": "IPAddress",
+        "metadata": {"name": ip, "labels": {FAMILY: family_of(ip), MANAGED_BY: ALLOCATOR}},
+        "spec": {"parentRef": {"resource": "services", "namespace": service.namespace,
+            "name": service.name}}})
+}
+
+/// The cluster IPs a stored Service holds.
+fn held(svc: &Value) -> BTreeSet<String> {
+    let ips = svc["spec"]["clusterIPs"].as_array().into_iter().flatten();
+    ips.filter_map(Value::as_str)
+        .filter(|ip| !ip.is_empty() && *ip != "None")
+        .map(str::to_string)
+        .collect()
+}
+
+/// Brings the IPAddresses of one Service (created, changed or gone) in step with its IPs.
+pub async fn reconcile(state: &State, ctx: &Context, service: &ObjectKey) {
+    let Some(res) = state.registry().by_group_resource(&addresses_gr()) else {
+        return;
+    };
+    let ctx = ctx
+        .for_controller("ipallocator")
+        .managed_by(APISERVER_MANAGER);
+    let snapshot = state.store.snapshot();
+    let wanted = snapshot
+        .get(&GroupResource::new("", "services"), service)
+        .map_or_else(BTreeSet::new, |svc| held(&svc.value()));
+    let mut present = BTreeSet::new();
+    let mut stale = Vec::new();
+    for (key, obj) in snapshot.list(&addresses_gr(), None) {
+        let obj = obj.value();
+        let parent = &obj["spec"]["parentRef"];
+        let ours = parent["resource"] == "services"
+            && parent["namespace"] == service.namespace.as_str()
+            && parent["name"] == service.name.as_str();
+        match ours {
+            true if wanted.contains(key.name.as_str()) => {
+                present.insert(key.name.to_string());
+            }
+            true if obj["metadata"]["labels"][MANAGED_BY] == ALLOCATOR => {
+                stale.push((key.name.to_string(), meta_str(&obj, "uid").to_string()));
+            }
+            _ => {}
+        }
+    }
+    drop(snapshot);
+    for ip in wanted.difference(&present) {
+        super::create_logged(state, &ctx, &res, "", address(ip, service)).await;
+    }
+    for (name, uid) in stale {
+        let opts = DeleteOptions {
+            uid: Some(uid),
+            ..Default::default()
+        };
+        if let Err(e) = rest::delete(state, &ctx, &res, "", &name, &opts).await {
+            if e.code != 404 && e.code != 409 {
+                tracing::warn!(error = %e, ip = name, "releasing a Service's IPAddress");
+            }
+        }
+    }
+}
+
+/// The apiserver's default-servicecidr controller: the default ServiceCIDR exists (made of
+/// `--service-cluster-ip-range`) and is Ready.
+pub async fn default_service_cidr(state: &State, ctx: &Context) {
+    let gr = GroupResource::new("networking.k8s.io", "servicecidrs");
+    let Some(res) = state.registry().by_group_resource(&gr) else {
+        return;
+    };
+    let ctx = ctx
+        .for_controller("default-servicecidr-controller")
+        .managed_by(APISERVER_MANAGER);
+    let key = ObjectKey::new("", DEFAULT_SERVICE_CIDR);
+    if state.store.snapshot().get(&gr, &key).is_none() {
+        let obj = servicecidr::default_service_cidr(&state.options.service_cidr);
+        super::create_logged(state, &ctx, &res, "", obj).await;
+    }
+    let Some(status) = res.subresource("status").cloned() else {
+        return;
+    };
+    let mark = |current: &Value| {
+        let mut out = current.clone();
+        out["status"] = servicecidr::ready_status();
+        Ok(out)
+    };
+    let marked = rest::update(
+        state,
+        &ctx,
+        &res,
+        "",
+        DEFAULT_SERVICE_CIDR,
+        Target::Part(status),
+        UpdateSource::Patch(&mark),
+    )
+    .await;
+    if let Err(e) = marked {
+        tracing::warn!(error = %e, "marking the default ServiceCIDR Ready");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_a_service_holds() {
+        let svc = json!({"spec": {"clusterIPs": ["10.0.0.7", "fd00::7"]}});
+        assert_eq!(held(&svc).len(), 2);
+        assert!(held(&json!({"spec": {"clusterIPs": ["None"]}})).is_empty());
+        assert!(held(&json!({"spec": {"type": "ExternalName"}})).is_empty());
+        let written = address("10.0.0.7", &ObjectKey::new("default", "web"));
+        assert_eq!(
+            written["metadata"]["labels"],
+            json!({FAMILY: "IPv4", MANAGED_BY: ALLOCATOR})
+        );
+        assert_eq!(written["spec"]["parentRef"]["resource"], "services");
+    }
+}
