@@ -108,6 +108,9 @@ impl KubeControllers {
             | Work::PolicyStatus(_)
             | Work::ServiceIps(_)
             | Work::DefaultServiceCidr
+            | Work::FlowSchemaStatus
+            | Work::FlowControlBootstrap
+            | Work::FlowControlRestore
             | Work::Simulated(_) => return true,
         };
         self.runs(name)

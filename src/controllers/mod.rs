@@ -27,6 +27,7 @@ pub mod crd;
 pub mod crd_registration;
 pub mod endpoints;
 pub mod endpointslice;
+pub mod flowcontrol;
 pub mod garbage_collector;
 pub mod kube_controllers;
 pub mod namespace;
@@ -84,6 +85,12 @@ pub enum Work {
     ServiceIps(ObjectKey),
     /// Create the default ServiceCIDR if it went, and mark it Ready.
     DefaultServiceCidr,
+    /// Bring every FlowSchema's `Dangling` condition up to date.
+    FlowSchemaStatus,
+    /// A bootstrap FlowSchema or priority level went: restore the configuration in a while.
+    FlowControlBootstrap,
+    /// Restore the bootstrap FlowSchemas and priority levels that are missing.
+    FlowControlRestore,
     /// A step of the simulated cluster (nothing when the server simulates nothing).
     Simulated(simulated::Sim),
 }
@@ -244,6 +251,11 @@ fn process<'a>(state: &'a State, ctx: &'a Context, work: Work) -> BoxFuture<'a, 
             Work::PolicyStatus(name) => policy_status::reconcile(state, &name),
             Work::ServiceIps(service) => service_ips::reconcile(state, ctx, &service).await,
             Work::DefaultServiceCidr => service_ips::default_service_cidr(state, ctx).await,
+            Work::FlowSchemaStatus => flowcontrol::reconcile_status(state, ctx).await,
+            Work::FlowControlBootstrap => {
+                later_once(state, flowcontrol::RESTORE_AFTER, Work::FlowControlRestore)
+            }
+            Work::FlowControlRestore => flowcontrol::restore_bootstrap(state, ctx).await,
             Work::Simulated(sim) => simulated::process(state, ctx, sim).await,
             Work::ClusterRoleAggregation => {
                 let ctx = ctx.for_controller(clusterrole_aggregation::FIELD_MANAGER);

@@ -17,6 +17,7 @@ pub mod core;
 pub mod discovery;
 pub mod events;
 pub mod field_managers;
+pub mod flowcontrol;
 pub mod jsonpath;
 pub mod networking;
 pub mod node;

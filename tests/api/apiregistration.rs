@@ -54,9 +54,13 @@ async fn built_in_group_versions_are_registered_locally(#[future(awt)] server: T
     assert!(api(&server).get("v2.autoscaling").await.is_ok());
     // Group-versions kubefake does not serve are not registered.
     assert!(api(&server)
-        .get("v1.flowcontrol.apiserver.k8s.io")
+        .get("v1beta1.storagemigration.k8s.io")
         .await
         .is_err());
+    assert!(api(&server)
+        .get("v1.flowcontrol.apiserver.k8s.io")
+        .await
+        .is_ok());
     assert!(api(&server).get("v1.node.k8s.io").await.is_ok());
     assert!(api(&server).get("v1.certificates.k8s.io").await.is_ok());
 

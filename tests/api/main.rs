@@ -26,6 +26,7 @@ mod errors;
 mod existing_cluster;
 mod faults;
 mod fidelity;
+mod flowcontrol;
 mod gc;
 mod harness;
 mod kinds_core;

@@ -24,15 +24,15 @@ use super::resource::{
 use super::strategy::Strategy;
 use super::{
     admissionregistration, apiextensions, apiregistration, apps, authentication, authorization,
-    autoscaling, batch, certificates, coordination, core, discovery, events, networking, node,
-    policy, rbac, scheduling, storage,
+    autoscaling, batch, certificates, coordination, core, discovery, events, flowcontrol,
+    networking, node, policy, rbac, scheduling, storage,
 };
 use crate::store::GroupResource;
 
 /// Every built-in kind, in discovery order within its group: its names, and the function
 /// that builds its resource.
 #[rustfmt::skip]
-static KINDS: [Builtin; 62] = [
+static KINDS: [Builtin; 64] = [
     Builtin::new("", "v1", "bindings", core::pod::bindings_resource),
     Builtin::new("", "v1", "componentstatuses", core::componentstatus::resource),
     Builtin::new("", "v1", "namespaces", core::namespace::resource),
@@ -95,6 +95,8 @@ static KINDS: [Builtin; 62] = [
     Builtin::new("coordination.k8s.io", "v1", "leases", coordination::lease::resource),
     Builtin::new("node.k8s.io", "v1", "runtimeclasses", node::runtimeclass::resource),
     Builtin::new("discovery.k8s.io", "v1", "endpointslices", discovery::endpointslice::resource),
+    Builtin::new("flowcontrol.apiserver.k8s.io", "v1", "flowschemas", flowcontrol::flowschema::resource),
+    Builtin::new("flowcontrol.apiserver.k8s.io", "v1", "prioritylevelconfigurations", flowcontrol::prioritylevelconfiguration::resource),
 ];
 
 /// Every built-in resource, built: for what needs them all (a start through the write path,
