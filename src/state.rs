@@ -360,7 +360,7 @@ async fn prepare_bootstrap_object(
     } else {
         String::new()
     };
-    object_meta::prepare_for_create(&mut obj, &namespace, strategy.track_generation());
+    object_meta::prepare_for_create(&mut obj, &namespace, strategy.as_ref());
     strategy.prepare_for_create(&mut obj);
     res.codec.to_storage(obj).await
 }

@@ -161,14 +161,13 @@ fn render(src: &str, issues: &[Issue]) -> String {
     issues
         .iter()
         .map(|issue| {
-            let mut out = format!(
-                "ERROR: <input>:{}:{}: {}",
-                issue.line,
-                issue.column + 1,
-                issue.message
-            );
-            if let Some(snippet) = lines.get(issue.line.saturating_sub(1)) {
-                caret(&mut out, snippet, issue.column);
+            // cel-go places the end of an empty source before its first column, and shows no
+            // snippet of it.
+            let column = if src.is_empty() { 0 } else { issue.column + 1 };
+            let mut out = format!("ERROR: <input>:{}:{column}: {}", issue.line, issue.message);
+            match lines.get(issue.line.saturating_sub(1)) {
+                Some(snippet) if !src.is_empty() => caret(&mut out, snippet, issue.column),
+                _ => {}
             }
             out
         })

@@ -25,6 +25,18 @@ impl StaticType {
     pub fn dynamic() -> StaticType {
         StaticType(Ty::Dyn)
     }
+
+    /// Whether the type is `bool`, or unknown until run time (`dyn`).
+    pub fn is_bool_or_dyn(&self) -> bool {
+        matches!(self.0.norm(), Ty::Bool) || self.0.is_dyn()
+    }
+}
+
+/// The type's name as cel-go writes it (`string`, `list(int)`).
+impl std::fmt::Display for StaticType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
 }
 
 /// Variables and their declared types.
@@ -80,6 +92,26 @@ impl TypeEnv {
     /// the metadata, spec and status fields `BuildNamespaceType` declares).
     pub fn admission_namespace(&mut self, name: &str) -> &mut Self {
         self.declare(name, Ty::Schema(admission_namespace()));
+        self
+    }
+
+    /// Declares `name` as the device a DRA selector sees (`kubernetes.DRADevice` with the
+    /// consumable-capacity field): its driver, its attributes and capacities by domain and
+    /// id, whether it allows multiple allocations. Attribute and capacity values are `dyn`
+    /// (cel-go declares attributes `any` and capacities `kubernetes.Quantity`).
+    pub fn dra_device(&mut self, name: &str) -> &mut Self {
+        use declared::{boolean, dyn_type, map, object, string};
+        let by_domain = || map(map(dyn_type()));
+        let device = object(
+            "kubernetes.DRADevice",
+            vec![
+                ("driver", string()),
+                ("allowMultipleAllocations", boolean()),
+                ("attributes", by_domain()),
+                ("capacity", by_domain()),
+            ],
+        );
+        self.declare(name, Ty::Schema(device));
         self
     }
 
@@ -238,6 +270,20 @@ mod tests {
         }
         assert!(env.check("authorizer.requestResources").is_err());
         assert!(env.check("authorizer.group('x').allowed()").is_err());
+    }
+
+    #[test]
+    fn the_dra_device_is_typed() {
+        let mut env = TypeEnv::new(&[]);
+        env.dra_device("device");
+        let bool_or_dyn = |e: &str| env.check(e).map(|t| t.is_bool_or_dyn());
+        assert!(bool_or_dyn("device.driver == 'a' && device.allowMultipleAllocations").unwrap());
+        assert!(bool_or_dyn("device.attributes['a.io'].x").unwrap());
+        let ty = env.check("device.driver").unwrap();
+        assert!(!ty.is_bool_or_dyn());
+        assert_eq!(ty.to_string(), "string");
+        let err = env.check("device.name").unwrap_err();
+        assert!(err.to_string().contains("undefined field 'name'"), "{err}");
     }
 
     #[test]

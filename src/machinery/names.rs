@@ -175,6 +175,23 @@ pub fn label_value_errors(value: &str) -> Vec<String> {
     errs
 }
 
+/// `content.IsCIdentifier`: a letter or `_`, then letters, digits and `_` (attribute names).
+pub fn c_identifier_messages(value: &str) -> Vec<String> {
+    let b = value.as_bytes();
+    let valid = b
+        .first()
+        .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_');
+    if valid {
+        return Vec::new();
+    }
+    vec![regex_error(
+        "a valid C identifier must start with alphabetic character or '_', followed by a string of alphanumeric characters or '_'",
+        "[A-Za-z_][A-Za-z0-9_]*",
+        &["my_name", "MY_NAME", "MyName"],
+    )]
+}
+
 /// A qualified name's name part: at most 63 bytes of alphanumerics, `-`, `_` and `.`, starting
 /// and ending with an alphanumeric.
 fn is_name_part(s: &str) -> bool {
@@ -237,6 +254,11 @@ mod tests {
             ["must be no more than 63 bytes"]
         );
         assert!(is_label_value(""));
+        assert!(c_identifier_messages("_a1").is_empty());
+        assert_eq!(
+            c_identifier_messages("1a"),
+            ["a valid C identifier must start with alphabetic character or '_', followed by a string of alphanumeric characters or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName', regex used for validation is '[A-Za-z_][A-Za-z0-9_]*')"]
+        );
         assert_eq!(
             regex_error("m", "r", &["a", "b"]),
             "m (e.g. 'a',  or 'b', regex used for validation is 'r')"

@@ -15,6 +15,7 @@ pub mod certificates;
 pub mod coordination;
 pub mod core;
 pub mod discovery;
+pub mod dra;
 pub mod events;
 pub mod field_managers;
 pub mod flowcontrol;

@@ -5,6 +5,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::error::{field, StatusCause};
+use crate::registry::strategy::Strategy;
 
 /// How a resource's names are validated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,8 +147,9 @@ pub fn finalizers(obj: &Value) -> Vec<String> {
 
 /// Fills the system fields on create, as `rest.BeforeCreate` and `FillObjectMetaSystemFields`
 /// do: a generated name, a fresh uid and creationTimestamp, no deletion fields, no
-/// resourceVersion; `generation: 1` when the resource tracks generations.
-pub fn prepare_for_create(obj: &mut Value, namespace: &str, track_generation: bool) {
+/// resourceVersion; `generation: 1` when the resource tracks generations, else none (or the
+/// client's, for a kind that [`Strategy::keeps_sent_generation`]).
+pub fn prepare_for_create(obj: &mut Value, namespace: &str, strategy: &dyn Strategy) {
     let meta = meta_mut(obj);
     let name_missing = meta
         .get("name")
@@ -172,9 +174,9 @@ pub fn prepare_for_create(obj: &mut Value, namespace: &str, track_generation: bo
     meta.remove("deletionGracePeriodSeconds");
     meta.remove("selfLink");
     meta.remove("resourceVersion");
-    if track_generation {
+    if strategy.track_generation() {
         meta.insert("generation".into(), json!(1));
-    } else {
+    } else if !strategy.keeps_sent_generation() {
         meta.remove("generation");
     }
 }

@@ -280,7 +280,7 @@ async fn prepare_create(
     );
     state.admission.admit(&attrs, &mut obj).await?;
     let ns = if res.namespaced { namespace } else { "" };
-    object_meta::prepare_for_create(&mut obj, ns, strategy.track_generation());
+    object_meta::prepare_for_create(&mut obj, ns, strategy.as_ref());
     strategy.prepare_for_create(&mut obj);
     if let Some(manager) = &ctx.field_manager {
         crate::apply::versions::single_version(&res.api_version(), |versions| {

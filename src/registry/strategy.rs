@@ -81,6 +81,13 @@ pub trait Strategy: Send + Sync {
         true
     }
 
+    /// Whether a create keeps the `metadata.generation` the client sent when the kind does not
+    /// track generations, as the apiserver keeps a ResourceClaim's (its `BeforeCreate` leaves
+    /// the field alone); otherwise it is cleared.
+    fn keeps_sent_generation(&self) -> bool {
+        false
+    }
+
     /// Whether a PUT without `metadata.resourceVersion` is accepted (last write wins).
     fn allow_unconditional_update(&self) -> bool {
         false

@@ -7,8 +7,8 @@ use serde_json::{json, Value};
 
 use crate::error::{field, StatusCause};
 pub use crate::machinery::names::{
-    dns1035_label_errors, dns1123_label_errors, dns1123_subdomain_errors, label_value_errors,
-    qualified_name_messages, regex_error, wildcard_dns1123_subdomain_errors,
+    c_identifier_messages, dns1035_label_errors, dns1123_label_errors, dns1123_subdomain_errors,
+    label_value_errors, qualified_name_messages, regex_error, wildcard_dns1123_subdomain_errors,
 };
 pub use crate::machinery::selector::{format_label_selector, label_selector_string};
 use crate::registry::pointer::Pointer;
@@ -495,6 +495,102 @@ pub fn qualified_name_errors(path: &str, value: &str) -> Vec<StatusCause> {
         &Value::String(value.into()),
         qualified_name_messages(value),
     )
+}
+
+/// `ValidateNodeSelector` (invalid label values refused): at least one term, each term's
+/// label requirements and field requirements (only `metadata.name`, one value) checked.
+pub fn node_selector_errors(selector: &Value, path: &str) -> Vec<StatusCause> {
+    let terms_path = format!("{path}.nodeSelectorTerms");
+    let terms = selector["nodeSelectorTerms"].as_array();
+    let Some(terms) = terms.filter(|t| !t.is_empty()) else {
+        let msg = "must have at least one node selector term";
+        return vec![field::required(&terms_path, msg)];
+    };
+    let mut errs = Vec::new();
+    for (i, term) in terms.iter().enumerate() {
+        let list = |key: &str| term[key].as_array().cloned().unwrap_or_default();
+        for (j, req) in list("matchExpressions").iter().enumerate() {
+            let at = format!("{terms_path}[{i}].matchExpressions[{j}]");
+            errs.extend(node_selector_requirement_errors(req, &at));
+        }
+        for (j, req) in list("matchFields").iter().enumerate() {
+            let at = format!("{terms_path}[{i}].matchFields[{j}]");
+            errs.extend(node_field_requirement_errors(req, &at));
+        }
+    }
+    errs
+}
+
+/// `ValidateNodeSelectorRequirement`: the operator's values, the key, the values' syntax.
+fn node_selector_requirement_errors(req: &Value, path: &str) -> Vec<StatusCause> {
+    let mut errs = Vec::new();
+    let values: Vec<&str> = req["values"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|v| v.as_str().unwrap_or(""))
+        .collect();
+    let values_path = format!("{path}.values");
+    match req["operator"].as_str().unwrap_or("") {
+        "In" | "NotIn" if values.is_empty() => errs.push(field::required(
+            &values_path,
+            "must be specified when `operator` is 'In' or 'NotIn'",
+        )),
+        "Exists" | "DoesNotExist" if !values.is_empty() => errs.push(field::forbidden(
+            &values_path,
+            "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+        )),
+        "Gt" | "Lt" if values.len() != 1 => errs.push(field::required(
+            &values_path,
+            "must be specified single value when `operator` is 'Lt' or 'Gt'",
+        )),
+        "In" | "NotIn" | "Exists" | "DoesNotExist" | "Gt" | "Lt" => {}
+        op => errs.push(field::invalid(
+            &format!("{path}.operator"),
+            &json!(op),
+            "not a valid selector operator",
+        )),
+    }
+    let key = req["key"].as_str().unwrap_or("");
+    errs.extend(qualified_name_errors(&format!("{path}.key"), key));
+    for (i, value) in values.iter().enumerate() {
+        let at = format!("{values_path}[{i}]");
+        errs.extend(invalid_each(&at, &json!(value), label_value_errors(value)));
+    }
+    errs
+}
+
+/// `ValidateNodeFieldSelectorRequirement`: `metadata.name` `In` or `NotIn` one node name.
+fn node_field_requirement_errors(req: &Value, path: &str) -> Vec<StatusCause> {
+    let mut errs = Vec::new();
+    let values: Vec<&str> = req["values"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|v| v.as_str().unwrap_or(""))
+        .collect();
+    match req["operator"].as_str().unwrap_or("") {
+        "In" | "NotIn" if values.len() != 1 => errs.push(field::required(
+            &format!("{path}.values"),
+            "must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
+        )),
+        "In" | "NotIn" => {}
+        op => errs.push(field::invalid(
+            &format!("{path}.operator"),
+            &json!(op),
+            "not a valid selector operator",
+        )),
+    }
+    let key = req["key"].as_str().unwrap_or("");
+    if key != "metadata.name" {
+        let msg = "not a valid field selector key";
+        errs.push(field::invalid(&format!("{path}.key"), &json!(key), msg));
+        return errs;
+    }
+    for (i, value) in values.iter().enumerate() {
+        errs.extend(dns_subdomain_errors(&format!("{path}.values[{i}]"), value));
+    }
+    errs
 }
 
 /// `ValidateLabels` of a map at `path` (a Service's selector, a node selector): keys are
@@ -1135,6 +1231,27 @@ fn service_path_errors(url_path: &str, path: &str) -> Vec<StatusCause> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::rendered;
+
+    #[rstest::rstest]
+    #[case(json!({"nodeSelectorTerms": [{"matchFields": [
+        {"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}]}), vec![])]
+    #[case(json!({}), vec!["s.nodeSelectorTerms: Required value: must have at least one node selector term"])]
+    #[case(json!({"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "zone", "operator": "In"},
+        {"key": "zone", "operator": "Exists", "values": ["a"]},
+        {"key": "zone", "operator": "Near", "values": ["-a"]}]}]}),
+        vec!["s.nodeSelectorTerms[0].matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'",
+             "s.nodeSelectorTerms[0].matchExpressions[1].values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+             "s.nodeSelectorTerms[0].matchExpressions[2].operator: Invalid value: \"Near\": not a valid selector operator",
+             "s.nodeSelectorTerms[0].matchExpressions[2].values[0]: Invalid value: \"-a\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"])]
+    #[case(json!({"nodeSelectorTerms": [{"matchFields": [
+        {"key": "metadata.uid", "operator": "In", "values": ["a", "b"]}]}]}),
+        vec!["s.nodeSelectorTerms[0].matchFields[0].values: Required value: must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
+             "s.nodeSelectorTerms[0].matchFields[0].key: Invalid value: \"metadata.uid\": not a valid field selector key"])]
+    fn node_selectors(#[case] selector: Value, #[case] want: Vec<&str>) {
+        assert_eq!(rendered(node_selector_errors(&selector, "s")), want);
+    }
 
     #[test]
     fn label_selectors() {

@@ -22,6 +22,7 @@ mod crd;
 mod crud;
 mod csi;
 mod discovery;
+mod dra;
 mod errors;
 mod existing_cluster;
 mod faults;

@@ -44,6 +44,7 @@ const OPENAPI_FILES: &[(&str, &[u8])] = &[
     openapi_file!("apis__node.k8s.io__v1.json.gz"),
     openapi_file!("apis__policy__v1.json.gz"),
     openapi_file!("apis__rbac.authorization.k8s.io__v1.json.gz"),
+    openapi_file!("apis__resource.k8s.io__v1.json.gz"),
     openapi_file!("apis__scheduling.k8s.io__v1.json.gz"),
     openapi_file!("apis__storage.k8s.io__v1.json.gz"),
 ];

@@ -24,7 +24,7 @@ use super::resource::{
 use super::strategy::Strategy;
 use super::{
     admissionregistration, apiextensions, apiregistration, apps, authentication, authorization,
-    autoscaling, batch, certificates, coordination, core, discovery, events, flowcontrol,
+    autoscaling, batch, certificates, coordination, core, discovery, dra, events, flowcontrol,
     networking, node, policy, rbac, scheduling, storage,
 };
 use crate::store::GroupResource;
@@ -32,7 +32,7 @@ use crate::store::GroupResource;
 /// Every built-in kind, in discovery order within its group: its names, and the function
 /// that builds its resource.
 #[rustfmt::skip]
-static KINDS: [Builtin; 64] = [
+static KINDS: [Builtin; 68] = [
     Builtin::new("", "v1", "bindings", core::pod::bindings_resource),
     Builtin::new("", "v1", "componentstatuses", core::componentstatus::resource),
     Builtin::new("", "v1", "namespaces", core::namespace::resource),
@@ -94,6 +94,10 @@ static KINDS: [Builtin; 64] = [
     Builtin::new("scheduling.k8s.io", "v1", "priorityclasses", scheduling::priorityclass::resource),
     Builtin::new("coordination.k8s.io", "v1", "leases", coordination::lease::resource),
     Builtin::new("node.k8s.io", "v1", "runtimeclasses", node::runtimeclass::resource),
+    Builtin::new("resource.k8s.io", "v1", "deviceclasses", dra::deviceclass::resource),
+    Builtin::new("resource.k8s.io", "v1", "resourceclaims", dra::resourceclaim::resource),
+    Builtin::new("resource.k8s.io", "v1", "resourceclaimtemplates", dra::resourceclaimtemplate::resource),
+    Builtin::new("resource.k8s.io", "v1", "resourceslices", dra::resourceslice::resource),
     Builtin::new("discovery.k8s.io", "v1", "endpointslices", discovery::endpointslice::resource),
     Builtin::new("flowcontrol.apiserver.k8s.io", "v1", "flowschemas", flowcontrol::flowschema::resource),
     Builtin::new("flowcontrol.apiserver.k8s.io", "v1", "prioritylevelconfigurations", flowcontrol::prioritylevelconfiguration::resource),

@@ -115,6 +115,10 @@ impl Strategy for Typed {
         self.inner.track_generation()
     }
 
+    fn keeps_sent_generation(&self) -> bool {
+        self.inner.keeps_sent_generation()
+    }
+
     fn allow_unconditional_update(&self) -> bool {
         self.inner.allow_unconditional_update()
     }
