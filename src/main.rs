@@ -654,7 +654,14 @@ async fn as_apiserver(args: &[String]) -> ExitCode {
     }
     match kubefake::envtest::apiserver_builder(args) {
         Ok(builder) => serve(builder).await,
-        Err(e) => {
+        Err(kubefake::envtest::Refusal::Apiserver(e)) => {
+            // cli.Run's klog line: `E<MMDD> <time> <pid> run.go:72] "command failed" err="..."`.
+            let now = chrono::Local::now().format("%m%d %H:%M:%S%.6f");
+            let pid = std::process::id();
+            eprintln!("E{now} {pid:>7} run.go:72] \"command failed\" err={e:?}");
+            ExitCode::FAILURE
+        }
+        Err(kubefake::envtest::Refusal::Kubefake(e)) => {
             eprintln!("kube-apiserver (kubefake): {e}");
             ExitCode::FAILURE
         }

@@ -7,11 +7,14 @@
 //! `--bind-address`, `--cert-dir` with the serving certificate envtest wrote there,
 //! `--client-ca-file` through which envtest provisions its admin user, `--authorization-mode`,
 //! the service account issuer and keys, `--disable-admission-plugins`, which envtest uses to turn
-//! the ServiceAccount plugin off, the service IP range), ignores those that configure what
-//! kubefake does not have (etcd, the list of plugins to enable, feature gates), and refuses those
-//! it cannot honour. As `etcd` it only answers envtest's health check until it is stopped: kubefake
+//! the ServiceAccount plugin off, the service IP range), checks `--feature-gates` and
+//! `--runtime-config` as the apiserver does ([`apiserver_flags`]), ignores those that configure
+//! what kubefake does not have (etcd, the list of plugins to enable), and refuses those it cannot
+//! honour. As `etcd` it only answers envtest's health check until it is stopped: kubefake
 //! keeps its data in memory and never talks to it. Both answer `--help` with the flags they
 //! take, which is how envtest discovers what a binary supports.
+
+pub mod apiserver_flags;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
@@ -37,6 +40,8 @@ struct ApiserverFlags {
     disabled_admission_plugins: Vec<String>,
     kube_controllers: Option<String>,
     service_cluster_ip_range: Option<String>,
+    feature_gates: Vec<String>,
+    runtime_config: Vec<String>,
     ignored: Vec<String>,
 }
 
@@ -49,8 +54,6 @@ const IGNORED: &[&str] = &[
     "enable-admission-plugins",
     "admission-control",
     "advertise-address",
-    "feature-gates",
-    "runtime-config",
     "v",
     "vmodule",
     "logtostderr",
@@ -111,6 +114,10 @@ Flags:
       --api-audiences strings                    audiences of API tokens
       --disable-admission-plugins strings        built-in admission plugins not run (ServiceAccount, ...)
       --service-cluster-ip-range string          IPv4 CIDR of Services' cluster IPs (default 10.0.0.0/24)
+      --feature-gates mapStringBool              checked as kube-apiserver 1.36 checks them (unknown and
+                                                 locked gates refused); kubefake keeps 1.36's defaults
+      --runtime-config mapStringString           checked as kube-apiserver 1.36 checks it; what kubefake
+                                                 serves may be enabled, nothing disabled
       --etcd-servers strings                     accepted and ignored: kubefake keeps its data in memory
       --kubefake-controllers strings             kube-controller-manager controllers to run beside the
                                                  apiserver (none by default, as under envtest; * for all):
@@ -217,6 +224,8 @@ fn parse(args: &[String]) -> Result<ApiserverFlags, String> {
             }
             "kubefake-controllers" => f.kube_controllers = Some(value.clone().unwrap_or_default()),
             "service-cluster-ip-range" => f.service_cluster_ip_range = Some(v()?),
+            "feature-gates" => f.feature_gates.push(v()?),
+            "runtime-config" => f.runtime_config.push(value.clone().unwrap_or_default()),
             "insecure-port" if value.as_deref().is_none_or(|p| p == "0") => f.ignored.push(name),
             "insecure-port" => return Err("--insecure-port: kubefake serves HTTPS only here (Kubernetes removed the insecure port in 1.24)".into()),
             n if IGNORED.contains(&n) => f.ignored.push(name),
@@ -232,8 +241,37 @@ fn read(path: &Path) -> Result<String, String> {
 
 /// The server a kube-apiserver command line describes: HTTPS always, RBAC unless told
 /// otherwise, the serving certificate from `--tls-*-file` or `--cert-dir`.
-pub fn apiserver_builder(args: &[String]) -> Result<ServerBuilder, String> {
-    let f = parse(args)?;
+pub fn apiserver_builder(args: &[String]) -> Result<ServerBuilder, Refusal> {
+    let f = parse(args).map_err(Refusal::Kubefake)?;
+    let gates = apiserver_flags::feature_gates(&f.feature_gates).map_err(Refusal::Apiserver)?;
+    for (name, on) in gates {
+        if let Some(warning) = apiserver_flags::gate_warning(&name) {
+            eprintln!("{warning} featureGate={name:?} value={on}");
+        }
+        eprintln!("kube-apiserver (kubefake): --feature-gates {name}={on} accepted; kubefake behaves as 1.36 does with its default");
+    }
+    let served = |group: &str, version: &str| {
+        crate::registry::builtin::kinds()
+            .iter()
+            .any(|k| k.group() == group && k.version() == version)
+    };
+    apiserver_flags::runtime_config(&f.runtime_config, &served)?;
+    builder(f).map_err(Refusal::Kubefake)
+}
+
+/// Why kubefake does not start as envtest's `kube-apiserver`.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// What the apiserver itself refuses at start, in its words.
+    #[error("{0}")]
+    Apiserver(String),
+    /// What kubefake cannot honour.
+    #[error("{0}")]
+    Kubefake(String),
+}
+
+/// The server the flags describe.
+fn builder(f: ApiserverFlags) -> Result<ServerBuilder, String> {
     let address = f.bind_address.unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
     let mut b = crate::Server::builder()
         .existing_cluster(false) // it stands in for kube-apiserver: it is the cluster
