@@ -452,6 +452,13 @@ impl ServerBuilder {
         self
     }
 
+    /// A watch without `timeoutSeconds` ends after a random time between this and twice it, as
+    /// the apiserver ends it (`--min-request-timeout`; default 30 minutes; zero: never).
+    pub fn min_request_timeout(mut self, timeout: Duration) -> Self {
+        self.options.min_request_timeout = timeout;
+        self
+    }
+
     /// The IPv4 range Services get their cluster IPs from (`--service-cluster-ip-range`;
     /// default `10.96.0.0/12`, where a default apiserver's, and envtest's, is `10.0.0.0/24`):
     /// the default ServiceCIDR's, the `kubernetes` Service at its first address.

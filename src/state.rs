@@ -87,6 +87,9 @@ pub struct Options {
     /// The IPv4 range Services get their cluster IPs from (`--service-cluster-ip-range`): the
     /// default ServiceCIDR's, whose first address is the `kubernetes` Service's.
     pub service_cidr: String,
+    /// A watch without `timeoutSeconds` ends after a random time between this and twice it
+    /// (`--min-request-timeout`, 1800 s); zero: never.
+    pub min_request_timeout: Duration,
 }
 
 impl Default for Options {
@@ -112,6 +115,7 @@ impl Default for Options {
             request_log_size: crate::filters::request_log::DEFAULT_SIZE,
             request_log_bodies: false,
             service_cidr: crate::registry::core::service_alloc::SERVICE_CIDR.to_string(),
+            min_request_timeout: Duration::from_secs(1800),
             audit_log: None,
         }
     }

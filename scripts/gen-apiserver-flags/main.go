@@ -1,7 +1,8 @@
-// Command gen-apiserver-flags writes what a 1.36 kube-apiserver checks its `--feature-gates`
-// and `--runtime-config` against to src/data/k8s-1.36/apiserver-flags.json: every feature gate
-// registered by the time its command is built (name, default, lock, stage, the gates it
-// depends on), and every group-version its schemes register. It imports the apiserver's own
+// Command gen-apiserver-flags writes what a 1.36 kube-apiserver checks its `--feature-gates`,
+// `--runtime-config` and admission plugin flags against to
+// src/data/k8s-1.36/apiserver-flags.json: every feature gate registered by the time its
+// command is built (name, default, lock, stage, the gates it depends on), every group-version
+// its schemes register, every admission plugin and those off by default. It imports the apiserver's own
 // command, so every package that registers gates has run its init.
 // Run: cd scripts/gen-apiserver-flags && go run .
 package main
@@ -13,10 +14,12 @@ import (
 
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	aggregatorscheme "k8s.io/kube-aggregator/pkg/apiserver/scheme"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	kubeoptions "k8s.io/kubernetes/pkg/kubeapiserver/options"
 )
 
 const out = "../../src/data/k8s-1.36/apiserver-flags.json"
@@ -50,7 +53,13 @@ func main() {
 		}
 	}
 	sort.Strings(groupVersions)
-	data, err := json.Marshal(map[string]any{"featureGates": gates, "groupVersions": groupVersions})
+	defaultOff := sets.List(kubeoptions.DefaultOffAdmissionPlugins())
+	data, err := json.Marshal(map[string]any{
+		"featureGates":               gates,
+		"groupVersions":              groupVersions,
+		"admissionPlugins":           kubeoptions.AllOrderedPlugins,
+		"defaultOffAdmissionPlugins": defaultOff,
+	})
 	if err != nil {
 		panic(err)
 	}

@@ -147,7 +147,7 @@ pub async fn start(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
         filter,
         start,
         bookmarks: opts.allow_watch_bookmarks,
-        timeout: opts.timeout_seconds.map(Duration::from_secs),
+        timeout: watch_timeout(opts.timeout_seconds, ep.state.options.min_request_timeout),
         fault: ep.ctx.fault.as_ref().and_then(|f| f.watch()),
     };
     // A WebSocket watch needs the connection's upgrade; without one (HTTP/2, in-process
@@ -161,6 +161,17 @@ pub async fn start(ep: &Endpoint<'_>) -> Result<Response, ApiError> {
         );
     }
     Ok(serve(ep.state.clone(), watch_req))
+}
+
+/// How long a watch lasts: `timeoutSeconds`, else (or when 0) a random time between the
+/// minimum request timeout and twice it (30 to 60 minutes by default), as the apiserver spreads
+/// its watches' ends; none when the minimum is zero.
+fn watch_timeout(requested: Option<u64>, min: Duration) -> Option<Duration> {
+    match requested {
+        Some(seconds) if seconds > 0 => Some(Duration::from_secs(seconds)),
+        _ if min.is_zero() => None,
+        _ => Some(min.mul_f64(1.0 + fastrand::f64())),
+    }
 }
 
 /// Starts a watcher; its stream's chunks (whole frames) arrive on the receiver.

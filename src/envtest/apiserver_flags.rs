@@ -32,6 +32,10 @@ struct Flags {
     feature_gates: Vec<Gate>,
     #[serde(rename = "groupVersions")]
     group_versions: Vec<String>,
+    #[serde(rename = "admissionPlugins")]
+    admission_plugins: Vec<String>,
+    #[serde(rename = "defaultOffAdmissionPlugins")]
+    default_off_admission_plugins: Vec<String>,
 }
 
 static FLAGS: LazyLock<Flags> = LazyLock::new(|| {
@@ -160,6 +164,27 @@ pub fn gate_warning(name: &str) -> Option<&'static str> {
             "Warning: setting deprecated feature gate. It will be removed in a future release.",
         ),
         _ => None,
+    }
+}
+
+/// Checks `--enable-admission-plugins` and `--disable-admission-plugins` against the plugins the
+/// apiserver has; kubefake runs those on by default that it implements, and cannot turn on one
+/// that is off by default.
+pub fn admission_plugins(enable: &[String], disable: &[String]) -> Result<(), Refusal> {
+    let known = |name: &String| FLAGS.admission_plugins.contains(name);
+    let mut errs: Vec<String> = Vec::new();
+    for (flag, names) in [("enable", enable), ("disable", disable)] {
+        let unknown = names.iter().filter(|n| !known(n));
+        errs.extend(unknown.map(|n| format!("{flag}-admission-plugins plugin {n:?} is unknown")));
+    }
+    if !errs.is_empty() {
+        return Err(Refusal::Apiserver(aggregate(&errs)));
+    }
+    match enable.iter().find(|n| FLAGS.default_off_admission_plugins.contains(n)) {
+        Some(name) => Err(Refusal::Kubefake(format!(
+            "--enable-admission-plugins={name}: kubefake does not implement this plugin, off by default"
+        ))),
+        None => Ok(()),
     }
 }
 
@@ -309,6 +334,26 @@ mod tests {
             ]
         );
         assert!(gate_warning("APIServerTracing").is_some_and(|w| w.contains("GA")));
+    }
+
+    #[test]
+    fn admission_plugins_as_checked() {
+        let names = |v: &[&str]| values(v);
+        assert_eq!(
+            admission_plugins(
+                &names(&["NamespaceLifecycle", "ResourceQuota"]),
+                &names(&["ServiceAccount"])
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            admission_plugins(&names(&["Foo"]), &names(&["Bar"])).map_err(|e| e.to_string()),
+            Err("[enable-admission-plugins plugin \"Foo\" is unknown, disable-admission-plugins plugin \"Bar\" is unknown]".to_string())
+        );
+        assert_eq!(
+            admission_plugins(&names(&["AlwaysPullImages"]), &[]),
+            Err(Refusal::Kubefake("--enable-admission-plugins=AlwaysPullImages: kubefake does not implement this plugin, off by default".into()))
+        );
     }
 
     #[rstest]

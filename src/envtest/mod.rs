@@ -38,10 +38,13 @@ struct ApiserverFlags {
     service_account_signing_key_file: Option<PathBuf>,
     api_audiences: Vec<String>,
     disabled_admission_plugins: Vec<String>,
+    enabled_admission_plugins: Vec<String>,
     kube_controllers: Option<String>,
     service_cluster_ip_range: Option<String>,
     feature_gates: Vec<String>,
     runtime_config: Vec<String>,
+    min_request_timeout: Option<u64>,
+    audit_log_path: Option<PathBuf>,
     ignored: Vec<String>,
 }
 
@@ -51,14 +54,12 @@ const IGNORED: &[&str] = &[
     "etcd-servers",
     "etcd-prefix",
     "allow-privileged",
-    "enable-admission-plugins",
     "admission-control",
     "advertise-address",
     "v",
     "vmodule",
     "logtostderr",
     "alsologtostderr",
-    "audit-log-path",
     "audit-policy-file",
     "audit-log-maxage",
     "audit-log-maxbackup",
@@ -82,7 +83,6 @@ const IGNORED: &[&str] = &[
     "endpoint-reconciler-type",
     "max-requests-inflight",
     "max-mutating-requests-inflight",
-    "min-request-timeout",
     "request-timeout",
     "delete-collection-workers",
 ];
@@ -114,6 +114,8 @@ Flags:
       --api-audiences strings                    audiences of API tokens
       --disable-admission-plugins strings        built-in admission plugins not run (ServiceAccount, ...)
       --service-cluster-ip-range string          IPv4 CIDR of Services' cluster IPs (default 10.0.0.0/24)
+      --min-request-timeout int                  a watch without timeoutSeconds ends after 1-2x this (default 1800)
+      --audit-log-path string                    where every request is written as an audit event
       --feature-gates mapStringBool              checked as kube-apiserver 1.36 checks them (unknown and
                                                  locked gates refused); kubefake keeps 1.36's defaults
       --runtime-config mapStringString           checked as kube-apiserver 1.36 checks it; what kubefake
@@ -225,6 +227,19 @@ fn parse(args: &[String]) -> Result<ApiserverFlags, String> {
             "kubefake-controllers" => f.kube_controllers = Some(value.clone().unwrap_or_default()),
             "service-cluster-ip-range" => f.service_cluster_ip_range = Some(v()?),
             "feature-gates" => f.feature_gates.push(v()?),
+            "enable-admission-plugins" => {
+                let names = v()?;
+                let names = names.split(',').map(|n| n.trim().to_string());
+                f.enabled_admission_plugins.extend(names.filter(|n| !n.is_empty()));
+            }
+            "min-request-timeout" => {
+                let value = v()?;
+                let seconds = value.parse().map_err(|_| {
+                    format!("invalid argument {value:?} for \"--min-request-timeout\" flag: strconv.ParseInt: parsing {value:?}: invalid syntax")
+                })?;
+                f.min_request_timeout = Some(seconds);
+            }
+            "audit-log-path" => f.audit_log_path = Some(v()?.into()),
             "runtime-config" => f.runtime_config.push(value.clone().unwrap_or_default()),
             "insecure-port" if value.as_deref().is_none_or(|p| p == "0") => f.ignored.push(name),
             "insecure-port" => return Err("--insecure-port: kubefake serves HTTPS only here (Kubernetes removed the insecure port in 1.24)".into()),
@@ -256,6 +271,10 @@ pub fn apiserver_builder(args: &[String]) -> Result<ServerBuilder, Refusal> {
             .any(|k| k.group() == group && k.version() == version)
     };
     apiserver_flags::runtime_config(&f.runtime_config, &served)?;
+    apiserver_flags::admission_plugins(
+        &f.enabled_admission_plugins,
+        &f.disabled_admission_plugins,
+    )?;
     builder(f).map_err(Refusal::Kubefake)
 }
 
@@ -304,6 +323,12 @@ fn builder(f: ApiserverFlags) -> Result<ServerBuilder, String> {
         b = b.api_audiences(f.api_audiences.clone());
     }
     b = b.disable_admission_plugins(f.disabled_admission_plugins.iter().cloned());
+    if let Some(seconds) = f.min_request_timeout {
+        b = b.min_request_timeout(std::time::Duration::from_secs(seconds));
+    }
+    if let Some(path) = &f.audit_log_path {
+        b = b.audit_log_path(path);
+    }
     // The apiserver's default range, where envtest passes its own (the same).
     let range = f
         .service_cluster_ip_range

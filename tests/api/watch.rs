@@ -97,6 +97,33 @@ async fn watch_replays_from_a_resource_version(#[future(awt)] server: TestServer
     );
 }
 
+/// A watch that names no `timeoutSeconds` ends after a random time between the minimum
+/// request timeout and twice it, as the apiserver ends it (30 to 60 minutes by default).
+#[tokio::test]
+async fn watches_without_a_timeout_end_after_the_minimum_request_timeout() {
+    let handle = kubefake::Server::builder()
+        .min_request_timeout(std::time::Duration::from_millis(300))
+        .start()
+        .await
+        .expect("start");
+    let client = handle.client().expect("client");
+    let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(client);
+    let began = std::time::Instant::now();
+    let mut events = namespaces
+        .watch(&WatchParams::default().timeout(0), "0")
+        .await
+        .expect("watch")
+        .boxed();
+    while let Some(event) = events.next().await {
+        event.expect("an event");
+    }
+    let lasted = began.elapsed();
+    assert!(
+        lasted >= std::time::Duration::from_millis(300),
+        "{lasted:?}"
+    );
+}
+
 #[tokio::test]
 async fn too_old_resource_version_is_410() {
     let handle = kubefake::Server::builder()
