@@ -2,8 +2,8 @@
 # The live view (/kubefake/v1/ui/) in a real browser: Debian's headless Chromium driven by
 # playwright-core (tests/clients/browser, `npm ci` by .ci/run; no browser download) runs
 # tests/clients/browser/live-view.test.mjs twice: against `kubefake serve --http
-# --authorization-mode AlwaysAllow`, as README says to open the page, and through `kubectl
-# proxy` in front of the default server (HTTPS and RBAC), as README says to reach it there.
+# --authorization-mode AlwaysAllow`, as docs/live-view.md says to open the page, and through `kubectl
+# proxy` in front of the default server (HTTPS and RBAC), as it says to reach it there.
 source "$(dirname "$0")/lib.sh"
 tests="$root/tests/clients/browser"
 chromium=${CHROMIUM:-/usr/bin/chromium}

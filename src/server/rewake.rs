@@ -7,7 +7,7 @@
 //! the worker's queue and an idle worker is woken to steal it: a futex and an eventfd write per
 //! request, and a worker thread that runs for nothing. With the client in the same process (a
 //! `cargo test` on a multi-threaded runtime) that worker competed with the client and the
-//! server for the CPUs: one client's creates were half as fast (README, "Self-wakes").
+//! server for the CPUs: one client's creates were half as fast (CHANGELOG.md, "Self-wakes").
 //!
 //! [`Rewake`] polls the connection with a waker of its own. A wake that arrives while the
 //! connection is being polled only marks it, and the connection is polled again before the
