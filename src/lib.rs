@@ -92,7 +92,9 @@
 //!   `/api`).
 //! - `machinery`: API-machinery primitives, each written once and used by every layer: Go's
 //!   durations, names (DNS labels and subdomains, qualified names, label values), label
-//!   selectors and sets as the apiserver prints them; a leaf that reaches no other module.
+//!   selectors and sets as the apiserver prints them, quantities (exact values, canonical
+//!   text), Go's formatting of values in messages (`%q`, `%v`, encoding/json); a leaf that
+//!   reaches no other module.
 //! - [`metrics`]: the request counters and latency histograms `/metrics` serves, recorded by
 //!   [`endpoints::handle`] with atomics on label combinations interned once.
 //! - [`endpoints::kubefake`]: kubefake's own HTTP API under `/kubefake/v1/` (a dispatch

@@ -229,7 +229,7 @@ struct ServeArgs {
     #[arg(long, default_value_t = 90.0)]
     idle_timeout: f64,
     /// The IPv4 CIDR Services get their cluster IPs from (the default ServiceCIDR's).
-    #[arg(long, default_value = "10.96.0.0/12")]
+    #[arg(long, default_value = kubefake::registry::core::service_alloc::SERVICE_CIDR)]
     service_cluster_ip_range: String,
     /// Seconds a response or watch stream may wait on a client that does not read it
     /// before it is ended.

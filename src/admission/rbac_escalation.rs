@@ -30,9 +30,9 @@ use crate::filters::authorization::rbac::covers::{
 };
 use crate::filters::authorization::rbac::{aggregate, rules_for, RoleRefError};
 use crate::filters::authorization::{self, Mode};
+use crate::machinery::gofmt::go_quote;
 use crate::registry::object_meta::{meta_str, path_segment_errors};
 use crate::registry::rbac::GROUP;
-use crate::schema::gofmt::go_quote;
 use crate::schema::zero::is_zero;
 use crate::store::{GroupResource, ObjectKey, Snapshot};
 

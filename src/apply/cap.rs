@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::{unix_seconds, write_entries, Entry, Id, Managed};
-use crate::schema::gofmt::go_json_string;
+use crate::machinery::gofmt::go_json_string;
 
 /// `DefaultMaxUpdateManagers`.
 pub(super) const MAX_UPDATE_MANAGERS: usize = 10;

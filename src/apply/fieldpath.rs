@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
-use crate::schema::gofmt::{go_float_v, go_json, go_json_into, go_json_string, go_quote, GoNum};
+use crate::machinery::gofmt::{go_float_v, go_json, go_json_into, go_json_string, go_quote, GoNum};
 
 /// Why a `fieldsV1` value (`metadata.managedFields[*].fieldsV1`) does not decode, in
 /// structured-merge-diff's words: the apiserver wraps them into its managedFields decoding error.

@@ -25,7 +25,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::schema::gofmt::{go_json, go_quote, GoNum};
+use crate::machinery::gofmt::{go_json, go_quote, GoNum};
 
 /// The apiserver's `--json-patch-max-copy-bytes` default (3 MiB): the most all `copy` operations
 /// of one patch may add.

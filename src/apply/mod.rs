@@ -45,7 +45,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use crate::error::{ApiError, StatusCause, StatusDetails};
-use crate::schema::gofmt::{go_json, go_quote};
+use crate::machinery::gofmt::{go_json, go_quote};
 use crate::schema::Shape;
 use fieldpath::{path_string, PathElement};
 use typed::{

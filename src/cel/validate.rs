@@ -15,7 +15,7 @@ use super::{
     PER_CALL_LIMIT,
 };
 use crate::error::{field, StatusCause};
-use crate::schema::gofmt::go_quote;
+use crate::machinery::gofmt::go_quote;
 
 /// The state of validating one object: the cost budget left (negative once exhausted, when no
 /// further rule runs) and the errors found.

@@ -70,20 +70,24 @@ pub async fn reconcile(state: &State, ctx: &Context, service: &ObjectKey) {
         let ours = parent["resource"] == "services"
             && parent["namespace"] == service.namespace.as_str()
             && parent["name"] == service.name.as_str();
+        let allocated = obj["metadata"]["labels"][MANAGED_BY] == ALLOCATOR;
+        let wanted_here = wanted.contains(key.name.as_str());
         match ours {
-            true if wanted.contains(key.name.as_str()) => {
+            true if wanted_here => {
                 present.insert(key.name.to_string());
             }
-            true if obj["metadata"]["labels"][MANAGED_BY] == ALLOCATOR => {
+            true if allocated => {
+                stale.push((key.name.to_string(), meta_str(&obj, "uid").to_string()));
+            }
+            // Another Service's address of an IP it let go, written late (its reconcile
+            // raced its deletion): the apiserver's repair loop would release it.
+            false if allocated && wanted_here && !parent_holds(&snapshot, parent, &key.name) => {
                 stale.push((key.name.to_string(), meta_str(&obj, "uid").to_string()));
             }
             _ => {}
         }
     }
     drop(snapshot);
-    for ip in wanted.difference(&present) {
-        super::create_logged(state, &ctx, &res, "", address(ip, service)).await;
-    }
     for (name, uid) in stale {
         let opts = DeleteOptions {
             uid: Some(uid),
@@ -95,6 +99,20 @@ pub async fn reconcile(state: &State, ctx: &Context, service: &ObjectKey) {
             }
         }
     }
+    for ip in wanted.difference(&present) {
+        super::create_logged(state, &ctx, &res, "", address(ip, service)).await;
+    }
+}
+
+/// Whether the Service an IPAddress names still holds its IP.
+fn parent_holds(snapshot: &crate::store::Snapshot, parent: &Value, ip: &str) -> bool {
+    let key = ObjectKey::new(
+        parent["namespace"].as_str().unwrap_or(""),
+        parent["name"].as_str().unwrap_or(""),
+    );
+    snapshot
+        .get(&GroupResource::new("", "services"), &key)
+        .is_some_and(|svc| held(&svc.value()).contains(ip))
 }
 
 /// The apiserver's default-servicecidr controller: the default ServiceCIDR exists (made of
@@ -108,9 +126,22 @@ pub async fn default_service_cidr(state: &State, ctx: &Context) {
         .for_controller("default-servicecidr-controller")
         .managed_by(APISERVER_MANAGER);
     let key = ObjectKey::new("", DEFAULT_SERVICE_CIDR);
-    if state.store.snapshot().get(&gr, &key).is_none() {
-        let obj = servicecidr::default_service_cidr(&state.options.service_cidr);
-        super::create_logged(state, &ctx, &res, "", obj).await;
+    match state.store.snapshot().get(&gr, &key) {
+        None => {
+            let obj = servicecidr::default_service_cidr(&state.options.service_cidr);
+            super::create_logged(state, &ctx, &res, "", obj).await;
+        }
+        // `syncStatus` leaves a marked one, or one being deleted, alone.
+        Some(current) => {
+            let current = current.value();
+            let marked = current["status"]["conditions"].as_array().is_some_and(|c| {
+                c.iter()
+                    .any(|c| c["type"] == "Ready" && c["status"] != "Unknown")
+            });
+            if marked || !current["metadata"]["deletionTimestamp"].is_null() {
+                return;
+            }
+        }
     }
     let Some(status) = res.subresource("status").cloned() else {
         return;

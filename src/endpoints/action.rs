@@ -47,7 +47,11 @@ pub async fn serve(ep: &Endpoint<'_>, action: &Arc<dyn Action>) -> Result<Respon
     let (code, json) = action.serve(call(body)).await?;
     let status = StatusCode::from_u16(code).unwrap_or(StatusCode::OK);
     let json = match ep.output.table {
-        Some(include) if matches!(ep.info.verb.as_str(), "get" | "list") => {
+        // A resource served by its own code (componentstatuses) prints as its kind.
+        Some(include)
+            if ep.info.subresource.is_empty()
+                && matches!(ep.info.verb.as_str(), "get" | "list") =>
+        {
             as_table(ep, &json, include)
         }
         _ => json,

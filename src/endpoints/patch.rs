@@ -8,9 +8,9 @@ use crate::apply::json_patch::JsonPatch;
 use crate::apply::strategic;
 use crate::context::Context;
 use crate::error::ApiError;
+use crate::machinery::gofmt::{go_json, go_quote};
 use crate::registry::builtin::data;
 use crate::registry::strategy::FieldValidation;
-use crate::schema::gofmt::{go_json, go_quote};
 
 /// The patch formats a PATCH can carry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -170,7 +170,7 @@ fn watch_timeout(requested: Option<u64>, min: Duration) -> Option<Duration> {
     match requested {
         Some(seconds) if seconds > 0 => Some(Duration::from_secs(seconds)),
         _ if min.is_zero() => None,
-        _ => Some(min.mul_f64(1.0 + fastrand::f64())),
+        _ => Duration::try_from_secs_f64(min.as_secs_f64() * (1.0 + fastrand::f64())).ok(),
     }
 }
 
@@ -575,5 +575,24 @@ async fn live(
             _ = &mut timeout => return Ok(()),
             _ = w.tx.closed() => return Err(Stop::Closed),
         }
+    }
+}
+
+#[cfg(test)]
+mod timeout_tests {
+    use super::*;
+
+    #[test]
+    fn watches_end_between_one_and_two_minimum_timeouts() {
+        let min = Duration::from_secs(1800);
+        assert_eq!(watch_timeout(Some(5), min), Some(Duration::from_secs(5)));
+        let random = watch_timeout(Some(0), min).expect("a timeout");
+        assert!(random >= min && random <= min * 2, "{random:?}");
+        assert_eq!(watch_timeout(None, Duration::ZERO), None);
+        assert_eq!(
+            watch_timeout(None, Duration::MAX),
+            None,
+            "too long to keep: none"
+        );
     }
 }

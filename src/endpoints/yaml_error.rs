@@ -208,9 +208,10 @@ fn tagged_scalar(text: &str, problem: &str, line: usize, column: usize) -> Optio
 /// go-yaml's reader supports YAML 1.1 only and the two directives it defines: a document
 /// naming another version, or another directive, is refused before its content.
 fn refused_directive(text: &str) -> Option<String> {
+    // The prologue: blank lines, comments and directives before the document.
     let directives = text
         .lines()
-        .take_while(|l| !l.starts_with("---"))
+        .take_while(|l| l.trim().is_empty() || l.starts_with('#') || l.starts_with('%'))
         .filter(|l| l.starts_with('%'));
     for directive in directives {
         let mut words = directive[1..].split_whitespace();

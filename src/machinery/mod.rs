@@ -2,5 +2,7 @@
 //! layer uses. A leaf: nothing here reaches another module of the crate.
 
 pub mod duration;
+pub mod gofmt;
 pub mod names;
+pub mod quantity;
 pub mod selector;

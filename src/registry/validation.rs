@@ -887,34 +887,7 @@ mod go_json {
 /// The value of a quantity as Go canonicalizes it (`100m`, `1Gi`, `5e3`), as a float: enough to
 /// compare quantities and to test their sign. `None` when it does not parse.
 pub fn quantity_value(q: &str) -> Option<f64> {
-    let q = q.trim();
-    let split = q
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+' || c == '-'))
-        .unwrap_or(q.len());
-    let (number, suffix) = q.split_at(split);
-    let n: f64 = number.parse().ok()?;
-    let binary = |p: i32| Some(n * 1024f64.powi(p));
-    let decimal = |p: i32| Some(n * 10f64.powi(p));
-    match suffix {
-        "" => Some(n),
-        "n" => decimal(-9),
-        "u" => decimal(-6),
-        "m" => decimal(-3),
-        "k" => decimal(3),
-        "M" => decimal(6),
-        "G" => decimal(9),
-        "T" => decimal(12),
-        "P" => decimal(15),
-        "E" => decimal(18),
-        "Ki" => binary(1),
-        "Mi" => binary(2),
-        "Gi" => binary(3),
-        "Ti" => binary(4),
-        "Pi" => binary(5),
-        "Ei" => binary(6),
-        s if s.starts_with(['e', 'E']) => decimal(s[1..].parse().ok()?),
-        _ => None,
-    }
+    crate::machinery::quantity::Quantity::parse(q).map(|q| q.as_f64())
 }
 
 /// `ValidateNonnegativeQuantity`.

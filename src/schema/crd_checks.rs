@@ -12,7 +12,6 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
-use super::gofmt::{error_value, go_quote};
 use super::objectmeta;
 use super::pattern::GoRegex;
 use super::pruning;
@@ -20,6 +19,7 @@ use super::structural::Node;
 use super::validation::{validate_value, VPath};
 use super::zero::is_zero;
 use crate::error::StatusCause;
+use crate::machinery::gofmt::{error_value, go_quote};
 
 /// A field error with Go's `Error()` text available for sorting.
 #[derive(Debug, Clone)]

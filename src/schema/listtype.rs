@@ -3,10 +3,10 @@
 
 use serde_json::{Map, Value};
 
-use super::gofmt::{error_value, go_json};
 use super::structural::Node;
 use super::validation::{Seg, VPath};
 use crate::error::StatusCause;
+use crate::machinery::gofmt::{error_value, go_json};
 
 fn duplicate(p: &VPath, i: usize, v: &Value) -> StatusCause {
     StatusCause {

@@ -22,7 +22,6 @@
 mod crd_checks;
 mod defaulting;
 pub mod formats;
-pub mod gofmt;
 mod listtype;
 mod objectmeta;
 pub mod pattern;

@@ -270,7 +270,10 @@ fn path_segment_errors(name: &str, prefix: bool) -> Vec<String> {
 fn invalid(path: &str, v: &Value, detail: &str) -> StatusCause {
     StatusCause {
         reason: "FieldValueInvalid".into(),
-        message: format!("Invalid value: {}: {detail}", super::gofmt::error_value(v)),
+        message: format!(
+            "Invalid value: {}: {detail}",
+            crate::machinery::gofmt::error_value(v)
+        ),
         field: path.to_string(),
     }
 }

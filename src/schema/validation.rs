@@ -9,9 +9,9 @@
 use serde_json::{Map, Value};
 
 use super::formats;
-use super::gofmt::{error_value, go_float_v, go_json, go_num_v, go_quote, GoNum};
 use super::structural::{type_bits, Additional, Node};
 use crate::error::StatusCause;
+use crate::machinery::gofmt::{error_value, go_float_v, go_json, go_num_v, go_quote, GoNum};
 
 /// One step of a path, kept on the stack while descending.
 #[derive(Debug, Clone, Copy)]

@@ -58,7 +58,6 @@ pub mod gotime;
 pub mod model;
 pub mod normalize;
 pub mod order;
-pub mod quantity;
 pub mod syntax;
 
 pub use error::TypedError;

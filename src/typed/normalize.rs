@@ -33,8 +33,8 @@ use serde_json::{Map, Number, Value};
 use super::error::TypedError;
 use super::gotime::{format_time, parse_time, GO_ZERO_TIME_UNIX};
 use super::model::{Field, Mode, MsgId, Scalar, Special, Table, Ty, MAX_DEPTH, TABLE};
-use super::quantity;
 use crate::machinery::duration::{format_duration, parse_duration};
+use crate::machinery::quantity;
 
 /// The walk's result: errors boxed, so that the values passed up stay small.
 type Walked<T> = Result<T, Box<TypedError>>;

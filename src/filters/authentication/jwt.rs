@@ -36,6 +36,8 @@ use rustls_pki_types::pem::{PemObject as _, SectionKind};
 use serde::{Deserialize, Deserializer, Serialize};
 use sha2::{Digest as _, Sha256};
 
+use crate::machinery::gofmt::go_quote_list;
+
 /// Longest token [`verify`] decodes, and longest [`SigningKey::sign`] issues, so that every
 /// issued token verifies. The apiserver has no limit of its own (only its 1 MiB request header
 /// limit); a token it issues is about 1 KiB, and more only with hundreds of audiences. 64 KiB
@@ -1126,12 +1128,6 @@ fn unix_nanos(t: SystemTime) -> i128 {
 fn unix_seconds(t: SystemTime) -> i64 {
     let secs = unix_nanos(t).div_euclid(NANOS);
     i64::try_from(secs).unwrap_or(if secs < 0 { i64::MIN } else { i64::MAX })
-}
-
-/// Go's `%q` of a `[]string`: `["a" "b"]`.
-fn go_quote_list(list: &[String]) -> String {
-    let quoted: Vec<String> = list.iter().map(|s| format!("{s:?}")).collect();
-    format!("[{}]", quoted.join(" "))
 }
 
 #[cfg(test)]

@@ -14,8 +14,8 @@ use serde_json::Value;
 
 use super::{Attributes, Decision};
 use crate::context::UserInfo;
+use crate::machinery::gofmt::go_quote;
 use crate::registry::rbac::GROUP;
-use crate::schema::gofmt::go_quote;
 use crate::store::{GroupResource, ObjectKey, Snapshot};
 
 /// The RBAC decision for a request.

@@ -26,9 +26,9 @@ use crate::webhook::WebhookClient;
 
 use crate::context::Context;
 use crate::error::{field, ApiError, StatusCause};
+use crate::machinery::gofmt::{go_type, go_v, GoNum};
 use crate::registry::apiextensions::ScaleSubresource;
 use crate::registry::strategy::{bump_generation, Strategy};
-use crate::schema::gofmt::{go_type, go_v, GoNum};
 use crate::schema::Schema;
 
 /// Strategy for one served version of a CRD.

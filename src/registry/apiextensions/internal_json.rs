@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 use super::types::{ScaleSubresource, Subresources, Version};
-use crate::schema::gofmt::{go_json, go_quote};
+use crate::machinery::gofmt::{go_json, go_quote};
 
 /// `spec.versions` in the internal form, as JSON text.
 pub fn versions(versions: &[Version]) -> String {

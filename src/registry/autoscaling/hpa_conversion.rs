@@ -21,8 +21,8 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::schema::gofmt::go_json;
-use crate::typed::quantity;
+use crate::machinery::gofmt::go_json;
+use crate::machinery::quantity;
 
 /// Metrics other than the CPU utilization target, as v1 `MetricSpec`s.
 pub const METRICS: &str = "autoscaling.alpha.kubernetes.io/metrics";

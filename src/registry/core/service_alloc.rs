@@ -33,7 +33,8 @@ pub const SERVICE_CIDR: &str = "10.96.0.0/12";
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Range {
     base: u32,
-    size: u32,
+    /// How many addresses: up to 2^32 (`0.0.0.0/0`).
+    size: u64,
 }
 
 impl Range {
@@ -42,19 +43,26 @@ impl Range {
         let (ip, bits) = cidr.split_once('/')?;
         let base = u32::from(ip.parse::<Ipv4Addr>().ok()?);
         let prefix: u32 = bits.parse().ok().filter(|p| *p <= 30)?;
-        let size = 1u32 << (32 - prefix);
-        (base & (size - 1) == 0).then_some(Range { base, size })
+        let size = 1u64 << (32 - prefix);
+        (u64::from(base) & (size - 1) == 0).then_some(Range { base, size })
     }
 
     /// The first usable address: the `kubernetes` Service's.
     pub fn first(&self) -> String {
-        Ipv4Addr::from(self.base + 1).to_string()
+        Ipv4Addr::from(self.base.saturating_add(1)).to_string()
     }
 
-    /// Whether an address may be allocated: in the range, neither its network nor its
-    /// broadcast address.
+    /// The first and last addresses that may be allocated (not the network's, nor the
+    /// broadcast address); a range has at least four addresses.
+    fn usable(&self) -> (u32, u32) {
+        let last = u64::from(self.base) + self.size - 2;
+        (self.base + 1, u32::try_from(last).unwrap_or(u32::MAX))
+    }
+
+    /// Whether an address may be allocated.
     fn holds(&self, addr: u32) -> bool {
-        addr > self.base && addr - self.base < self.size - 1
+        let (first, last) = self.usable();
+        (first..=last).contains(&addr)
     }
 
     /// The range as a CIDR.
@@ -68,7 +76,7 @@ impl Range {
 
     /// Addresses at the start kept for static requests (`calculateRangeOffset`).
     fn offset(&self) -> u32 {
-        (self.size / 16).clamp(16, 256)
+        u32::try_from((self.size / 16).clamp(16, 256)).unwrap_or(256)
     }
 }
 
@@ -138,6 +146,8 @@ struct Used {
     ips: HashSet<u32>,
     ports: HashSet<i64>,
     ranges: Vec<Range>,
+    /// Whether there is any ServiceCIDR, usable or not.
+    cidrs_exist: bool,
 }
 
 impl Used {
@@ -148,6 +158,13 @@ impl Used {
             ips: HashSet::new(),
             ports: HashSet::new(),
             ranges: ranges(view),
+            cidrs_exist: view
+                .list(
+                    &GroupResource::new("networking.k8s.io", "servicecidrs"),
+                    None,
+                )
+                .next()
+                .is_some(),
         };
         // IPs reserved by IPAddresses: the other Services', and any a client created.
         let addresses = GroupResource::new("networking.k8s.io", "ipaddresses");
@@ -245,14 +262,14 @@ fn allocate_cluster_ips(
     Ok(())
 }
 
-/// A requested cluster IP must be in a range and free. With no ServiceCIDR at all (the
+/// A requested cluster IP must be in a usable range and free. With no ServiceCIDR at all (the
 /// `kubernetes` Service is written in the same write as the default ServiceCIDR, where the
 /// apiserver waits for that first), a free IP is accepted.
 fn check_ip(svc: &Value, ip: &str, used: &Used, dry_run: bool) -> Result<(), ApiError> {
     let detail = |why: &str| format!("failed to allocate IP {ip}: {why}");
     let shown = svc["spec"]["clusterIPs"].clone();
     let addr = ip.parse::<Ipv4Addr>().map(u32::from).ok();
-    let in_range = |a: &u32| used.ranges.is_empty() || used.ranges.iter().any(|r| r.holds(*a));
+    let in_range = |a: &u32| !used.cidrs_exist || used.ranges.iter().any(|r| r.holds(*a));
     let Some(addr) = addr.filter(in_range) else {
         // A dry run asks the default range's own (bitmap) allocator, which words it so.
         let why = match used.ranges.first() {
@@ -279,8 +296,7 @@ fn next_ip(svc: &Value, used: &Used, dry_run: bool) -> Result<String, ApiError> 
         return Ok(Ipv4Addr::from(base).to_string());
     }
     for range in &used.ranges {
-        let first = range.base + 1;
-        let last = range.base + range.size - 2;
+        let (first, last) = range.usable();
         let offset = range.offset().min(last - first);
         let upper = first + offset..=last;
         let lower = first..=first + offset - 1;
@@ -456,6 +472,30 @@ fn allocate_health_check_port(svc: &mut Value, op: &mut PortOperation<'_>) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[rstest::rstest]
+    #[case("10.96.0.0/12", Some(("10.96.0.1", "10.111.255.254", 256)))]
+    #[case("10.0.0.0/24", Some(("10.0.0.1", "10.0.0.254", 16)))]
+    #[case("0.0.0.0/0", Some(("0.0.0.1", "255.255.255.254", 256)))]
+    #[case("10.0.0.0/30", Some(("10.0.0.1", "10.0.0.2", 16)))]
+    #[case("10.0.0.0/31", None)]
+    #[case("10.0.0.1/24", None)]
+    #[case("fd00::/64", None)]
+    fn ranges_of_cidrs(#[case] cidr: &str, #[case] want: Option<(&str, &str, u32)>) {
+        let got = Range::parse(cidr).map(|r| {
+            let (first, last) = r.usable();
+            (
+                Ipv4Addr::from(first).to_string(),
+                Ipv4Addr::from(last).to_string(),
+                r.offset(),
+            )
+        });
+        let want = want.map(|(f, l, o)| (f.to_string(), l.to_string(), o));
+        assert_eq!(got, want);
+        if let Some(range) = Range::parse(cidr) {
+            assert_eq!(range.cidr(), cidr);
+        }
+    }
 
     #[test]
     fn random_free_finds_the_only_hole() {

@@ -13,12 +13,12 @@ use super::shared::{
     claim_spec_errors, default_claim_spec, go_struct, internal_claim_spec, invalid_rendered, GROUP,
 };
 use crate::error::{field, StatusCause};
+use crate::machinery::gofmt::go_json;
 use crate::registry::builtin;
 use crate::registry::object_meta::validate_labels_and_annotations;
 use crate::registry::resource::ApiResource;
 use crate::registry::strategy::Strategy;
 use crate::registry::table::{Column, Columns};
-use crate::schema::gofmt::go_json;
 use crate::store::selector::generic_unsupported_field;
 
 /// ObjectMeta's fields in its Go order, with the name `validateFieldAllowList` reports each

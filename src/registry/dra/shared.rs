@@ -15,13 +15,13 @@ use serde_json::{json, Map, Value};
 
 use crate::cel::TypeEnv;
 use crate::error::{field, StatusCause};
+use crate::machinery::gofmt::go_json;
 use crate::registry::object_meta::now_rfc3339;
 use crate::registry::storage::csidriver::csi_driver_name_errors;
 use crate::registry::validation::{
     c_identifier_messages, dns_label_errors, dns_subdomain_errors, invalid_each,
     label_value_errors, qualified_name_errors,
 };
-use crate::schema::gofmt::go_json;
 
 /// The group.
 pub const GROUP: &str = "resource.k8s.io";

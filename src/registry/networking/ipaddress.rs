@@ -8,13 +8,13 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use crate::error::{field, StatusCause};
+use crate::machinery::gofmt::go_quote;
 use crate::registry::builtin;
 use crate::registry::object_meta::{path_segment_errors, NameRule};
 use crate::registry::resource::ApiResource;
 use crate::registry::strategy::Strategy;
 use crate::registry::table::{Column, Columns};
 use crate::registry::validation::dns_subdomain_errors;
-use crate::schema::gofmt::go_quote;
 use crate::store::selector::generic_unsupported_field;
 
 /// The served resource.

@@ -7,12 +7,12 @@ use serde_json::{json, Value};
 
 use super::csidriver::csi_driver_name_errors;
 use crate::error::{field, StatusCause};
+use crate::machinery::gofmt::go_quote;
 use crate::registry::builtin;
 use crate::registry::resource::ApiResource;
 use crate::registry::strategy::Strategy;
 use crate::registry::table::{Column, Columns};
 use crate::registry::validation::{invalid_each, qualified_name_messages};
-use crate::schema::gofmt::go_quote;
 use crate::store::selector::generic_unsupported_field;
 
 /// The most bytes of a driver's node ID.

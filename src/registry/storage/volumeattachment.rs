@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 
 use super::csidriver::csi_driver_name_errors;
 use crate::error::{field, StatusCause};
+use crate::machinery::gofmt::go_quote;
 use crate::registry::builtin;
 use crate::registry::core::persistentvolume::{access_mode_errors, SOURCES};
 use crate::registry::object_meta::NameRule;
@@ -18,7 +19,6 @@ use crate::registry::resource::ApiResource;
 use crate::registry::strategy::Strategy;
 use crate::registry::table::{Column, Columns};
 use crate::registry::validation::{dns_label_errors, dns_subdomain_errors};
-use crate::schema::gofmt::go_quote;
 use crate::store::selector::generic_unsupported_field;
 
 const MAX_METADATA_SIZE: usize = 256 * 1024;

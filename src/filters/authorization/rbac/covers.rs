@@ -9,8 +9,6 @@
 
 use serde_json::Value;
 
-use crate::schema::gofmt::go_quote;
-
 /// An rbac/v1 `PolicyRule`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PolicyRule {
@@ -173,11 +171,7 @@ pub fn compact(rules: Vec<PolicyRule>) -> Vec<PolicyRule> {
     out
 }
 
-/// Go's `%q` of a `[]string`: `["a" "b"]`.
-pub fn go_quote_list(list: &[String]) -> String {
-    let quoted: Vec<String> = list.iter().map(|s| go_quote(s)).collect();
-    format!("[{}]", quoted.join(" "))
-}
+pub use crate::machinery::gofmt::go_quote_list;
 
 /// `CompactString`: the rule's non-empty lists, in this order:
 /// `{APIGroups:[""], Resources:["pods"], Verbs:["get" "list"]}`.

@@ -181,6 +181,12 @@ pub fn go_quote(s: &str) -> String {
     out
 }
 
+/// Go's `%q` of a `[]string`: `["a" "b"]`.
+pub fn go_quote_list(list: &[String]) -> String {
+    let quoted: Vec<String> = list.iter().map(|s| go_quote(s)).collect();
+    format!("[{}]", quoted.join(" "))
+}
+
 fn go_json_float(f: f64) -> String {
     let abs = f.abs();
     if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
