@@ -14,6 +14,7 @@ use std::sync::LazyLock;
 use serde::Deserialize;
 
 use super::Refusal;
+use crate::machinery::gofmt::{aggregate, parse_bool};
 
 /// One feature gate of the apiserver.
 #[derive(Debug, Deserialize)]
@@ -44,23 +45,6 @@ static FLAGS: LazyLock<Flags> = LazyLock::new(|| {
 
 fn gate(name: &str) -> Option<&'static Gate> {
     FLAGS.feature_gates.iter().find(|g| g.name == name)
-}
-
-/// Go's `strconv.ParseBool`.
-fn parse_bool(v: &str) -> Option<bool> {
-    match v {
-        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
-        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
-        _ => None,
-    }
-}
-
-/// Go's `utilerrors.NewAggregate(...).Error()`: one error as itself, more in brackets.
-fn aggregate(errs: &[String]) -> String {
-    match errs {
-        [one] => one.clone(),
-        many => format!("[{}]", many.join(", ")),
-    }
 }
 
 /// The gates `--feature-gates` sets (every value of the repeated flag), in the order first

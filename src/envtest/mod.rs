@@ -167,11 +167,10 @@ fn pairs(args: &[String]) -> Result<Vec<(String, Option<String>)>, String> {
 }
 
 fn parse_bool(name: &str, value: Option<&str>) -> Result<bool, String> {
-    match value.unwrap_or("true") {
-        "true" | "1" => Ok(true),
-        "false" | "0" => Ok(false),
-        other => Err(format!("--{name}: {other:?} is not a boolean")),
-    }
+    let value = value.unwrap_or("true");
+    crate::machinery::gofmt::parse_bool(value).ok_or_else(|| {
+        format!("invalid argument {value:?} for \"--{name}\" flag: strconv.ParseBool: parsing {value:?}: invalid syntax")
+    })
 }
 
 /// `--authorization-mode`: a list; RBAC when it names RBAC, AlwaysAllow when that alone.

@@ -284,6 +284,79 @@ pub fn error_value(v: &Value) -> String {
     }
 }
 
+/// `utilerrors.NewAggregate(...).Error()`: one error as itself, several in brackets (each
+/// distinct message once, unless there is only one error).
+pub fn aggregate(errors: &[String]) -> String {
+    if let [one] = errors {
+        return one.clone();
+    }
+    let mut distinct = std::collections::HashSet::new();
+    let seen: Vec<&str> = errors
+        .iter()
+        .map(String::as_str)
+        .filter(|e| distinct.insert(*e))
+        .collect();
+    match seen.as_slice() {
+        [one] => one.to_string(),
+        many => format!("[{}]", many.join(", ")),
+    }
+}
+
+/// Go's `strconv.ParseBool`.
+pub fn parse_bool(v: &str) -> Option<bool> {
+    match v {
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
+        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
+        _ => None,
+    }
+}
+
+/// The shape of an internal Go type, for writing a value of the versioned API as encoding/json
+/// writes the internal value it converts to (the bad value of a `field.Invalid` on a struct):
+/// the fields (JSON name, Go name, the field's shape) in order, absent ones `null` (or
+/// `0`/`false`/`""` for the scalars Go does not point to).
+#[derive(Clone, Copy)]
+pub enum GoShape {
+    /// A struct with these fields; `pointer`: written `null` when absent.
+    Struct(&'static [(&'static str, &'static str, GoShape)], bool),
+    /// A list of values of a shape (`null` when absent).
+    List(&'static GoShape),
+    /// A string (`""` when absent).
+    Text,
+    /// A number (`0` when absent).
+    Number,
+    /// A number Go points to (`null` when absent).
+    OptionalNumber,
+    /// A boolean (`false` when absent).
+    Flag,
+}
+
+/// Writes `v` as encoding/json writes the internal value of `shape`.
+pub fn go_internal_json(v: &Value, shape: GoShape) -> String {
+    match shape {
+        GoShape::Struct(_, true) | GoShape::List(_) | GoShape::OptionalNumber if v.is_null() => {
+            "null".into()
+        }
+        GoShape::Struct(fields, _) => {
+            let parts: Vec<String> = fields
+                .iter()
+                .map(|(json, go, shape)| {
+                    format!("\"{go}\":{}", go_internal_json(&v[*json], *shape))
+                })
+                .collect();
+            format!("{{{}}}", parts.join(","))
+        }
+        GoShape::List(item) => {
+            let items = v.as_array().into_iter().flatten();
+            let parts: Vec<String> = items.map(|i| go_internal_json(i, *item)).collect();
+            format!("[{}]", parts.join(","))
+        }
+        GoShape::Text => go_json(&Value::String(v.as_str().unwrap_or("").into())),
+        GoShape::Number | GoShape::OptionalNumber => v.as_i64().unwrap_or(0).to_string(),
+        GoShape::Flag => v.as_bool().unwrap_or(false).to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -65,23 +65,7 @@ pub fn rules_for(
     (rules, errors)
 }
 
-/// `utilerrors.NewAggregate(...).Error()`: one error as itself, several in brackets (each
-/// distinct message once, unless there is only one error).
-pub fn aggregate(errors: &[String]) -> String {
-    if let [one] = errors {
-        return one.clone();
-    }
-    let mut seen: Vec<&str> = Vec::new();
-    for e in errors {
-        if !seen.contains(&e.as_str()) {
-            seen.push(e);
-        }
-    }
-    match seen.as_slice() {
-        [one] => one.to_string(),
-        many => format!("[{}]", many.join(", ")),
-    }
-}
+pub use crate::machinery::gofmt::aggregate;
 
 /// Why a binding's role reference could not be resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,9 +6,10 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::{condition_type_errors, go_json, is_bootstrap, mandatory_spec, Shape, GROUP};
+use super::{condition_type_errors, is_bootstrap, mandatory_spec, GROUP};
 use crate::controllers::Work;
 use crate::error::{field, StatusCause};
+use crate::machinery::gofmt::{go_internal_json, GoShape};
 use crate::registry::builtin;
 use crate::registry::object_meta::{meta_str, name_errors, NameRule};
 use crate::registry::resource::{ApiResource, ClusterInfo};
@@ -78,43 +79,43 @@ fn columns() -> Columns {
 }
 
 /// The internal FlowSchemaSpec, for the mandatory objects' message.
-const SPEC: Shape = Shape::Struct(
+const SPEC: GoShape = GoShape::Struct(
     &[
         (
             "priorityLevelConfiguration",
             "PriorityLevelConfiguration",
-            Shape::Struct(&[("name", "Name", Shape::Text)], false),
+            GoShape::Struct(&[("name", "Name", GoShape::Text)], false),
         ),
-        ("matchingPrecedence", "MatchingPrecedence", Shape::Number),
+        ("matchingPrecedence", "MatchingPrecedence", GoShape::Number),
         (
             "distinguisherMethod",
             "DistinguisherMethod",
-            Shape::Struct(&[("type", "Type", Shape::Text)], true),
+            GoShape::Struct(&[("type", "Type", GoShape::Text)], true),
         ),
-        ("rules", "Rules", Shape::List(&RULES)),
+        ("rules", "Rules", GoShape::List(&RULES)),
     ],
     false,
 );
 
-const NAME: Shape = Shape::Struct(&[("name", "Name", Shape::Text)], true);
-const TEXTS: Shape = Shape::List(&Shape::Text);
-const RULES: Shape = Shape::Struct(
+const NAME: GoShape = GoShape::Struct(&[("name", "Name", GoShape::Text)], true);
+const TEXTS: GoShape = GoShape::List(&GoShape::Text);
+const RULES: GoShape = GoShape::Struct(
     &[
         (
             "subjects",
             "Subjects",
-            Shape::List(&Shape::Struct(
+            GoShape::List(&GoShape::Struct(
                 &[
-                    ("kind", "Kind", Shape::Text),
+                    ("kind", "Kind", GoShape::Text),
                     ("user", "User", NAME),
                     ("group", "Group", NAME),
                     (
                         "serviceAccount",
                         "ServiceAccount",
-                        Shape::Struct(
+                        GoShape::Struct(
                             &[
-                                ("namespace", "Namespace", Shape::Text),
-                                ("name", "Name", Shape::Text),
+                                ("namespace", "Namespace", GoShape::Text),
+                                ("name", "Name", GoShape::Text),
                             ],
                             true,
                         ),
@@ -126,12 +127,12 @@ const RULES: Shape = Shape::Struct(
         (
             "resourceRules",
             "ResourceRules",
-            Shape::List(&Shape::Struct(
+            GoShape::List(&GoShape::Struct(
                 &[
                     ("verbs", "Verbs", TEXTS),
                     ("apiGroups", "APIGroups", TEXTS),
                     ("resources", "Resources", TEXTS),
-                    ("clusterScope", "ClusterScope", Shape::Flag),
+                    ("clusterScope", "ClusterScope", GoShape::Flag),
                     ("namespaces", "Namespaces", TEXTS),
                 ],
                 false,
@@ -140,7 +141,7 @@ const RULES: Shape = Shape::Struct(
         (
             "nonResourceRules",
             "NonResourceRules",
-            Shape::List(&Shape::Struct(
+            GoShape::List(&GoShape::Struct(
                 &[
                     ("verbs", "Verbs", TEXTS),
                     ("nonResourceURLs", "NonResourceURLs", TEXTS),
@@ -189,8 +190,10 @@ fn spec_errors(obj: &Value) -> Vec<StatusCause> {
             &Value::Null,
             &["ByNamespace", "ByUser"],
         );
-        let shape = Shape::Struct(&[("type", "Type", Shape::Text)], true);
-        cause.message = cause.message.replacen("null", &go_json(method, shape), 1);
+        let shape = GoShape::Struct(&[("type", "Type", GoShape::Text)], true);
+        cause.message = cause
+            .message
+            .replacen("null", &go_internal_json(method, shape), 1);
         errs.push(cause);
     }
     let level = spec["priorityLevelConfiguration"]["name"]
@@ -458,11 +461,11 @@ fn flow_schema_errors(obj: &Value) -> Vec<StatusCause> {
     let mut errs = spec_errors(obj);
     let name = meta_str(obj, "name");
     if let Some(fixed) = mandatory_spec(true, name) {
-        if go_json(&obj["spec"], SPEC) != go_json(fixed, SPEC) {
+        if go_internal_json(&obj["spec"], SPEC) != go_internal_json(fixed, SPEC) {
             let mut cause = field::invalid("spec", &Value::Null, "");
             cause.message = format!(
                 "Invalid value: {}: spec of '{name}' must equal the fixed value",
-                go_json(&obj["spec"], SPEC)
+                go_internal_json(&obj["spec"], SPEC)
             );
             errs.push(cause);
         }

@@ -97,49 +97,6 @@ fn condition_type_errors(obj: &Value) -> Vec<crate::error::StatusCause> {
     errs
 }
 
-/// A value of the v1 API as encoding/json writes the internal type it converts to: the
-/// fields of `shape` (JSON name, Go name, the shape of the field's value) in order, absent
-/// ones `null` (or `0`/`false`/`""` for the scalars Go does not point to).
-#[derive(Clone, Copy)]
-enum Shape {
-    /// A struct with these fields; `pointer`: written `null` when absent.
-    Struct(&'static [(&'static str, &'static str, Shape)], bool),
-    /// A list of values of a shape (`null` when absent).
-    List(&'static Shape),
-    /// A string (`""` when absent).
-    Text,
-    /// A number (`0` when absent).
-    Number,
-    /// A number Go points to (`null` when absent).
-    OptionalNumber,
-    /// A boolean (`false` when absent).
-    Flag,
-}
-
-/// Renders `v` as encoding/json writes the internal value of `shape`.
-fn go_json(v: &Value, shape: Shape) -> String {
-    match shape {
-        Shape::Struct(_, true) | Shape::List(_) | Shape::OptionalNumber if v.is_null() => {
-            "null".into()
-        }
-        Shape::Struct(fields, _) => {
-            let parts: Vec<String> = fields
-                .iter()
-                .map(|(json, go, shape)| format!("\"{go}\":{}", go_json(&v[*json], *shape)))
-                .collect();
-            format!("{{{}}}", parts.join(","))
-        }
-        Shape::List(item) => {
-            let items = v.as_array().into_iter().flatten();
-            let parts: Vec<String> = items.map(|i| go_json(i, *item)).collect();
-            format!("[{}]", parts.join(","))
-        }
-        Shape::Text => Value::String(v.as_str().unwrap_or("").into()).to_string(),
-        Shape::Number | Shape::OptionalNumber => v.as_i64().unwrap_or(0).to_string(),
-        Shape::Flag => v.as_bool().unwrap_or(false).to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,9 +7,10 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::{condition_type_errors, go_json, is_bootstrap, mandatory_spec, Shape, GROUP};
+use super::{condition_type_errors, is_bootstrap, mandatory_spec, GROUP};
 use crate::controllers::Work;
 use crate::error::{field, StatusCause};
+use crate::machinery::gofmt::{go_internal_json, GoShape};
 use crate::registry::builtin;
 use crate::registry::object_meta::meta_str;
 use crate::registry::resource::{ApiResource, ClusterInfo};
@@ -78,33 +79,37 @@ fn columns() -> Columns {
 }
 
 /// The internal PriorityLevelConfigurationSpec, for the mandatory objects' messages.
-const SPEC: Shape = Shape::Struct(
+const SPEC: GoShape = GoShape::Struct(
     &[
-        ("type", "Type", Shape::Text),
+        ("type", "Type", GoShape::Text),
         (
             "limited",
             "Limited",
-            Shape::Struct(
+            GoShape::Struct(
                 &[
                     (
                         "nominalConcurrencyShares",
                         "NominalConcurrencyShares",
-                        Shape::Number,
+                        GoShape::Number,
                     ),
                     (
                         "limitResponse",
                         "LimitResponse",
-                        Shape::Struct(
+                        GoShape::Struct(
                             &[
-                                ("type", "Type", Shape::Text),
+                                ("type", "Type", GoShape::Text),
                                 (
                                     "queuing",
                                     "Queuing",
-                                    Shape::Struct(
+                                    GoShape::Struct(
                                         &[
-                                            ("queues", "Queues", Shape::Number),
-                                            ("handSize", "HandSize", Shape::Number),
-                                            ("queueLengthLimit", "QueueLengthLimit", Shape::Number),
+                                            ("queues", "Queues", GoShape::Number),
+                                            ("handSize", "HandSize", GoShape::Number),
+                                            (
+                                                "queueLengthLimit",
+                                                "QueueLengthLimit",
+                                                GoShape::Number,
+                                            ),
                                         ],
                                         true,
                                     ),
@@ -113,11 +118,15 @@ const SPEC: Shape = Shape::Struct(
                             false,
                         ),
                     ),
-                    ("lendablePercent", "LendablePercent", Shape::OptionalNumber),
+                    (
+                        "lendablePercent",
+                        "LendablePercent",
+                        GoShape::OptionalNumber,
+                    ),
                     (
                         "borrowingLimitPercent",
                         "BorrowingLimitPercent",
-                        Shape::OptionalNumber,
+                        GoShape::OptionalNumber,
                     ),
                 ],
                 true,
@@ -126,14 +135,18 @@ const SPEC: Shape = Shape::Struct(
         (
             "exempt",
             "Exempt",
-            Shape::Struct(
+            GoShape::Struct(
                 &[
                     (
                         "nominalConcurrencyShares",
                         "NominalConcurrencyShares",
-                        Shape::OptionalNumber,
+                        GoShape::OptionalNumber,
                     ),
-                    ("lendablePercent", "LendablePercent", Shape::OptionalNumber),
+                    (
+                        "lendablePercent",
+                        "LendablePercent",
+                        GoShape::OptionalNumber,
+                    ),
                 ],
                 true,
             ),
@@ -319,11 +332,11 @@ fn level_errors(obj: &Value) -> Vec<StatusCause> {
     } else {
         "must equal the fixed value"
     };
-    if go_json(&mine, SPEC) != go_json(&wanted, SPEC) {
+    if go_internal_json(&mine, SPEC) != go_internal_json(&wanted, SPEC) {
         let mut cause = field::invalid("spec", &Value::Null, "");
         cause.message = format!(
             "Invalid value: {}: spec of '{name}' {suffix}",
-            go_json(&obj["spec"], SPEC)
+            go_internal_json(&obj["spec"], SPEC)
         );
         errs.push(cause);
     }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use crate::error::{field, StatusCause};
-use crate::machinery::gofmt::go_quote;
+use crate::machinery::gofmt::{go_internal_json, GoShape};
 use crate::registry::builtin;
 use crate::registry::object_meta::{path_segment_errors, NameRule};
 use crate::registry::resource::ApiResource;
@@ -86,14 +86,16 @@ fn parent_errors(obj: &Value) -> Vec<StatusCause> {
 
 /// The internal `ParentReference` as encoding/json writes it (Go field names).
 fn internal_parent(r: &Value) -> String {
-    if !r.is_object() {
-        return "null".into();
-    }
-    let [group, resource, namespace, name] =
-        ["group", "resource", "namespace", "name"].map(|k| go_quote(r[k].as_str().unwrap_or("")));
-    format!(
-        "{{\"Group\":{group},\"Resource\":{resource},\"Namespace\":{namespace},\"Name\":{name}}}"
-    )
+    const PARENT: GoShape = GoShape::Struct(
+        &[
+            ("group", "Group", GoShape::Text),
+            ("resource", "Resource", GoShape::Text),
+            ("namespace", "Namespace", GoShape::Text),
+            ("name", "Name", GoShape::Text),
+        ],
+        true,
+    );
+    go_internal_json(r, PARENT)
 }
 
 /// networking/v1 IPAddress.
