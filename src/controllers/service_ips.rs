@@ -9,6 +9,7 @@
 //! right after it, within the same request.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 
@@ -19,7 +20,7 @@ use crate::registry::networking::servicecidr;
 use crate::registry::object_meta::meta_str;
 use crate::registry::store::{self as rest, DeleteOptions, Target, UpdateSource};
 use crate::state::State;
-use crate::store::{GroupResource, ObjectKey};
+use crate::store::{GroupResource, ObjectKey, StoredObject};
 
 /// The label naming the allocator that manages an IPAddress.
 const MANAGED_BY: &str = "ipaddress.kubernetes.io/managed-by";
@@ -62,27 +63,39 @@ pub async fn reconcile(state: &State, ctx: &Context, service: &ObjectKey) {
     let wanted = snapshot
         .get(&GroupResource::new("", "services"), service)
         .map_or_else(BTreeSet::new, |svc| held(&svc.value()));
+    // A Service's cluster IPs do not change while it keeps any (they are immutable but for
+    // going with the type ExternalName), so its own addresses are looked up by name; only a
+    // Service that went, or holds none, has its addresses looked for among them all.
+    let candidates: Vec<(String, Arc<StoredObject>)> = if wanted.is_empty() {
+        let all = snapshot.list(&addresses_gr(), None);
+        all.map(|(key, obj)| (key.name.to_string(), obj.clone()))
+            .collect()
+    } else {
+        let by_name = |ip: &String| snapshot.get(&addresses_gr(), &ObjectKey::new("", ip.as_str()));
+        wanted
+            .iter()
+            .filter_map(|ip| Some((ip.clone(), by_name(ip)?)))
+            .collect()
+    };
     let mut present = BTreeSet::new();
     let mut stale = Vec::new();
-    for (key, obj) in snapshot.list(&addresses_gr(), None) {
+    for (name, obj) in candidates {
         let obj = obj.value();
         let parent = &obj["spec"]["parentRef"];
         let ours = parent["resource"] == "services"
             && parent["namespace"] == service.namespace.as_str()
             && parent["name"] == service.name.as_str();
         let allocated = obj["metadata"]["labels"][MANAGED_BY] == ALLOCATOR;
-        let wanted_here = wanted.contains(key.name.as_str());
+        let wanted_here = wanted.contains(name.as_str());
         match ours {
             true if wanted_here => {
-                present.insert(key.name.to_string());
+                present.insert(name);
             }
-            true if allocated => {
-                stale.push((key.name.to_string(), meta_str(&obj, "uid").to_string()));
-            }
+            true if allocated => stale.push((name, meta_str(&obj, "uid").to_string())),
             // Another Service's address of an IP it let go, written late (its reconcile
             // raced its deletion): the apiserver's repair loop would release it.
-            false if allocated && wanted_here && !parent_holds(&snapshot, parent, &key.name) => {
-                stale.push((key.name.to_string(), meta_str(&obj, "uid").to_string()));
+            false if allocated && wanted_here && !parent_holds(&snapshot, parent, &name) => {
+                stale.push((name, meta_str(&obj, "uid").to_string()));
             }
             _ => {}
         }

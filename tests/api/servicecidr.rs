@@ -101,6 +101,27 @@ async fn service_ips_are_ipaddresses(#[future(awt)] server: TestServer) {
         404
     );
 
+    // A Service that becomes an ExternalName lets its IP go.
+    let created = services
+        .create(&PostParams::default(), &service("ext", None))
+        .await
+        .expect("created");
+    let ip = created.spec.and_then(|s| s.cluster_ip).expect("an IP");
+    let to_external = json!({"spec": {"type": "ExternalName", "externalName": "x.example.com",
+        "clusterIP": null, "clusterIPs": null, "ports": null}});
+    services
+        .patch(
+            "ext",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(to_external),
+        )
+        .await
+        .expect("an ExternalName");
+    assert_eq!(
+        api_error(addresses.get(&ip).await.expect_err("released")).code,
+        404
+    );
+
     // An IP a client reserved is not given to a Service.
     let reserved: IPAddress = typed(json!({"metadata": {"name": "10.96.5.5"},
         "spec": {"parentRef": {"resource": "gateways", "name": "mine"}}}));
