@@ -14,7 +14,6 @@ use crate::context::Context;
 use crate::registry::apiextensions::Crd;
 use crate::registry::apiregistration::apiservice::{AUTOMANAGED_LABEL, GROUP};
 use crate::registry::object_meta::meta_str;
-use crate::registry::store::{self as rest, DeleteOptions};
 use crate::state::State;
 use crate::store::GroupResource;
 
@@ -65,15 +64,7 @@ pub async fn sync(state: &State, ctx: &Context) {
         }
     }
     for (name, uid) in stale {
-        let opts = DeleteOptions {
-            uid: Some(uid),
-            ..Default::default()
-        };
-        if let Err(e) = rest::delete(state, &ctx, &res, "", &name, &opts).await {
-            if e.code != 404 && e.code != 409 {
-                tracing::warn!(error = %e, apiservice = name, "removing a CRD's APIService");
-            }
-        }
+        super::delete_logged(state, &ctx, &res, &name, uid).await;
     }
 }
 

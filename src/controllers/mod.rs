@@ -472,6 +472,27 @@ pub(crate) async fn create_logged(
     }
 }
 
+/// Deletes a cluster-scoped object the controller made, if it is still the one seen (`uid`): one
+/// gone or replaced meanwhile is no failure; any other failure is logged.
+pub(crate) async fn delete_logged(
+    state: &State,
+    ctx: &Context,
+    res: &ApiResource,
+    name: &str,
+    uid: String,
+) {
+    let opts = crate::registry::store::DeleteOptions {
+        uid: Some(uid),
+        ..Default::default()
+    };
+    if let Err(e) = rest::delete(state, ctx, res, "", name, &opts).await {
+        if e.code != 404 && e.code != 409 {
+            let controller = &ctx.user.name;
+            tracing::warn!(error = %e, kind = %res.kind, name, controller = %controller, "deleting");
+        }
+    }
+}
+
 /// Whether a create was refused because its namespace is being terminated (the
 /// `NamespaceTerminating` cause of NamespaceLifecycle's 403).
 fn is_namespace_terminating(e: &crate::error::ApiError) -> bool {

@@ -18,7 +18,7 @@ use crate::context::Context;
 use crate::registry::core::service_alloc::{family_of, DEFAULT_SERVICE_CIDR};
 use crate::registry::networking::servicecidr;
 use crate::registry::object_meta::meta_str;
-use crate::registry::store::{self as rest, DeleteOptions, Target, UpdateSource};
+use crate::registry::store::{self as rest, Target, UpdateSource};
 use crate::state::State;
 use crate::store::{GroupResource, ObjectKey, StoredObject};
 
@@ -102,15 +102,7 @@ pub async fn reconcile(state: &State, ctx: &Context, service: &ObjectKey) {
     }
     drop(snapshot);
     for (name, uid) in stale {
-        let opts = DeleteOptions {
-            uid: Some(uid),
-            ..Default::default()
-        };
-        if let Err(e) = rest::delete(state, &ctx, &res, "", &name, &opts).await {
-            if e.code != 404 && e.code != 409 {
-                tracing::warn!(error = %e, ip = name, "releasing a Service's IPAddress");
-            }
-        }
+        super::delete_logged(state, &ctx, &res, &name, uid).await;
     }
     for ip in wanted.difference(&present) {
         super::create_logged(state, &ctx, &res, "", address(ip, service)).await;
